@@ -1,0 +1,1 @@
+"""Alibaba Canal flat JSON (also OceanBase OMS "Canal" serialization)."""

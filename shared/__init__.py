@@ -1,0 +1,1 @@
+"""Code every binlake service uses: the canonical event, codecs, parsing, runtime, CLI."""

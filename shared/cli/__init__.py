@@ -1,0 +1,1 @@
+"""The ``binlake`` command line."""

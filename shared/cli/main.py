@@ -1,0 +1,47 @@
+"""``binlake``: one command, one subcommand per job.
+
+Subcommands are registered in ``_COMMANDS`` with the module that implements
+them, imported only when chosen, so ``binlake normalize`` never loads Kafka or
+Spark code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Final
+
+from shared.errors import BinlakeError
+
+_COMMANDS: Final = {
+    "normalize": ("shared.cli.normalize", "normalize vendor messages from a file or stdin (offline)"),
+    "formats": ("shared.cli.formats", "list the vendor format ids"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="binlake", description=__doc__.splitlines()[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, (module_name, help_text) in _COMMANDS.items():
+        module = importlib.import_module(module_name)
+        command = sub.add_parser(name, help=help_text, description=module.__doc__)
+        module.add_arguments(command)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    module = importlib.import_module(_COMMANDS[args.command][0])
+    try:
+        code: int = module.run(args)
+    except BinlakeError as exc:
+        print(f"binlake {args.command}: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Encodings of the canonical change event: Avro (binary, single-object) and the JSON view."""

@@ -1,0 +1,45 @@
+"""The JSON view of a canonical event: what ``binlake normalize`` prints.
+
+One JSON object per event, fields as in docs/canonical-event.md. Values:
+integers that fit int64 as JSON integers, larger ones as decimal strings;
+decimals as strings (the vendor's digits); floats as numbers; bytes as base64;
+dates ``YYYY-MM-DD``; times ``[-]HH:MM:SS[.ffffff]``; local date-times
+``YYYY-MM-DDTHH:MM:SS[.ffffff]``; instants the same with a trailing ``Z``; a
+value the column type cannot hold (MySQL zero date) as ``{"unparsed": text}``.
+"""
+
+from __future__ import annotations
+
+import base64
+from decimal import Decimal
+from typing import Any, Final
+
+import orjson
+
+from shared.event.model import ChangeEvent
+from shared.event.values import BigInt, SqlTime, Unparsed
+
+_OPTIONS: Final = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_UTC_Z
+
+
+def _default(value: Any) -> Any:
+    kind = type(value)
+    if kind is Decimal or kind is BigInt:
+        return str(value) if kind is Decimal else str(int(value))
+    if kind is bytes:
+        return base64.b64encode(value).decode("ascii")
+    if kind is SqlTime:
+        return value.isoformat()
+    if kind is Unparsed:
+        return {"unparsed": value.text}
+    raise TypeError(f"not a canonical value: {kind.__name__}")
+
+
+def render(event: ChangeEvent) -> bytes:
+    """The event as one line of JSON (no trailing newline)."""
+    return orjson.dumps(event, default=_default, option=_OPTIONS)
+
+
+def render_value(value: Any) -> Any:
+    """One value as it appears in the JSON view (for tests and tools)."""
+    return orjson.loads(orjson.dumps(value, default=_default, option=_OPTIONS))

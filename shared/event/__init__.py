@@ -1,0 +1,1 @@
+"""The canonical change event: model, values and Avro schemas."""

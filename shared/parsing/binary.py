@@ -1,0 +1,72 @@
+"""Reading binary column values in the encodings vendors use.
+
+- ``latin1``: Alibaba Canal renders BLOB/BINARY bytes as an ISO-8859-1 string,
+  one character per byte.
+- ``base64``: OceanBase OMS (Default, DataWorks, SharePlex), Maxwell, Debezium's
+  default ``binary.handling.mode``.
+- ``hex``: OMS Debezium serializations (base16).
+- ``list``: Huawei DRS JSON renders bytes as a text list ``[106, 103, ...]``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from typing import Any, Final, Literal
+
+BytesEncoding = Literal["latin1", "base64", "hex", "list"]
+BYTES_ENCODINGS: Final = ("latin1", "base64", "hex", "list")
+
+
+def from_latin1(text: str) -> bytes:
+    try:
+        return text.encode("latin-1")
+    except UnicodeEncodeError:
+        raise ValueError("expected one character per byte (ISO-8859-1), found a character above U+00FF") from None
+
+
+def from_base64(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error as exc:
+        raise ValueError(f"invalid base64: {exc}") from None
+
+
+def from_hex(text: str) -> bytes:
+    try:
+        return bytes.fromhex(text)
+    except ValueError:
+        raise ValueError(f"invalid hex (base16) text of length {len(text)}") from None
+
+
+def from_list_text(text: str) -> bytes:
+    """``[106, 103]`` (as text) to bytes; ``[]`` is empty. Signed Java bytes are accepted."""
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]")):
+        raise ValueError("expected a byte list such as [106, 103]")
+    inner = body[1:-1].strip()
+    if not inner:
+        return b""
+    return from_int_list([part.strip() for part in inner.split(",")])
+
+
+def from_int_list(items: list[Any]) -> bytes:
+    out = bytearray()
+    for item in items:
+        try:
+            number = int(item)
+        except (TypeError, ValueError):
+            raise ValueError(f"byte list item {item!r} is not an integer") from None
+        if isinstance(item, bool) or not -128 <= number <= 255:
+            raise ValueError(f"byte list item {item!r} is outside -128..255")
+        out.append(number & 0xFF)
+    return bytes(out)
+
+
+DECODERS: Final[dict[str, Callable[[str], bytes]]] = {
+    "latin1": from_latin1,
+    "base64": from_base64,
+    "hex": from_hex,
+    "list": from_list_text,
+}

@@ -1,0 +1,172 @@
+"""Decoding JSON vendor messages fast, and exactly when it matters.
+
+Most vendor messages are decoded with orjson, which is several times faster than
+the standard library. orjson reads every non-integer number (and integers above
+2**64) as a binary float, which would corrupt decimals such as the
+hundreds-of-digits values OceanBase OMS emits. So parsers never accept such a
+float silently: when a value converter meets a float where the exact digits
+matter, it raises ``InexactNumber`` and ``decode_and_parse`` decodes the message
+again with the standard library, reading numbers as ``Decimal`` and ``int``.
+Messages whose numbers are all strings or small integers (Canal, DRS) never pay
+for the second decode.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from decimal import Decimal
+from typing import Any, TypeVar
+
+import orjson
+
+from shared.parsing.errors import BAD_FIELD, MALFORMED, MISSING_FIELD, RejectError
+
+T = TypeVar("T")
+
+
+class InexactNumber(Exception):
+    """A float from the fast decoder reached a place that needs exact digits."""
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def decode_fast(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise RejectError(MALFORMED, f"invalid JSON: {exc}") from exc
+
+
+def decode_exact(raw: bytes) -> Any:
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RejectError(MALFORMED, f"invalid UTF-8: {exc}") from exc
+    try:
+        return json.loads(text, parse_float=Decimal, parse_constant=_no_constants)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is int-digit limit
+        raise RejectError(MALFORMED, f"invalid JSON: {exc}") from exc
+
+
+def decode_and_parse(raw: bytes, parse_doc: Callable[[Any], T]) -> T:
+    """Decode ``raw`` fast and parse it; redo both exactly if a number needs it."""
+    try:
+        return parse_doc(decode_fast(raw))
+    except InexactNumber:
+        return parse_doc(decode_exact(raw))
+
+
+def exact_number(value: float) -> Decimal:
+    """Called by converters on a fast-decoded float: always asks for the exact decode."""
+    raise InexactNumber(repr(value))
+
+
+# ---------------------------------------------------------------- field access
+# Small checked accessors for envelope fields, so every parser rejects a missing
+# or mistyped field with the same precise wording.
+
+
+def obj(doc: Any, what: str = "message") -> dict[str, Any]:
+    if not isinstance(doc, dict):
+        raise RejectError(BAD_FIELD, f"{what} must be a JSON object, got {_kind(doc)}")
+    return doc
+
+
+def req(doc: dict[str, Any], key: str) -> Any:
+    value = doc.get(key)
+    if value is None:
+        raise RejectError(MISSING_FIELD, f"required field {key!r} is missing or null")
+    return value
+
+
+def req_str(doc: dict[str, Any], key: str) -> str:
+    value = req(doc, key)
+    if not isinstance(value, str):
+        raise RejectError(BAD_FIELD, f"field {key!r} must be a string, got {_kind(value)}")
+    return value
+
+
+def opt_str(doc: dict[str, Any], key: str) -> str | None:
+    value = doc.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        raise RejectError(BAD_FIELD, f"field {key!r} must be a string, got {_kind(value)}")
+    if isinstance(value, int | Decimal):
+        return str(value)
+    if isinstance(value, float):
+        raise InexactNumber(key)
+    raise RejectError(BAD_FIELD, f"field {key!r} must be a string, got {_kind(value)}")
+
+
+def opt_int(doc: dict[str, Any], key: str) -> int | None:
+    """An integer field that vendors send as a JSON number or a digit string."""
+    value = doc.get(key)
+    if value is None:
+        return None
+    return as_int(value, key)
+
+
+def req_int(doc: dict[str, Any], key: str) -> int:
+    return as_int(req(doc, key), key)
+
+
+def as_int(value: Any, what: str) -> int:
+    if isinstance(value, bool):
+        raise RejectError(BAD_FIELD, f"field {what!r} must be an integer, got a boolean")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        text = value.strip()
+        if text.lstrip("-").isdigit():
+            return int(text)
+        raise RejectError(BAD_FIELD, f"field {what!r} must be an integer, got {value[:60]!r}")
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 2**53:
+            return int(value)
+        raise InexactNumber(what)
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        return int(value)
+    raise RejectError(BAD_FIELD, f"field {what!r} must be an integer, got {_kind(value)}")
+
+
+def opt_obj(doc: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = doc.get(key)
+    if value is None or isinstance(value, dict):
+        return value
+    raise RejectError(BAD_FIELD, f"field {key!r} must be an object or null, got {_kind(value)}")
+
+
+def opt_list(doc: dict[str, Any], key: str) -> list[Any] | None:
+    value = doc.get(key)
+    if value is None or isinstance(value, list):
+        return value
+    raise RejectError(BAD_FIELD, f"field {key!r} must be an array or null, got {_kind(value)}")
+
+
+def str_list(value: Any, what: str) -> list[str]:
+    """A list of strings (primary key names and the like); null is an empty list."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise RejectError(BAD_FIELD, f"field {what!r} must be an array of strings")
+    return value
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float | Decimal):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

@@ -1,0 +1,106 @@
+"""Turning a vendor's raw row images into typed canonical images.
+
+A ``RowTypes`` holds the declared column types of one table shape (built once
+per distinct type map and cached by the parsers), and converts raw images.
+Columns an image holds without a declared type get their type inferred from the
+value and are reported with ``inferred=True``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Iterable
+from typing import Any, Final
+
+from shared.event.model import Column
+from shared.event.values import Image, Value
+from shared.parsing.binary import BytesEncoding
+from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError
+from shared.parsing.sqltypes import Converter, Dialect, SqlType, infer, inferred_logical, sql_type
+from shared.parsing.temporal import UTC
+
+_CONVERSION_ERRORS: Final = (ValueError, TypeError, ArithmeticError)
+
+
+class RowTypes:
+    """Declared column types of a table shape, and image conversion under them."""
+
+    __slots__ = ("columns", "converters", "types")
+
+    def __init__(self, declared: Iterable[tuple[str, SqlType]]) -> None:
+        self.types: dict[str, SqlType] = dict(declared)
+        self.converters: dict[str, Converter] = {name: t.convert for name, t in self.types.items()}
+        self.columns: list[Column] = [
+            Column(name, t.text, t.logical, t.precision, t.scale, t.text is None) for name, t in self.types.items()
+        ]
+
+    @classmethod
+    def from_texts(
+        cls,
+        texts: Iterable[tuple[str, str | None]],
+        dialect: Dialect = "mysql",
+        bytes_encoding: BytesEncoding = "latin1",
+        zone: _dt.tzinfo = UTC,
+    ) -> RowTypes:
+        return cls((name, sql_type(text, dialect, bytes_encoding, zone)) for name, text in texts)
+
+    def convert(self, raw: Any, what: str) -> Image:
+        """A typed image from a raw JSON object; raises RejectError on a bad value."""
+        if not isinstance(raw, dict):
+            raise RejectError(BAD_FIELD, f"{what} must be a JSON object of column values")
+        converters = self.converters
+        out: Image = {}
+        for name, value in raw.items():
+            if value is None:
+                out[name] = None
+                continue
+            convert = converters.get(name, infer)
+            try:
+                out[name] = convert(value)
+            except _CONVERSION_ERRORS as exc:
+                raise RejectError(BAD_VALUE, f"{what} column {name!r} ({self._type_text(name)}): {exc}") from None
+        return out
+
+    def _type_text(self, name: str) -> str:
+        t = self.types.get(name)
+        return "untyped" if t is None or t.text is None else f"type {t.text}"
+
+    def columns_for(self, *images: Image | None) -> list[Column]:
+        """Declared columns plus an inferred column for every undeclared name in the images."""
+        extra: dict[str, Value] = {}
+        for image in images:
+            if not image:
+                continue
+            for name, value in image.items():
+                if name not in self.types and (name not in extra or extra[name] is None):
+                    extra[name] = value
+        if not extra:
+            return self.columns
+        inferred = [Column(name, None, inferred_logical(value), None, None, True) for name, value in extra.items()]
+        return self.columns + inferred
+
+
+UNTYPED: Final = RowTypes(())
+"""For vendors that send no types: every column inferred."""
+
+
+def require_key_columns(primary_key: list[str], image: Image | None, what: str) -> None:
+    """Reject a row whose identifying image lacks a primary key column.
+
+    A change whose key values are unknown cannot be applied to a mirror table,
+    so it is dead-lettered with the names missing rather than passed on.
+    """
+    if not primary_key or image is None:
+        return
+    missing = [name for name in primary_key if name not in image]
+    if missing:
+        raise RejectError(
+            INCONSISTENT, f"primary key column(s) {missing} named by the message are not in the {what} image"
+        )
+
+
+def overlay(base: Image, changes: Image) -> Image:
+    """``base`` with ``changes`` applied: the full prior row from a partial ``old``."""
+    merged = dict(base)
+    merged.update(changes)
+    return merged

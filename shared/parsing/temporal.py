@@ -1,0 +1,157 @@
+"""Reading the date and time renderings vendors use, without loss.
+
+Every function takes the vendor's text and returns a canonical value, or raises
+ValueError with a message naming what was expected. Sub-microsecond digits
+(OceanBase and Oracle print up to nine) are truncated: microseconds are the
+precision of MySQL, Avro's timestamp-micros and Spark.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from decimal import Decimal, InvalidOperation
+from typing import Final
+
+from shared.event.values import SqlTime, Unparsed
+from shared.parsing.context import zone
+
+UTC: Final = _dt.UTC
+EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=UTC)
+EPOCH_DATE: Final = _dt.date(1970, 1, 1)
+_LOCAL_EPOCH: Final = _dt.datetime(1970, 1, 1)
+
+_TIME_RE: Final = re.compile(r"(-)?(\d{1,3}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?")
+_ZONE_SUFFIX_RE: Final = re.compile(r"^(.*\d)\s+([A-Za-z][A-Za-z0-9_+\-/]*)$")
+_FRACTION_RE: Final = re.compile(r"\.(\d{7,})")
+
+
+def _trim_fraction(text: str) -> str:
+    """Cut fractional seconds to six digits (fromisoformat wants at most six)."""
+    return _FRACTION_RE.sub(lambda m: "." + m.group(1)[:6], text, count=1)
+
+
+def _is_zero_date(text: str) -> bool:
+    # MySQL zero dates and dates with zero parts: 0000-00-00, 2020-00-00, 2020-01-00.
+    head = text[:10]
+    return len(head) == 10 and (head[0:4] == "0000" or head[5:7] == "00" or head[8:10] == "00")
+
+
+def parse_date(text: str) -> _dt.date | Unparsed:
+    """``YYYY-MM-DD``; MySQL zero dates are kept verbatim as Unparsed."""
+    try:
+        return _dt.date.fromisoformat(text)
+    except ValueError:
+        if _is_zero_date(text):
+            return Unparsed(text)
+        raise ValueError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+
+
+def date_from_days(days: int) -> _dt.date:
+    """Days since 1970-01-01 (Debezium io.debezium.time.Date, Avro date)."""
+    return EPOCH_DATE + _dt.timedelta(days=days)
+
+
+def parse_time(text: str) -> SqlTime:
+    """``[-]HH:MM:SS[.fraction]``, hours up to 838 as MySQL allows."""
+    m = _TIME_RE.fullmatch(text.strip())
+    if m is None:
+        raise ValueError(f"expected a time [-]HH:MM:SS[.ffffff], got {text!r}")
+    sign, hours, minutes, seconds, frac = m.groups()
+    if int(minutes) > 59 or int(seconds) > 59:
+        raise ValueError(f"minutes and seconds must be below 60 in {text!r}")
+    micros = ((int(hours) * 60 + int(minutes)) * 60 + int(seconds)) * 1_000_000
+    if frac:
+        micros += int((frac + "00000")[:6])
+    return SqlTime(-micros if sign else micros)
+
+
+def parse_local_datetime(text: str) -> _dt.datetime | Unparsed:
+    """``YYYY-MM-DD[ T]HH:MM:SS[.fraction]`` without zone: a MySQL DATETIME."""
+    try:
+        value = _dt.datetime.fromisoformat(_trim_fraction(text))
+    except ValueError:
+        if _is_zero_date(text):
+            return Unparsed(text)
+        raise ValueError(f"expected a date-time YYYY-MM-DD HH:MM:SS[.ffffff], got {text!r}") from None
+    if value.tzinfo is not None:
+        raise ValueError(f"expected a date-time without zone, got {text!r}")
+    return value
+
+
+def local_from_epoch_micros(micros: int) -> _dt.datetime:
+    """A wall-clock date-time encoded as micros since 1970-01-01T00:00 (no zone)."""
+    return _LOCAL_EPOCH + _dt.timedelta(microseconds=micros)
+
+
+def instant_from_epoch_micros(micros: int) -> _dt.datetime:
+    return EPOCH + _dt.timedelta(microseconds=micros)
+
+
+def instant_from_epoch_text(text: str) -> _dt.datetime:
+    """``SECONDS[.fraction]`` since the epoch (OMS, DRS JSON), exact to the microsecond."""
+    try:
+        seconds = Decimal(text)
+    except InvalidOperation:
+        raise ValueError(f"expected epoch seconds, got {text!r}") from None
+    if not seconds.is_finite():
+        raise ValueError(f"expected epoch seconds, got {text!r}")
+    micros = int(seconds.scaleb(6).to_integral_value(rounding="ROUND_FLOOR"))
+    return instant_from_epoch_micros(micros)
+
+
+def parse_instant(text: str, wall_clock_zone: _dt.tzinfo) -> _dt.datetime | Unparsed:
+    """A MySQL TIMESTAMP in any rendering vendors use, as a UTC instant.
+
+    Accepted: epoch seconds with optional fraction (``1606233662.012345``), ISO
+    8601 with ``Z`` or an offset, a date-time followed by an IANA zone name
+    (``2020-11-25 00:01:02.012345 Asia/Shanghai``), and a wall-clock date-time,
+    which is read in ``wall_clock_zone`` (the configured source time zone).
+    """
+    stripped = text.strip()
+    if stripped and (stripped[0].isdigit() or stripped[0] == "-") and _looks_numeric(stripped):
+        return instant_from_epoch_text(stripped)
+    m = _ZONE_SUFFIX_RE.match(stripped)
+    if m is not None and not m.group(2).upper().startswith(("AM", "PM")):
+        local = parse_local_datetime(m.group(1))
+        if isinstance(local, Unparsed):
+            return Unparsed(text)
+        return local.replace(tzinfo=zone(m.group(2))).astimezone(UTC)
+    try:
+        value = _dt.datetime.fromisoformat(_trim_fraction(stripped.replace("Z", "+00:00")))
+    except ValueError:
+        if _is_zero_date(stripped):
+            return Unparsed(text)
+        raise ValueError(
+            f"expected a timestamp (epoch seconds, ISO 8601 or YYYY-MM-DD HH:MM:SS), got {text!r}"
+        ) from None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=wall_clock_zone)
+    return value.astimezone(UTC)
+
+
+def _looks_numeric(text: str) -> bool:
+    body = text[1:] if text[0] == "-" else text
+    head, _, tail = body.partition(".")
+    return head.isdigit() and (tail == "" or tail.isdigit())
+
+
+def epoch_ms_of(value: _dt.datetime) -> int:
+    """Milliseconds since the epoch of an aware datetime."""
+    return (value - EPOCH) // _dt.timedelta(milliseconds=1)
+
+
+def compact_local_to_ms(text: str, zone_: _dt.tzinfo) -> int:
+    """``yyyyMMddHHmmss`` (Tencent CKafka TIME) read in ``zone_``, as epoch ms."""
+    if len(text) != 14 or not text.isdigit():
+        raise ValueError(f"expected yyyyMMddHHmmss, got {text!r}")
+    local = _dt.datetime.strptime(text, "%Y%m%d%H%M%S")
+    return epoch_ms_of(local.replace(tzinfo=zone_))
+
+
+def local_text_to_ms(text: str, zone_: _dt.tzinfo) -> int:
+    """``YYYY-MM-DD[ T]HH:MM:SS[.f]`` read in ``zone_``, as epoch ms."""
+    local = parse_local_datetime(text)
+    if isinstance(local, Unparsed):
+        raise ValueError(f"expected a date-time, got {text!r}")
+    return epoch_ms_of(local.replace(tzinfo=zone_))
