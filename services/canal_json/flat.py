@@ -33,6 +33,7 @@ from shared.parsing.rows import RowTypes, overlay, require_key_columns
 from shared.parsing.sqltypes import Dialect, jdbc_type_name
 
 _ROW_OPS: Final[dict[str, Op]] = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "SNAPSHOT"}
+_FLAT_KEYS: Final = frozenset({"data", "database", "table", "isDdl", "mysqlType", "sqlType", "pkNames", "es"})
 _TYPE_CACHE: dict[tuple[Any, ...], RowTypes] = {}
 _TYPE_CACHE_LIMIT: Final = 4096
 
@@ -108,7 +109,9 @@ def parse_flat(doc: Any, ctx: ParseContext, profile: FlatProfile) -> Parsed:
     kind = doc.get("type")
     if not isinstance(kind, str):
         if "type" not in doc:
-            raise RejectError(MISSING_FIELD, "required field 'type' is missing: not a Canal flat message")
+            if not _FLAT_KEYS.intersection(doc):
+                raise RejectError(WRONG_FORMAT, f"not a Canal flat message: none of {sorted(_FLAT_KEYS)} present")
+            raise RejectError(MISSING_FIELD, "required field 'type' is missing")
         raise RejectError(BAD_FIELD, "field 'type' must be a string")
     is_ddl = doc.get("isDdl")
     es = opt_int(doc, "es")

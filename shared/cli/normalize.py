@@ -89,9 +89,9 @@ def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    parser = registry.get(args.format)
     topic = "stdin" if args.input == "-" else os.path.basename(args.input)
     base_ctx = build_context(args, topic)
+    parser = registry.get(args.format)
     source: IO[bytes] = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115
     dlq: IO[bytes] = open(args.dlq, "wb") if args.dlq else sys.stderr.buffer  # noqa: SIM115
     out = sys.stdout.buffer

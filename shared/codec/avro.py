@@ -24,7 +24,7 @@ from fastavro.types import Schema
 from shared.codec.fingerprint import fingerprint_bytes
 from shared.errors import BinlakeError
 from shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
-from shared.event.values import BigInt, Image, SqlTime, Unparsed, Value
+from shared.event.values import BigInt, Image, SqlTime, Unparsed, Value, decimal_text
 from shared.parsing.temporal import EPOCH, EPOCH_DATE
 
 CURRENT_VERSION: Final = 1
@@ -84,7 +84,7 @@ def _encode_value(value: Value) -> Any:
     if kind is float:
         return ("double", value)
     if kind is Decimal:
-        return (_NS + "Decimal", {"digits": str(value)})
+        return (_NS + "Decimal", {"digits": decimal_text(value)})
     if kind is bytes:
         return ("bytes", value)
     if kind is BigInt:

@@ -17,15 +17,17 @@ from typing import Any, Final
 import orjson
 
 from shared.event.model import ChangeEvent
-from shared.event.values import BigInt, SqlTime, Unparsed
+from shared.event.values import BigInt, SqlTime, Unparsed, decimal_text
 
 _OPTIONS: Final = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_UTC_Z
 
 
 def _default(value: Any) -> Any:
     kind = type(value)
-    if kind is Decimal or kind is BigInt:
-        return str(value) if kind is Decimal else str(int(value))
+    if kind is Decimal:
+        return decimal_text(value)
+    if kind is BigInt:
+        return int.__repr__(value)
     if kind is bytes:
         return base64.b64encode(value).decode("ascii")
     if kind is SqlTime:

@@ -54,6 +54,19 @@ def integer(value: int) -> int:
     return BigInt(value)
 
 
+def decimal_text(value: Decimal) -> str:
+    """A decimal's digits as text: plain notation unless the exponent is extreme.
+
+    ``Decimal("-0.0000000001")`` prints as ``-1E-10`` by default; plain notation
+    reads better and parses everywhere. Values with hundreds of leading zeros
+    (OceanBase OMS prints doubles' exact expansions) keep scientific notation.
+    """
+    exponent = value.as_tuple().exponent
+    if isinstance(exponent, int) and -40 <= exponent <= 40 and -40 <= value.adjusted() <= 40:
+        return f"{value:f}"
+    return str(value)
+
+
 class SqlTime:
     """A SQL TIME value: a signed duration in microseconds.
 

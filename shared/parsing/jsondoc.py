@@ -36,8 +36,10 @@ def _no_constants(name: str) -> Any:
 def decode_fast(raw: bytes) -> Any:
     try:
         return orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise RejectError(MALFORMED, f"invalid JSON: {exc}") from exc
+    except orjson.JSONDecodeError:
+        # orjson also refuses valid JSON it cannot hold (numbers beyond the double
+        # range such as 1e400): the exact decoder decides, and words the error.
+        return decode_exact(raw)
 
 
 def decode_exact(raw: bytes) -> Any:

@@ -1,0 +1,1 @@
+"""``auto``: detect each message's vendor format and run that format's parser."""

@@ -1,0 +1,90 @@
+"""``auto``: per-message format detection.
+
+A topic that mixes formats (or a user who does not know which one a vendor
+sends) can use ``auto``: each message is classified by the fields it carries and
+handed to that format's parser, whose id then appears in ``source.format``.
+The rules, first match wins:
+
+=====================================================  ======================
+message carries                                        format
+=====================================================  ======================
+not JSON                                               oms-avro (DTS Record)
+``__deleted``                                          debezium-smt
+``BINLOG_NAME`` / ``NEW_VALUES`` / ``OLD_VALUES``      ckafka-v1
+``binlog`` + ``columns`` + ``event``                   kafkariver-canal
+``allMetaData`` (+ ``__light_type`` in an image)       oms-default (oms-extend-column-type)
+``version`` "2.0" + ``payload``                        oms-dataworks
+``meta`` object with ``op``                            oms-shareplex
+``payload``, or ``op`` + ``source``                    debezium-json
+``op_type`` + ``table``                                ogg-json
+``isDdl``, or ``type`` + ``data`` array                canal-json; drs-json when it has DRS-only
+                                                       fields (``opType``, ``columnType``,
+                                                       ``dbType``) or a DELETE row in ``old``
+``type`` + ``database`` + ``ts`` (+ object ``data``)   maxwell-json
+=====================================================  ======================
+
+Limits: DRS JSON-C differs from Canal only in value renderings, and drs-avro
+needs its schema, so neither is detected: configure them explicitly. Detection
+decodes the JSON once more than a fixed format does.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from shared.parsing import registry
+from shared.parsing.context import ParseContext
+from shared.parsing.errors import MALFORMED, WRONG_FORMAT, RejectError
+from shared.parsing.jsondoc import decode_fast
+from shared.parsing.result import Parsed
+
+FORMAT_ID: Final = "auto"
+PARSER_VERSION: Final = "1"
+
+
+def detect(doc: Any) -> str:
+    """The format id for a decoded JSON message; raises RejectError if none fits."""
+    if doc is None:
+        return "debezium-json"  # a Kafka tombstone rendered as JSON null
+    if not isinstance(doc, dict):
+        raise RejectError(WRONG_FORMAT, "not a JSON object: no vendor format sends this")
+    if "__deleted" in doc:
+        return "debezium-smt"
+    if "BINLOG_NAME" in doc or "NEW_VALUES" in doc or "OLD_VALUES" in doc:
+        return "ckafka-v1"
+    if "binlog" in doc and "columns" in doc and "event" in doc:
+        return "kafkariver-canal"
+    if "allMetaData" in doc:
+        images = (doc.get("prevStruct"), doc.get("postStruct"))
+        if any(isinstance(image, dict) and "__light_type" in image for image in images):
+            return "oms-extend-column-type"
+        return "oms-default"
+    if doc.get("version") == "2.0" and "payload" in doc:
+        return "oms-dataworks"
+    meta = doc.get("meta")
+    if isinstance(meta, dict) and "op" in meta:
+        return "oms-shareplex"
+    if "payload" in doc or ("op" in doc and "source" in doc):
+        return "debezium-json"
+    if "op_type" in doc and "table" in doc:
+        return "ogg-json"
+    if "isDdl" in doc or ("type" in doc and isinstance(doc.get("data"), list)):
+        if "opType" in doc or "columnType" in doc or "dbType" in doc:
+            return "drs-json"
+        if doc.get("type") == "DELETE" and not doc.get("data") and doc.get("old"):
+            return "drs-json"
+        return "canal-json"
+    if "type" in doc and "database" in doc and "ts" in doc:
+        return "maxwell-json"
+    raise RejectError(WRONG_FORMAT, f"no known vendor format has this set of fields: {sorted(doc)[:12]}")
+
+
+def parse(raw: bytes, ctx: ParseContext) -> Parsed:
+    stripped = raw.lstrip()
+    if not stripped.startswith((b"{", b"[", b"null")):
+        try:
+            return registry.get("oms-avro").parse(raw, ctx)
+        except RejectError as exc:
+            raise RejectError(MALFORMED, f"neither JSON nor a DTS Avro record ({exc.reason})") from exc
+    format_id = detect(decode_fast(raw))
+    return registry.get(format_id).parse(raw, ctx)

@@ -1,0 +1,1 @@
+"""Debezium change events as JSON (standard connectors and OceanBase OMS Debezium / DebeziumFlatten)."""

@@ -1,0 +1,1 @@
+"""Huawei Cloud DRS JSON and JSON-C Kafka messages."""

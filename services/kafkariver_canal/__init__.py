@@ -1,0 +1,1 @@
+"""KafkaRiverCanal: Canal binlog rows as one JSON message per changed row."""

@@ -1,0 +1,1 @@
+"""Zendesk Maxwell's JSON row/DDL messages (format id ``maxwell-json``)."""

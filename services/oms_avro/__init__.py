@@ -1,0 +1,1 @@
+"""OceanBase OMS "Avro" serialization (the Alibaba DTS ``Record`` schema, plain Avro binary)."""

@@ -1,0 +1,1 @@
+"""OceanBase OMS "DataWorks 2.0" JSON serialization."""

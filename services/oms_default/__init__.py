@@ -1,0 +1,1 @@
+"""OceanBase OMS "Default" and "DefaultExtendColumnType" JSON serializations."""

@@ -1,0 +1,1 @@
+"""OceanBase OMS "SharePlex" JSON serialization."""

@@ -1,0 +1,168 @@
+"""Value readers: temporal renderings, binary encodings, SQL type texts, exact JSON numbers."""
+
+from __future__ import annotations
+
+import datetime as dt
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from shared.event.values import BigInt, SqlTime, Unparsed, decimal_text, integer
+from shared.parsing import binary, temporal
+from shared.parsing.ddl import ddl_kind
+from shared.parsing.errors import RejectError
+from shared.parsing.jsondoc import decode_and_parse
+from shared.parsing.order import binlog_index, order_key
+from shared.parsing.sqltypes import sql_type
+
+UTC = dt.UTC
+pytestmark = pytest.mark.unit
+
+
+def test_integer_wraps_only_outside_int64() -> None:
+    assert type(integer(2**63 - 1)) is int
+    assert type(integer(-(2**63))) is int
+    assert isinstance(integer(2**63), BigInt)
+    assert integer(2**64 - 1) == 18446744073709551615
+
+
+@pytest.mark.parametrize(
+    ("text", "micros"),
+    [("00:00:00", 0), ("838:59:59", 3020399 * 10**6), ("-01:00:00.5", -3600_500_000), ("12:34:56.123456789", None)],
+)
+def test_parse_time(text: str, micros: int | None) -> None:
+    value = temporal.parse_time(text)
+    if micros is None:
+        assert value == SqlTime(((12 * 60 + 34) * 60 + 56) * 10**6 + 123456)  # nanos truncated
+    else:
+        assert value.micros == micros
+    assert temporal.parse_time(value.isoformat()) == value
+
+
+def test_time_rejects_bad_minutes() -> None:
+    with pytest.raises(ValueError, match="below 60"):
+        temporal.parse_time("10:60:00")
+
+
+def test_zero_dates_are_kept_verbatim() -> None:
+    assert temporal.parse_date("0000-00-00") == Unparsed("0000-00-00")
+    assert temporal.parse_local_datetime("2020-00-10 00:00:00") == Unparsed("2020-00-10 00:00:00")
+    with pytest.raises(ValueError):
+        temporal.parse_date("2020-13-45")
+
+
+def test_instant_renderings() -> None:
+    shanghai = ZoneInfo("Asia/Shanghai")
+    expected = dt.datetime(2020, 11, 24, 16, 1, 2, 12345, tzinfo=UTC)
+    assert temporal.parse_instant("1606233662.012345", UTC) == expected
+    assert temporal.parse_instant("2020-11-25 00:01:02.012345 Asia/Shanghai", UTC) == expected
+    assert temporal.parse_instant("2020-11-25 00:01:02.012345", shanghai) == expected
+    assert temporal.parse_instant("2020-11-24T16:01:02.012345Z", shanghai) == expected
+    assert temporal.parse_instant("2020-11-25T00:01:02.012345123+08:00", UTC) == expected
+    assert temporal.parse_instant("-1.5", UTC) == dt.datetime(1969, 12, 31, 23, 59, 58, 500000, tzinfo=UTC)
+
+
+def test_compact_ckafka_time_uses_zone() -> None:
+    assert temporal.compact_local_to_ms("19700101080000", ZoneInfo("Asia/Shanghai")) == 0
+
+
+@pytest.mark.parametrize(
+    ("encoding", "text", "expected"),
+    [
+        ("latin1", "\x00\xffab", b"\x00\xffab"),
+        ("base64", "aGVsbG8gd29ybGQ=", b"hello world"),
+        ("hex", "6A00", b"j\x00"),
+        ("list", "[106, 103, -1]", b"jg\xff"),
+        ("list", "[]", b""),
+    ],
+)
+def test_binary_decoders(encoding: str, text: str, expected: bytes) -> None:
+    assert binary.DECODERS[encoding](text) == expected
+
+
+@pytest.mark.parametrize(("encoding", "text"), [("latin1", "中"), ("base64", "!!"), ("hex", "6"), ("list", "[300]")])
+def test_binary_decoders_refuse_garbage(encoding: str, text: str) -> None:
+    with pytest.raises(ValueError):
+        binary.DECODERS[encoding](text)
+
+
+@pytest.mark.parametrize(
+    ("text", "logical", "precision", "scale"),
+    [
+        ("bigint(20) unsigned", "uint64", None, None),
+        ("BIGINT UNSIGNED ZEROFILL", "uint64", None, None),
+        ("int(11)", "int32", None, None),
+        ("int unsigned", "int64", None, None),
+        ("tinyint(1)", "int8", None, None),
+        ("decimal(10,4)", "decimal", 10, 4),
+        ("decimal(10)", "decimal", 10, 0),
+        ("float(30)", "float64", None, None),
+        ("double precision", "float64", None, None),
+        ("varchar(15)", "string", None, None),
+        ("enum('a','b')", "enum", None, None),
+        ("datetime(6)", "datetime", 6, None),
+        ("timestamp", "timestamp", None, None),
+        ("bit(10)", "bit", 10, None),
+        ("longblob", "bytes", None, None),
+        ("geometry", "geometry", None, None),
+        ("mystery_type", "unknown", None, None),
+    ],
+)
+def test_mysql_type_texts(text: str, logical: str, precision: int | None, scale: int | None) -> None:
+    t = sql_type(text)
+    assert (t.logical, t.precision, t.scale) == (logical, precision, scale)
+
+
+def test_dialects_differ_where_vendors_do() -> None:
+    assert sql_type("BIGINT", "oms").logical == "integer"  # OMS: beyond 64 bits
+    assert sql_type("INT64", "oms").logical == "int64"
+    assert sql_type("DATE", "oracle").logical == "datetime"  # Oracle DATE has a time part
+    assert sql_type("TIMESTAMP(6) WITH TIME ZONE", "oracle").logical == "timestamp"
+    assert sql_type("TIMESTAMP(6)", "oracle").logical == "datetime"
+    assert sql_type("NUMBER(10,2)", "oracle").precision == 10
+
+
+def test_converters_are_exact() -> None:
+    assert sql_type("decimal(38,10)").convert("12345678901234567890.0123456789") == Decimal(
+        "12345678901234567890.0123456789"
+    )
+    assert sql_type("bigint unsigned").convert("18446744073709551615") == BigInt(2**64 - 1)
+    with pytest.raises(ValueError):
+        sql_type("int").convert("1.5")
+    with pytest.raises(ValueError):
+        sql_type("decimal(5,2)").convert("NaN")
+
+
+def test_exact_redecode_keeps_decimal_digits() -> None:
+    raw = b'{"v": 9.99999999999999909326625337248461995470488734032045693707225049331647881341, "n": 1e400}'
+    convert = sql_type("decimal").convert
+
+    seen = decode_and_parse(raw, lambda doc: (convert(doc["v"]), convert(doc["n"])))
+    assert seen == (Decimal("9.99999999999999909326625337248461995470488734032045693707225049331647881341"), Decimal("1e400"))
+    assert decimal_text(seen[0]).startswith("9.999999999999999093266")
+
+
+def test_order_keys_sort_numerically() -> None:
+    keys = [order_key(10, 2, 0), order_key(9, 99, 5), order_key(10, 2, 1), order_key(10, 10, 0)]
+    assert sorted(keys) == [keys[1], keys[0], keys[2], keys[3]]
+    with pytest.raises(RejectError):
+        order_key(-1, 0, 0)
+    assert binlog_index("mysql-bin.000070") == 70
+
+
+@pytest.mark.parametrize(
+    ("sql", "vendor", "kind"),
+    [
+        ("ALTER TABLE `user` ADD COLUMN `c` int", None, "ALTER_TABLE"),
+        ("/* hint */ create table t (a int)", None, "CREATE_TABLE"),
+        ("rename table test to t_test", "RENAME", "RENAME_TABLE"),
+        ("DROP TABLE IF EXISTS `a`.`b`", "ERASE", "DROP_TABLE"),
+        ("CREATE DATABASE `x`", "QUERY", "CREATE_DATABASE"),
+        ("truncate table t", None, "TRUNCATE_TABLE"),
+        ("GRANT ALL ON *.* TO x", "QUERY", "OTHER"),
+        ("whatever", "CINDEX", "CREATE_INDEX"),
+    ],
+)
+def test_ddl_kinds(sql: str, vendor: str | None, kind: str) -> None:
+    assert ddl_kind(sql, vendor) == kind
