@@ -84,6 +84,7 @@ def _encode_value(value: Value) -> Any:
     if kind is float:
         return ("double", value)
     if kind is Decimal:
+        assert isinstance(value, Decimal)
         return (_NS + "Decimal", {"digits": decimal_text(value)})
     if kind is bytes:
         return ("bytes", value)

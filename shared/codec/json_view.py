@@ -16,7 +16,7 @@ from typing import Any, Final
 
 import orjson
 
-from shared.event.model import ChangeEvent
+from shared.event.model import ChangeEvent, Columns
 from shared.event.values import BigInt, SqlTime, Unparsed, decimal_text
 
 _OPTIONS: Final = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_UTC_Z
@@ -24,6 +24,11 @@ _OPTIONS: Final = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_UTC_Z
 
 def _default(value: Any) -> Any:
     kind = type(value)
+    if kind is Columns:
+        # Shared by every event of a table shape: render once, splice the bytes.
+        if value.rendered is None:
+            value.rendered = orjson.dumps(list(value))
+        return orjson.Fragment(value.rendered)
     if kind is Decimal:
         return decimal_text(value)
     if kind is BigInt:

@@ -11,6 +11,7 @@ The classes are plain slotted dataclasses so that parsers can build them cheaply
 from __future__ import annotations
 
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Final, Literal
 
 from shared.event.values import Image
@@ -63,6 +64,20 @@ class Column:
     scale: int | None = None
     inferred: bool = False
     """True when the vendor gave no type and the type was inferred from the value."""
+
+
+class Columns(list[Column]):
+    """The column descriptors of one table shape, shared by all its events.
+
+    Parsers build one per distinct type map and reuse it, so codecs may cache
+    its rendering (``rendered``); treat it as immutable once built.
+    """
+
+    __slots__ = ("rendered",)
+
+    def __init__(self, columns: Iterable[Column] = ()) -> None:
+        super().__init__(columns)
+        self.rendered: bytes | None = None
 
 
 @dataclass(slots=True)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Final
 
 from shared.event.model import ChangeEvent, Ddl, Origin, Source
+from shared.event.values import INT64_MAX, INT64_MIN
 from shared.parsing.context import ParseContext
 from shared.parsing.ddl import ddl_kind
+from shared.parsing.errors import BAD_FIELD, RejectError
 
 _SECONDS_LIMIT: Final = 100_000_000_000
 """Epoch values below this are seconds (year 5138 in seconds, 1973 in ms)."""
@@ -18,7 +20,10 @@ def epoch_ms(value: int) -> int:
     Several vendors document milliseconds and send seconds in some messages
     (Tencent CKafka's canal-format DDL ``es``), so the unit is read from the size.
     """
-    return value * 1000 if abs(value) < _SECONDS_LIMIT else value
+    ms = value * 1000 if abs(value) < _SECONDS_LIMIT else value
+    if not INT64_MIN <= ms <= INT64_MAX:
+        raise RejectError(BAD_FIELD, f"epoch time {value} is outside the 64-bit millisecond range")
+    return ms
 
 
 def origin(ctx: ParseContext, row: int = 0) -> Origin:

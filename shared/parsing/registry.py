@@ -24,6 +24,7 @@ from shared.errors import ConfigError
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import INTERNAL, RejectError
 from shared.parsing.result import Parsed, ParseOutcome, Rejected
+from shared.parsing.validate import check_event
 
 ParseFn = Callable[[bytes, ParseContext], Parsed]
 
@@ -61,7 +62,10 @@ class Parser:
 
 def run(parse: ParseFn, raw: bytes, ctx: ParseContext) -> ParseOutcome:
     try:
-        return parse(raw, ctx)
+        outcome = parse(raw, ctx)
+        for event in outcome.events:
+            check_event(event)
+        return outcome
     except RejectError as exc:
         return Rejected(exc.code, exc.reason)
     except RecursionError:

@@ -12,7 +12,7 @@ import datetime as _dt
 from collections.abc import Iterable
 from typing import Any, Final
 
-from shared.event.model import Column
+from shared.event.model import Column, Columns
 from shared.event.values import Image, Value
 from shared.parsing.binary import BytesEncoding
 from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError
@@ -30,9 +30,9 @@ class RowTypes:
     def __init__(self, declared: Iterable[tuple[str, SqlType]]) -> None:
         self.types: dict[str, SqlType] = dict(declared)
         self.converters: dict[str, Converter] = {name: t.convert for name, t in self.types.items()}
-        self.columns: list[Column] = [
+        self.columns = Columns(
             Column(name, t.text, t.logical, t.precision, t.scale, t.text is None) for name, t in self.types.items()
-        ]
+        )
 
     @classmethod
     def from_texts(
@@ -42,7 +42,8 @@ class RowTypes:
         bytes_encoding: BytesEncoding = "latin1",
         zone: _dt.tzinfo = UTC,
     ) -> RowTypes:
-        return cls((name, sql_type(text, dialect, bytes_encoding, zone)) for name, text in texts)
+        """Declared types from type texts; a column whose text is None is left undeclared (inferred)."""
+        return cls((name, sql_type(text, dialect, bytes_encoding, zone)) for name, text in texts if text is not None)
 
     def convert(self, raw: Any, what: str) -> Image:
         """A typed image from a raw JSON object; raises RejectError on a bad value."""

@@ -108,6 +108,16 @@ def parse_instant(text: str, wall_clock_zone: _dt.tzinfo) -> _dt.datetime | Unpa
     (``2020-11-25 00:01:02.012345 Asia/Shanghai``), and a wall-clock date-time,
     which is read in ``wall_clock_zone`` (the configured source time zone).
     """
+    if len(text) == 19 and text[4] == "-" and text[10] == " ":
+        # Fast path for the common Canal rendering "YYYY-MM-DD HH:MM:SS".
+        try:
+            value = _dt.datetime.fromisoformat(text)
+        except ValueError:
+            pass
+        else:
+            if wall_clock_zone is UTC:
+                return value.replace(tzinfo=UTC)
+            return value.replace(tzinfo=wall_clock_zone).astimezone(UTC)
     stripped = text.strip()
     if stripped and (stripped[0].isdigit() or stripped[0] == "-") and _looks_numeric(stripped):
         return instant_from_epoch_text(stripped)

@@ -20,6 +20,7 @@ from shared.parsing import registry
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import REJECT_CODES, RejectError
 from shared.parsing.result import Parsed
+from shared.parsing.validate import check_event
 from tests.corpus_cases import cases
 
 pytestmark = pytest.mark.unit
@@ -53,6 +54,8 @@ def _check(format_id: str, raw: bytes) -> None:
     ctx = CONTEXTS.get(format_id, ParseContext(topic="prop", offset=7, source_table="db.tbl"))
     try:
         outcome = parser.parse(raw, ctx)
+        for event in outcome.events:
+            check_event(event)  # the registry boundary's envelope check
     except RejectError as exc:
         assert exc.code in REJECT_CODES
         assert exc.reason

@@ -1,0 +1,35 @@
+"""Envelope checks every event passes before it leaves the parser boundary.
+
+Parsers convert vendor fields one by one; this catches, in one place, envelope
+numbers that no canonical encoding can carry (a ``ts_ms`` beyond int64, an
+offset below zero...), so a hostile or corrupt message becomes a reject
+instead of an encoder failure further down the line.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from shared.event.model import OPS, ChangeEvent
+from shared.event.values import INT64_MAX, INT64_MIN
+from shared.parsing.errors import BAD_FIELD, INTERNAL, RejectError
+
+_INT32_MAX: Final = 2**31 - 1
+
+
+def _in_long(value: int | None) -> bool:
+    return value is None or INT64_MIN <= value <= INT64_MAX
+
+
+def check_event(event: ChangeEvent) -> None:
+    if not (_in_long(event.ts_ms) and _in_long(event.ingest_ts_ms) and _in_long(event.source.binlog_pos)):
+        raise RejectError(
+            BAD_FIELD,
+            f"a time or position is outside the 64-bit range (ts_ms={event.ts_ms}, "
+            f"ingest_ts_ms={event.ingest_ts_ms}, binlog_pos={event.source.binlog_pos})",
+        )
+    if event.op not in OPS:
+        raise RejectError(INTERNAL, f"parser produced unknown op {event.op!r}")
+    origin = event.origin
+    if not (0 <= origin.row <= _INT32_MAX and 0 <= origin.partition <= _INT32_MAX and _in_long(origin.offset)):
+        raise RejectError(BAD_FIELD, f"row index {origin.row} is outside the supported range")
