@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 UTC = _dt.UTC
 
 
-@dataclass(slots=True, frozen=True)
+@dataclass(slots=True)
 class ParseContext:
     """Kafka coordinates (or file and line, offline) plus per-run configuration.
 
@@ -18,6 +18,8 @@ class ParseContext:
     name (debezium-smt). ``source_timezone`` is the zone in which wall-clock
     TIMESTAMP strings are read (MySQL TIMESTAMP rendered without zone).
     ``options`` carries format-specific settings, e.g. the drs-avro schema.
+    Parsers treat it as read-only (it is not frozen only because a frozen
+    dataclass costs microseconds per message to build).
     """
 
     topic: str = ""
