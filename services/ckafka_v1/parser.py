@@ -33,12 +33,12 @@ from typing import Any, Final
 
 from services.canal_json.flat import FlatProfile, order_by_es_then_id, parse_flat
 from shared.event.model import ChangeEvent, Op, Source
-from shared.event.values import Image, Value
+from shared.event.values import INT64_MAX, INT64_MIN, Image, Value
 from shared.parsing import temporal
-from shared.parsing.common import blank_to_none, origin
+from shared.parsing.common import blank_to_none, epoch_ms, origin
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import BAD_FIELD, INCONSISTENT, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
-from shared.parsing.jsondoc import decode_and_parse, opt_obj, opt_str, req_int, req_str
+from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_obj, opt_str, req_int, req_str
 from shared.parsing.order import binlog_index, order_key
 from shared.parsing.result import Parsed
 from shared.parsing.rows import UNTYPED
@@ -84,6 +84,11 @@ def _parse_ddl(doc: dict[str, Any], ctx: ParseContext) -> Parsed:
             WRONG_FORMAT,
             "a Canal flat row message: ckafka-v1 uses the Canal shape only for DDL (parse it as canal-json)",
         )
+    for key in ("es", "ts"):
+        # Guarded here because the shared flat parser passes any integer on.
+        value = opt_int(doc, key)
+        if value is not None and not INT64_MIN <= epoch_ms(value) <= INT64_MAX:
+            raise RejectError(BAD_FIELD, f"field {key!r} is outside the 64-bit millisecond range")
     return parse_flat(doc, ctx, DDL_PROFILE)
 
 
@@ -94,6 +99,8 @@ def _parse_dml(doc: dict[str, Any], ctx: ParseContext) -> Parsed:
         raise RejectError(UNSUPPORTED, f"unknown TYPE {kind[:40]!r} (expected I, U or D)")
     binlog_name = req_str(doc, "BINLOG_NAME")
     binlog_pos = req_int(doc, "BINLOG_POS")
+    if not 0 <= binlog_pos <= INT64_MAX:
+        raise RejectError(BAD_FIELD, f"field 'BINLOG_POS' must be a 64-bit position, got {binlog_pos}")
     database = req_str(doc, "DATABASE")
     table = blank_to_none(req_str(doc, "TABLE"))
     if table is None:

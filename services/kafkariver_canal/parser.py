@@ -32,7 +32,7 @@ import datetime as _dt
 from typing import Any, Final
 
 from shared.event.model import ChangeEvent, Column, Op, Source
-from shared.event.values import Image, Value
+from shared.event.values import INT64_MAX, INT64_MIN, Image, Value
 from shared.parsing.binary import BYTES_ENCODINGS, BytesEncoding
 from shared.parsing.common import blank_to_none, origin
 from shared.parsing.context import ParseContext
@@ -134,8 +134,8 @@ def _parse_doc(doc: Any, ctx: ParseContext, encoding: BytesEncoding) -> Parsed:
         op=op,
         source=source,
         order_key=order_key(binlog_index(binlog_file), offset, 0),
-        ts_ms=opt_int(doc, "time"),
-        ingest_ts_ms=opt_int(doc, "canalTime"),
+        ts_ms=_epoch_ms(doc, "time"),
+        ingest_ts_ms=_epoch_ms(doc, "canalTime"),
         primary_key=primary_key,
         columns=_columns(types, entries, after, before),
         before=before,
@@ -152,7 +152,18 @@ def _binlog(text: str) -> tuple[str, int]:
     offset_text, at, file_name = text.strip().partition("@")
     if not at or not file_name or not (offset_text.isascii() and offset_text.isdigit()):
         raise RejectError(BAD_FIELD, f"field 'binlog' must be offset@binlog-file, got {text[:80]!r}")
-    return file_name, int(offset_text)
+    offset = int(offset_text)
+    if offset > INT64_MAX:
+        raise RejectError(BAD_FIELD, f"binlog offset {offset_text[:30]} is beyond the 64-bit range")
+    return file_name, offset
+
+
+def _epoch_ms(doc: dict[str, Any], key: str) -> int | None:
+    """An epoch-milliseconds field; a value outside int64 is no time at all."""
+    value = opt_int(doc, key)
+    if value is not None and not INT64_MIN <= value <= INT64_MAX:
+        raise RejectError(BAD_FIELD, f"field {key!r} is outside the 64-bit millisecond range")
+    return value
 
 
 def _entry(item: Any, index: int) -> tuple[str, str | None, dict[str, Any]]:

@@ -36,7 +36,7 @@ from shared.event.values import Image
 from shared.parsing.common import blank_to_none, ddl_event, origin
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
-from shared.parsing.jsondoc import decode_and_parse, obj, opt_obj, opt_str, req_str
+from shared.parsing.jsondoc import decode_and_parse, obj, opt_obj, opt_str
 from shared.parsing.order import order_key
 from shared.parsing.result import Parsed
 from shared.parsing.rows import UNTYPED
@@ -97,7 +97,12 @@ def _parse(doc: Any, ctx: ParseContext) -> Parsed:
     if doc["meta"] is None:
         raise RejectError(MISSING_FIELD, "required field 'meta' is null")
     meta = obj(doc["meta"], "field 'meta'")
-    kind = req_str(meta, "op").strip().lower()
+    kind = meta.get("op")
+    if kind is None:
+        raise RejectError(MISSING_FIELD, "required field 'meta.op' is missing or null")
+    if not isinstance(kind, str):
+        raise RejectError(BAD_FIELD, "field 'meta.op' must be a string (ins, upd, del or ddl)")
+    kind = kind.strip().lower()
     tenant, database, table = _split_table(blank_to_none(opt_str(meta, "table")))
     ts_ms = _wall_clock_ms(meta, "time", ctx)
     ingest_ts_ms = _wall_clock_ms(meta, "posttime", ctx)
