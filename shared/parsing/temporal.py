@@ -49,7 +49,10 @@ def parse_date(text: str) -> _dt.date | Unparsed:
 
 def date_from_days(days: int) -> _dt.date:
     """Days since 1970-01-01 (Debezium io.debezium.time.Date, Avro date)."""
-    return EPOCH_DATE + _dt.timedelta(days=days)
+    try:
+        return EPOCH_DATE + _dt.timedelta(days=days)
+    except OverflowError:
+        raise ValueError(f"{days} days since 1970-01-01 is outside years 1-9999") from None
 
 
 def parse_time(text: str) -> SqlTime:
@@ -81,11 +84,17 @@ def parse_local_datetime(text: str) -> _dt.datetime | Unparsed:
 
 def local_from_epoch_micros(micros: int) -> _dt.datetime:
     """A wall-clock date-time encoded as micros since 1970-01-01T00:00 (no zone)."""
-    return _LOCAL_EPOCH + _dt.timedelta(microseconds=micros)
+    try:
+        return _LOCAL_EPOCH + _dt.timedelta(microseconds=micros)
+    except OverflowError:
+        raise ValueError(f"{micros} microseconds since 1970-01-01 is outside years 1-9999") from None
 
 
 def instant_from_epoch_micros(micros: int) -> _dt.datetime:
-    return EPOCH + _dt.timedelta(microseconds=micros)
+    try:
+        return EPOCH + _dt.timedelta(microseconds=micros)
+    except OverflowError:
+        raise ValueError(f"{micros} microseconds since the epoch is outside years 1-9999") from None
 
 
 def instant_from_epoch_text(text: str) -> _dt.datetime:
