@@ -23,7 +23,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Final
 
-from shared.event.values import INT64_MAX, INT64_MIN, SqlTime, Value
+from shared.event.values import SqlTime, Value
 from shared.parsing import temporal
 from shared.parsing.binary import DECODERS, BytesEncoding
 from shared.parsing.errors import BAD_FIELD, RejectError
@@ -32,7 +32,7 @@ from shared.parsing.sqltypes import Converter, SqlType, infer, sql_type
 
 _INT: Final = sql_type("bigint").convert
 _DECIMAL: Final = sql_type("decimal").convert
-_FLOAT: Final = sql_type("double").convert
+FLOAT: Final = sql_type("double").convert
 _BOOLEAN: Final = sql_type("boolean").convert
 _TEXT: Final = sql_type("varchar").convert
 _JSON: Final = sql_type("json").convert
@@ -142,7 +142,10 @@ def _date(value: Any) -> _dt.date:
 
 def _micros(value: Any, unit: int | None) -> int:
     number = _whole(value)
-    return number // 1_000 if unit is None else number * unit
+    if unit is not None:
+        return number * unit
+    whole = abs(number) // 1_000  # nanoseconds: truncated to microseconds, toward zero
+    return -whole if number < 0 else whole
 
 
 def _time(unit: int | None) -> Converter:
@@ -243,7 +246,7 @@ def field_type(schema: dict[str, Any], encoding: BytesEncoding) -> SqlType:
     if literal in _INT_BITS:
         return SqlType(text, literal, None, None, _ranged_int(_INT_BITS[literal]))
     if literal in _FLOATS:
-        return SqlType(text, _FLOATS[literal], None, None, _FLOAT)
+        return SqlType(text, _FLOATS[literal], None, None, FLOAT)
     if literal == "boolean":
         return SqlType(text, "boolean", None, None, _BOOLEAN)
     if literal == "string":
@@ -292,7 +295,3 @@ def row_types(
         _CACHE.clear()
     _CACHE[key] = types
     return types
-
-
-def in_int64(value: int) -> bool:
-    return INT64_MIN <= value <= INT64_MAX

@@ -1,0 +1,1 @@
+"""Rows flattened by Debezium's ExtractNewRecordState SMT (OceanBase OMS "DebeziumSmt")."""
