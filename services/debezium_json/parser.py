@@ -12,9 +12,8 @@ Accepted shapes (one change per message):
   heartbeats ``{"ts_ms"}`` (controls, no event).
 
 Ops: ``c`` INSERT, ``u`` UPDATE, ``d`` DELETE, ``r`` SNAPSHOT; ``t`` TRUNCATE
-(Debezium sends no statement, so the event carries a reconstructed
-``TRUNCATE TABLE`` with kind TRUNCATE_TABLE, exactly as a truncate DDL from
-other vendors); ``m`` (logical decoding message) is control ``message``;
+(Debezium sends no statement, so the event carries an empty ``ddl.sql`` and kind
+TRUNCATE_TABLE, the convention for every vendor without SQL); ``m`` (logical decoding message) is control ``message``;
 OMS ``HEARTBEAT`` is a heartbeat. Debezium gives no changed-column list, so
 ``changed_columns`` is None; an INSERT's ``before`` is ignored (OMS's template
 fills both images).
@@ -320,19 +319,11 @@ def _heartbeat(payload: dict[str, Any], source_doc: dict[str, Any] | None) -> Pa
     return Parsed([], heartbeats=[Heartbeat(ts, table)], control="heartbeat")
 
 
-def _quote(name: str, mysql: bool) -> str:
-    return f"`{name.replace('`', '``')}`" if mysql else '"' + name.replace('"', '""') + '"'
-
-
 def _truncate(source: Source, key: str, ts_ms: int | None, ingest_ts_ms: int | None, ctx: ParseContext) -> ChangeEvent:
-    """op ``t``: a TRUNCATE event; Debezium sends no SQL, so the statement is reconstructed."""
-    mysql = source.db_type in (None, "MYSQL", "MARIADB", "OB_MYSQL")
-    qualifier = source.database if mysql else source.schema
-    assert source.table is not None
-    parts = [qualifier, source.table] if qualifier else [source.table]
-    sql = "TRUNCATE TABLE " + ".".join(_quote(part, mysql) for part in parts)
+    """op ``t``: a TRUNCATE event. Debezium sends no SQL, and binlake invents none:
+    ``ddl.sql`` is empty and ``ddl.kind`` TRUNCATE_TABLE (the convention for every vendor)."""
     return ddl_event(
-        source, sql=sql, vendor_type="TRUNCATE", order_key=key, ts_ms=ts_ms, ingest_ts_ms=ingest_ts_ms, ctx=ctx
+        source, sql="", vendor_type="TRUNCATE", order_key=key, ts_ms=ts_ms, ingest_ts_ms=ingest_ts_ms, ctx=ctx
     )
 
 

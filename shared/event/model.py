@@ -10,8 +10,8 @@ The classes are plain slotted dataclasses so that parsers can build them cheaply
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Final, Literal
 
 from shared.event.values import Image

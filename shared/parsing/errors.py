@@ -42,7 +42,12 @@ class RejectError(BinlakeError):
 
     retriable = False
 
+    MAX_REASON = 1000
+    """Reasons travel in Kafka headers and logs: values quoted in them are cut to fit."""
+
     def __init__(self, code: str, reason: str) -> None:
+        if len(reason) > self.MAX_REASON:
+            reason = reason[: self.MAX_REASON - 1] + "…"
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason

@@ -27,7 +27,7 @@ def order_key(major: int, minor: int, row: int) -> str:
 
 def binlog_index(file_name: str) -> int:
     """The sequence number of a binlog file: ``mysql-bin.000070`` is 70."""
-    m = _TRAILING_DIGITS.search(file_name)
-    if m is None:
-        raise RejectError(BAD_FIELD, f"binlog file name {file_name!r} has no sequence number")
+    m = _TRAILING_DIGITS.search(file_name[-64:])
+    if m is None or len(m.group(1)) > 20:
+        raise RejectError(BAD_FIELD, f"binlog file name {file_name[:80]!r} has no sequence number of at most 20 digits")
     return int(m.group(1))

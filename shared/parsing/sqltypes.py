@@ -112,18 +112,34 @@ def _text(value: Any) -> str:
 
 
 def _json_text(value: Any) -> str:
-    """A JSON column: text as given, or a nested JSON value rendered compactly."""
+    """A JSON column: text as given, or a nested JSON value rendered compactly, digits exact."""
     if isinstance(value, str):
         return value
     if isinstance(value, dict | list):
-        return orjson.dumps(value, default=_json_default).decode()
+        return orjson.dumps(_exact_json(value)).decode()
     return _text(value)
 
 
-def _json_default(value: Any) -> Any:
+def _exact_json(value: Any) -> Any:
+    """A nested JSON value orjson renders without losing digits.
+
+    A float here came from the fast decoder (its digits may already be lost), so
+    it asks for the exact decode; after it, numbers are Decimal or int, which are
+    spliced in as their own digits (orjson refuses ints beyond 64 bits).
+    """
+    if isinstance(value, dict):
+        return {key: _exact_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_exact_json(item) for item in value]
+    if isinstance(value, float):
+        return exact_number(value)
     if isinstance(value, Decimal):
+        if not value.is_finite():
+            raise ValueError(f"not a JSON number: {value}")
         return orjson.Fragment(str(value))
-    raise TypeError
+    if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= 2**64 - 1:
+        return orjson.Fragment(int.__repr__(value))
+    return value
 
 
 def _boolean(value: Any) -> bool:

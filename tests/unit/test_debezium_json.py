@@ -291,7 +291,8 @@ def test_truncate_becomes_truncate_event() -> None:
     assert event.op == "TRUNCATE"
     assert event.ddl is not None
     assert event.ddl.kind == "TRUNCATE_TABLE"
-    assert event.ddl.sql == "TRUNCATE TABLE `shop`.`my``t`"
+    assert event.ddl.sql == ""  # Debezium sends no SQL; none is invented
+    assert event.ddl.kind == "TRUNCATE_TABLE"
 
 
 def test_schema_change_event_is_ddl() -> None:

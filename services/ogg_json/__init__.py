@@ -1,0 +1,1 @@
+"""Oracle GoldenGate for Big Data operation-modeled JSON (format id ``ogg-json``)."""
