@@ -9,13 +9,14 @@ The rules, first match wins:
 message carries                                        format
 =====================================================  ======================
 not JSON                                               oms-avro (DTS Record)
-``__deleted``                                          debezium-smt
+``__deleted`` (top level or in ``payload``)            debezium-smt
 ``BINLOG_NAME`` / ``NEW_VALUES`` / ``OLD_VALUES``      ckafka-v1
 ``binlog`` + ``columns`` + ``event``                   kafkariver-canal
 ``allMetaData`` (+ ``__light_type`` in an image)       oms-default (oms-extend-column-type)
 ``version`` "2.0" + ``payload``                        oms-dataworks
 ``meta`` object with ``op``                            oms-shareplex
-``payload``, or ``op`` + ``source``                    debezium-json
+``payload``, ``op`` + ``source``, or a schema change   debezium-json
+(``ddl`` + ``databaseName``)
 ``op_type`` + ``table``                                ogg-json
 ``isDdl``, or ``type`` + ``data`` array                canal-json; drs-json when it has DRS-only
                                                        fields (``opType``, ``columnType``,
@@ -23,7 +24,9 @@ not JSON                                               oms-avro (DTS Record)
 ``type`` + ``database`` + ``ts`` (+ object ``data``)   maxwell-json
 =====================================================  ======================
 
-Limits: DRS JSON-C differs from Canal only in value renderings, and drs-avro
+Limits: a debezium-smt row without ``__deleted`` is just columns, so it is not
+recognised (enable the SMT's ``delete.handling.mode=rewrite``, or configure the
+format). DRS JSON-C differs from Canal only in value renderings, and drs-avro
 needs its schema, so neither is detected: configure them explicitly. Detection
 decodes the JSON once more than a fixed format does.
 """
@@ -48,7 +51,8 @@ def detect(doc: Any) -> str:
         return "debezium-json"  # a Kafka tombstone rendered as JSON null
     if not isinstance(doc, dict):
         raise RejectError(WRONG_FORMAT, "not a JSON object: no vendor format sends this")
-    if "__deleted" in doc:
+    payload = doc.get("payload")
+    if "__deleted" in doc or (isinstance(payload, dict) and "__deleted" in payload):
         return "debezium-smt"
     if "BINLOG_NAME" in doc or "NEW_VALUES" in doc or "OLD_VALUES" in doc:
         return "ckafka-v1"
@@ -64,7 +68,7 @@ def detect(doc: Any) -> str:
     meta = doc.get("meta")
     if isinstance(meta, dict) and "op" in meta:
         return "oms-shareplex"
-    if "payload" in doc or ("op" in doc and "source" in doc):
+    if "payload" in doc or ("op" in doc and "source" in doc) or ("ddl" in doc and "databaseName" in doc):
         return "debezium-json"
     if "op_type" in doc and "table" in doc:
         return "ogg-json"

@@ -18,7 +18,14 @@ with the ``oms`` dialect. Two OMS renderings go beyond the shared converters: a
 DATETIME may carry a trailing zone id (``2020-11-25 00:01:02 Asia/Shanghai``;
 a MySQL DATETIME is a wall clock, so the zone is dropped and the wall clock
 kept), and an invalid DATE/DATETIME (``2020-02-30``) is passed through as its
-original text, kept as ``Unparsed``.
+original text, kept as ``Unparsed``. A numeric DATETIME (the format template's
+``1590315269000.123456789``, contradicted by every real sample) has no defined
+unit or zone and is rejected rather than guessed.
+
+``payload.scn`` (OMS: an auto-increment id; the text ``"null"`` when absent)
+goes to ``source.scn`` verbatim, ``checkpointTime`` (s) to ``source.checkpoint``;
+``ts_ms`` is ``eventTime``, ``ingest_ts_ms`` is ``systemTime``. An OceanBase
+``dbName`` of the form ``tenant.database`` is split into tenant and database.
 
 Order key: major = ``payload.scn`` when it is a number (OMS's auto-increment id),
 else ``timestamp.eventTime`` (ms) * 100000, the scale of OMS sequences
