@@ -1,18 +1,71 @@
-"""``binlake formats``: the vendor format ids this build knows."""
+"""``binlake formats``: the vendor format ids this build knows.
+
+With ``--markdown``, prints docs/formats.md: the reference of every format, made
+from the parsers' own module documentation so the two cannot drift apart (a
+unit test compares them).
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 
 from shared.parsing import registry
 
+_INTRO = """\
+# Vendor formats
+
+Each format id names one vendor message shape. Every parser is a pure function
+(`services/<format>/parser.py`): the bytes of one message in, canonical events
+(docs/canonical-event.md) or a reject with a reason out. This page is generated
+from the parsers' documentation by `binlake formats --markdown`.
+
+Common to all formats:
+
+- One event per changed row; heartbeats and transaction markers produce no event
+  (they are counted as control messages; heartbeats feed freshness figures).
+- A column absent from an image is unknown; present with null is SQL NULL.
+- Where the vendor gives column types they are used (`source_type` keeps the
+  vendor's text); where it gives none, types are inferred from the JSON values and
+  columns say `inferred: true`. JSON numbers are read exactly (a fractional
+  number never passes through a binary float where its digits matter).
+- A row whose message names primary key columns that its identifying image lacks
+  is rejected (`inconsistent`): its key is unknown, so it cannot be applied.
+- A truncate that comes without SQL is a `TRUNCATE` event with an empty `ddl.sql`
+  and kind `TRUNCATE_TABLE`: binlake invents no statement.
+- Every `order_key` has the shape `major.minor.row` (20, 20 and 6 digits); each
+  format below says what major and minor are.
+"""
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    del parser  # no options
+    parser.add_argument("--markdown", action="store_true", help="print the formats reference (docs/formats.md)")
+
+
+def markdown() -> str:
+    parts = [_INTRO]
+    seen: set[str] = set()
+    for format_id, target in registry.FORMATS.items():
+        module_name = target.split(":")[0]
+        if module_name in seen:
+            continue
+        seen.add(module_name)
+        ids = [fid for fid, t in registry.FORMATS.items() if t.split(":")[0] == module_name]
+        module = importlib.import_module(module_name)
+        # The docstrings are reStructuredText-ish: "::" introduces an indented
+        # block, which Markdown shows as code once the marker is dropped.
+        doc = inspect.cleandoc(module.__doc__ or "").replace("::\n", ":\n").replace("\n:\n", "\n")
+        title, _, body = doc.partition("\n")
+        parts.append(f"## {', '.join(f'`{i}`' for i in ids)}\n\n{title.split(': ', 1)[-1]}\n{body}\n")
+        del format_id
+    return "\n".join(parts)
 
 
 def run(args: argparse.Namespace) -> int:
-    del args
+    if args.markdown:
+        print(markdown(), end="")
+        return 0
     for format_id in registry.format_ids():
         print(format_id)
     return 0
