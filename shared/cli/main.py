@@ -17,6 +17,7 @@ from shared.errors import BinlakeError
 _COMMANDS: Final = {
     "normalize": ("shared.cli.normalize", "normalize vendor messages from a file or stdin (offline)"),
     "formats": ("shared.cli.formats", "list the vendor format ids"),
+    "dev": ("shared.cli.dev", "development tools: a local Kafka broker"),
 }
 
 

@@ -1,0 +1,279 @@
+"""A real single-node Apache Kafka broker for development and tests.
+
+Apache Kafka (KRaft mode: one process is both broker and controller) runs from
+the Maven Central jars that ``deploy/kafka/pom.xml`` resolves, so no Docker
+engine or download site is needed, only ``mvn`` and a JDK 17+. Jars are cached
+under ``$BINLAKE_CACHE_DIR`` (default ``~/.cache/binlake``); each broker gets a
+run folder holding its config, data, log, pid and port.
+
+``start`` formats storage, launches the broker in the background on free
+loopback ports, waits until it answers Kafka API requests and records
+``broker.json``; ``stop`` sends SIGTERM (then SIGKILL after a grace period);
+``status`` says whether the recorded broker is alive. A failed start raises
+BrokerError with the tail of the broker log. Replication factors are 1, so
+transactions work on the single node.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Final
+
+from shared.errors import BinlakeError
+
+REPO: Final = Path(__file__).resolve().parents[2]
+DEFAULT_POM: Final = REPO / "deploy" / "kafka" / "pom.xml"
+STATE_FILE: Final = "broker.json"
+
+_LOG4J2: Final = """<?xml version="1.0" encoding="UTF-8"?>
+<Configuration status="warn">
+  <Appenders>
+    <File name="file" fileName="{log}">
+      <PatternLayout pattern="[%d] %p %m (%c)%n"/>
+    </File>
+  </Appenders>
+  <Loggers>
+    <Logger name="kafka.request.logger" level="warn"/>
+    <Logger name="org.apache.kafka.clients" level="warn"/>
+    <Root level="info"><AppenderRef ref="file"/></Root>
+  </Loggers>
+</Configuration>
+"""
+
+
+class BrokerError(BinlakeError):
+    """The development broker could not be prepared, started or stopped."""
+
+
+@dataclass(slots=True)
+class BrokerInfo:
+    pid: int
+    port: int
+    controller_port: int
+    run_dir: str
+    kafka_version: str
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("BINLAKE_CACHE_DIR", Path.home() / ".cache" / "binlake"))
+
+
+def kafka_version(pom: Path = DEFAULT_POM) -> str:
+    text = pom.read_text("utf-8")
+    start = text.index("<kafka.version>") + len("<kafka.version>")
+    return text[start : text.index("</kafka.version>")]
+
+
+def ensure_jars(pom: Path = DEFAULT_POM) -> Path:
+    """The folder of broker jars, resolved with Maven on first use (cached after)."""
+    if not pom.exists():
+        raise BrokerError(f"{pom} not found: run binlake from its source checkout, or set BINLAKE_KAFKA_POM")
+    libs = cache_dir() / f"kafka-{kafka_version(pom)}" / "libs"
+    marker = libs / ".complete"
+    if marker.exists():
+        return libs
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise BrokerError("Maven (mvn) is needed to fetch the Kafka jars; install it (apt-get install maven)")
+    libs.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(
+        [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", f"-DoutputDirectory={libs}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise BrokerError(f"mvn could not resolve the Kafka jars:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    marker.touch()
+    return libs
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    java = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    if not java:
+        raise BrokerError("a JDK 17+ is needed to run the Kafka broker; set JAVA_HOME or put java on PATH")
+    return java
+
+
+def _server_properties(run_dir: Path, port: int, controller_port: int) -> str:
+    return f"""process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:{controller_port}
+listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}
+advertised.listeners=PLAINTEXT://127.0.0.1:{port}
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+log.dirs={run_dir / "data"}
+num.partitions=1
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=4
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=4
+group.initial.rebalance.delay.ms=0
+"""
+
+
+def read_state(run_dir: Path) -> BrokerInfo | None:
+    path = run_dir / STATE_FILE
+    if not path.exists():
+        return None
+    return BrokerInfo(**json.loads(path.read_text()))
+
+
+def is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child (exited, not reaped) is not alive.
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
+def _answers(port: int) -> bool:
+    """True once the broker answers a Kafka ApiVersions request on ``port``."""
+    request = (
+        (18).to_bytes(2, "big")  # ApiVersions
+        + (0).to_bytes(2, "big")  # version 0
+        + (1).to_bytes(4, "big")  # correlation id
+        + (7).to_bytes(2, "big")
+        + b"binlake"
+    )
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0) as sock:
+            sock.sendall(len(request).to_bytes(4, "big") + request)
+            size = int.from_bytes(sock.recv(4), "big")
+            body = sock.recv(size)
+    except OSError:
+        return False
+    return len(body) >= 6 and int.from_bytes(body[4:6], "big") == 0
+
+
+def log_tail(run_dir: Path, lines: int = 40) -> str:
+    parts = []
+    for name in ("broker.log", "stdout.log"):
+        path = run_dir / name
+        if path.exists():
+            parts.append(f"--- {path} ---\n" + "\n".join(path.read_text(errors="replace").splitlines()[-lines:]))
+    return "\n".join(parts) or "(no broker log written)"
+
+
+def start(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> BrokerInfo:
+    """Format storage and start a broker; return once it answers requests."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    current = read_state(run_dir)
+    if current is not None and is_alive(current.pid):
+        if _answers(current.port):
+            return current
+        raise BrokerError(f"a broker process {current.pid} from {run_dir} is alive but not answering; stop it first")
+    libs = ensure_jars()
+    for stale in ("data", STATE_FILE, "broker.log", "stdout.log"):
+        target = run_dir / stale
+        if target.is_dir():
+            shutil.rmtree(target)
+        elif target.exists():
+            target.unlink()
+    port, controller_port = free_port(), free_port()
+    while controller_port == port:
+        controller_port = free_port()
+    properties = run_dir / "server.properties"
+    properties.write_text(_server_properties(run_dir, port, controller_port))
+    log4j = run_dir / "log4j2.xml"
+    log4j.write_text(_LOG4J2.format(log=run_dir / "broker.log"))
+    java = _java()
+    classpath = f"{libs}/*"
+    base = [java, f"-Xmx{heap}", "-cp", classpath, f"-Dlog4j2.configurationFile={log4j}"]
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    formatted = subprocess.run(
+        [*base, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if formatted.returncode != 0:
+        raise BrokerError(f"formatting broker storage failed:\n{formatted.stdout[-2000:]}{formatted.stderr[-2000:]}")
+    with open(run_dir / "stdout.log", "wb") as out:
+        process = subprocess.Popen(  # noqa: S603 - our own java command line
+            [*base, "-XX:+UseSerialGC", "kafka.Kafka", str(properties)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,  # survives the CLI; stopped by pid
+        )
+    info = BrokerInfo(process.pid, port, controller_port, str(run_dir), kafka_version())
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise BrokerError(f"the broker exited with code {process.returncode} while starting:\n{log_tail(run_dir)}")
+        if _answers(port):
+            (run_dir / STATE_FILE).write_text(json.dumps(asdict(info)))
+            return info
+        time.sleep(0.25)
+    _terminate(process.pid, grace_s=5)
+    raise BrokerError(f"the broker did not answer within {timeout_s:.0f}s:\n{log_tail(run_dir)}")
+
+
+def _terminate(pid: int, grace_s: float) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if not is_alive(pid):
+            return
+        time.sleep(0.1)
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+
+
+def stop(run_dir: Path, *, grace_s: float = 20.0) -> bool:
+    """Stop the recorded broker; False when none was running."""
+    info = read_state(run_dir)
+    if info is None:
+        return False
+    alive = is_alive(info.pid)
+    if alive:
+        _terminate(info.pid, grace_s)
+    (run_dir / STATE_FILE).unlink(missing_ok=True)
+    return alive
+
+
+def status(run_dir: Path) -> tuple[BrokerInfo | None, bool]:
+    """The recorded broker and whether it answers now."""
+    info = read_state(run_dir)
+    if info is None or not is_alive(info.pid):
+        return info, False
+    return info, _answers(info.port)
