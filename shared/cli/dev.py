@@ -40,7 +40,11 @@ def run(args: argparse.Namespace) -> int:
         stopped = broker.stop(run_dir)
         print("stopped" if stopped else "no broker was running", file=sys.stderr)
         return 0
-    info, answering = broker.status(run_dir)
-    report = {"running": answering, "bootstrap": info.bootstrap if info else None, "pid": info.pid if info else None}
+    recorded, answering = broker.status(run_dir)
+    report = {
+        "running": answering,
+        "bootstrap": recorded.bootstrap if recorded else None,
+        "pid": recorded.pid if recorded else None,
+    }
     print(json.dumps(report))
     return 0 if answering else 3

@@ -223,7 +223,7 @@ def start(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> Brok
     if formatted.returncode != 0:
         raise BrokerError(f"formatting broker storage failed:\n{formatted.stdout[-2000:]}{formatted.stderr[-2000:]}")
     with open(run_dir / "stdout.log", "wb") as out:
-        process = subprocess.Popen(  # noqa: S603 - our own java command line
+        process = subprocess.Popen(
             [*base, "-XX:+UseSerialGC", "kafka.Kafka", str(properties)],
             stdout=out,
             stderr=subprocess.STDOUT,
