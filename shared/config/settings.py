@@ -1,0 +1,121 @@
+"""Service configuration: environment variables with the ``BINLAKE_`` prefix.
+
+Every setting has a description; ``binlake config example`` prints them all as
+an example env file, and docs/configuration.md is generated from the same
+models. Secrets are ``SecretStr``: they never appear in logs, reprs or errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from shared.parsing.context import zone
+
+SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
+SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
+
+
+class KafkaSettings(BaseSettings):
+    """How to reach the Kafka cluster (shared by every binlake service)."""
+
+    model_config = SettingsConfigDict(env_prefix="BINLAKE_KAFKA_", extra="ignore")
+
+    bootstrap_servers: str = Field(
+        "127.0.0.1:9092", description="Comma-separated host:port list of Kafka brokers to bootstrap from."
+    )
+    security_protocol: SecurityProtocol = Field("PLAINTEXT", description="PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.")
+    sasl_mechanism: SaslMechanism = Field(
+        "SCRAM-SHA-512", description="SASL mechanism for SASL_* protocols: PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."
+    )
+    sasl_username: str | None = Field(None, description="SASL user name (SASL_* protocols).")
+    sasl_password: SecretStr | None = Field(None, description="SASL password (SASL_* protocols). Never logged.")
+    ssl_cafile: str | None = Field(None, description="PEM file of CA certificates to verify brokers (SSL, SASL_SSL).")
+    ssl_certfile: str | None = Field(None, description="PEM client certificate for mutual TLS (SSL, SASL_SSL).")
+    ssl_keyfile: str | None = Field(None, description="PEM private key of the client certificate.")
+    ssl_key_password: SecretStr | None = Field(None, description="Password of the client key, if any. Never logged.")
+    ssl_check_hostname: bool = Field(True, description="Verify that broker certificates match their host names.")
+
+    @model_validator(mode="after")
+    def _sasl_needs_credentials(self) -> KafkaSettings:
+        if self.security_protocol.startswith("SASL_") and (not self.sasl_username or self.sasl_password is None):
+            raise ValueError(
+                "BINLAKE_KAFKA_SECURITY_PROTOCOL is SASL_*: "
+                "set BINLAKE_KAFKA_SASL_USERNAME and BINLAKE_KAFKA_SASL_PASSWORD"
+            )
+        return self
+
+
+class TableRule(BaseModel):
+    """An include/exclude pattern on ``db.table`` (shell-style ``*`` and ``?``)."""
+
+    pattern: str
+
+    def regex(self) -> re.Pattern[str]:
+        return re.compile("^" + re.escape(self.pattern).replace(r"\*", ".*").replace(r"\?", ".") + "$", re.IGNORECASE)
+
+
+class NormalizerSettings(BaseSettings):
+    """One normalizer service: vendor topics in, canonical events out, exactly once."""
+
+    model_config = SettingsConfigDict(env_prefix="BINLAKE_", extra="ignore")
+
+    format: str = Field(
+        ..., description="Vendor format id of the input topics (binlake formats lists them), or 'auto'."
+    )
+    input_topics: Annotated[list[str], NoDecode] = Field(
+        ..., description='Vendor topics to consume, as a JSON list (["canal.orders","canal.users"]) or comma list.'
+    )
+    output_topic: str = Field("binlake.events", description="The unified topic that receives canonical events.")
+    dlq_topic: str = Field("binlake.dlq", description="The dead-letter topic for rejected vendor messages.")
+    group_id: str = Field(
+        "binlake-normalizer", description="Consumer group id; also the prefix of the transactional ids."
+    )
+    source_timezone: str = Field(
+        "UTC", description="IANA zone in which wall-clock TIMESTAMP strings of the sources are read."
+    )
+    topic_tables: dict[str, str] = Field(
+        default_factory=dict,
+        description='Topic to "db.table" for formats whose messages name no table (debezium-smt), as JSON.',
+    )
+    include_tables: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Only events of db.table names matching one of these patterns (*, ?) are published; empty = all.",
+    )
+    exclude_tables: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Events of db.table names matching one of these patterns are skipped (counted, not published).",
+    )
+    format_options: dict[str, str] = Field(
+        default_factory=dict, description='Format options as JSON, e.g. {"bytes_encoding": "base64"}.'
+    )
+    avro_schema_file: str | None = Field(None, description="The vendor's Avro schema file (drs-avro).")
+    batch_max_messages: int = Field(
+        2000, ge=1, description="At most this many input messages per partition go into one transaction."
+    )
+    batch_max_ms: int = Field(200, ge=1, description="A batch closes after this many milliseconds of polling.")
+    metrics_port: int = Field(9108, ge=0, description="Port of /metrics, /healthz and /readyz (0: pick a free one).")
+    metrics_host: str = Field("0.0.0.0", description="Address the metrics/health server binds.")
+    log_level: str = Field("INFO", description="Log level: DEBUG, INFO, WARNING, ERROR.")
+    retry_backoff_max_s: float = Field(
+        30.0, gt=0, description="Longest pause between retries while the broker is unreachable."
+    )
+
+    @field_validator("input_topics", "include_tables", "exclude_tables", mode="before")
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return json.loads(value)
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
+    @field_validator("source_timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        zone(value)
+        return value

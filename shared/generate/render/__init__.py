@@ -1,0 +1,85 @@
+"""Vendor renderers: a generated ``Change`` written as one message of a vendor format.
+
+Each renderer is ``render(change: Change, ctx: RenderContext) -> bytes``,
+registered in ``RENDERERS`` (format id -> ``module:function``, imported lazily).
+A renderer writes what that vendor would write for the change: its envelope,
+its value renderings (Canal strings, DRS byte lists, OMS base64, Debezium
+Connect types...), its positions. Parsing the bytes with binlake's parser of
+the same format must give an event that ``shared.generate.compare.check_event``
+accepts, with the comparison flags in ``COMPARE``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Final
+
+from shared.errors import ConfigError
+from shared.generate.workload import Change
+
+
+@dataclass(slots=True, frozen=True)
+class RenderContext:
+    zone: dt.tzinfo = dt.UTC
+    """The source time zone: wall-clock TIMESTAMP renderings use it."""
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+RenderFn = Callable[[Change, RenderContext], bytes]
+
+RENDERERS: Final[dict[str, str]] = {
+    "canal-json": "shared.generate.render.canal_family:render_canal_json",
+    "kafkariver-canal": "shared.generate.render.canal_family:render_kafkariver",
+    "ckafka-v1": "shared.generate.render.canal_family:render_ckafka",
+    "drs-json": "shared.generate.render.canal_family:render_drs_json",
+    "drs-json-c": "shared.generate.render.canal_family:render_drs_json_c",
+    "drs-avro": "shared.generate.render.canal_family:render_drs_avro",
+    "maxwell-json": "shared.generate.render.canal_family:render_maxwell",
+    "ogg-json": "shared.generate.render.canal_family:render_ogg",
+    "oms-default": "shared.generate.render.oms_family:render_oms_default",
+    "oms-extend-column-type": "shared.generate.render.oms_family:render_oms_extend",
+    "oms-dataworks": "shared.generate.render.oms_family:render_oms_dataworks",
+    "oms-shareplex": "shared.generate.render.oms_family:render_oms_shareplex",
+    "oms-avro": "shared.generate.render.oms_family:render_oms_avro",
+    "debezium-json": "shared.generate.render.oms_family:render_debezium",
+    "debezium-smt": "shared.generate.render.oms_family:render_debezium_smt",
+}
+
+
+@dataclass(slots=True, frozen=True)
+class CompareFlags:
+    partial_before: bool = False
+    partial_after: bool = False
+    upsert: bool = False
+
+
+COMPARE: Final[dict[str, CompareFlags]] = {
+    "oms-shareplex": CompareFlags(partial_after=True),
+    "debezium-smt": CompareFlags(upsert=True),
+}
+"""Comparison flags where a vendor's images are partial or its ops ambiguous."""
+
+
+@cache
+def get(format_id: str) -> RenderFn:
+    target = RENDERERS.get(format_id)
+    if target is None:
+        raise ConfigError(f"no renderer for format {format_id!r}; renderable: {', '.join(sorted(RENDERERS))}")
+    module_name, _, attr = target.partition(":")
+    fn: RenderFn = getattr(importlib.import_module(module_name), attr)
+    return fn
+
+
+def flags(format_id: str) -> CompareFlags:
+    return COMPARE.get(format_id, CompareFlags())
+
+
+def parse_options(format_id: str) -> dict[str, Any]:
+    """What a normalizer of ``format_id`` needs to read rendered messages (e.g. the drs-avro schema)."""
+    module_name = RENDERERS[format_id].partition(":")[0]
+    hook = getattr(importlib.import_module(module_name), "parse_options", None)
+    return {} if hook is None else dict(hook(format_id))
