@@ -18,6 +18,7 @@ _COMMANDS: Final = {
     "normalize": ("shared.cli.normalize", "normalize vendor messages from a file or stdin (offline)"),
     "formats": ("shared.cli.formats", "list the vendor format ids"),
     "dev": ("shared.cli.dev", "development tools: a local Kafka broker"),
+    "normalizer": ("shared.cli.normalizer", "run the Kafka normalizer service for one vendor format"),
 }
 
 

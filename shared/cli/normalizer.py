@@ -1,0 +1,77 @@
+"""``binlake normalizer``: the Kafka normalizer service for one vendor format.
+
+Consumes the vendor topics, publishes canonical events (Avro single-object
+encoding) to the unified topic and dead letters to the dead-letter topic, one
+Kafka transaction per partition batch. Configuration comes from ``BINLAKE_*``
+environment variables (docs/configuration.md); the options below override them.
+Stops cleanly on SIGTERM or SIGINT.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+from typing import Any
+
+from pydantic import ValidationError
+
+from shared import logs
+from shared.config.settings import KafkaSettings, NormalizerSettings
+from shared.errors import ConfigError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", metavar="ID", help="vendor format id (BINLAKE_FORMAT)")
+    parser.add_argument("--input-topics", metavar="T1,T2", help="vendor topics (BINLAKE_INPUT_TOPICS)")
+    parser.add_argument("--output-topic", metavar="TOPIC", help="unified topic (BINLAKE_OUTPUT_TOPIC)")
+    parser.add_argument("--dlq-topic", metavar="TOPIC", help="dead-letter topic (BINLAKE_DLQ_TOPIC)")
+    parser.add_argument("--group-id", metavar="ID", help="consumer group (BINLAKE_GROUP_ID)")
+    parser.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="Kafka (BINLAKE_KAFKA_BOOTSTRAP_SERVERS)")
+    parser.add_argument("--metrics-port", type=int, metavar="PORT", help="metrics/health port (BINLAKE_METRICS_PORT)")
+
+
+def load_settings(overrides: dict[str, Any]) -> tuple[NormalizerSettings, KafkaSettings]:
+    given = {key: value for key, value in overrides.items() if value is not None}
+    bootstrap = given.pop("bootstrap_servers", None)
+    try:
+        settings = NormalizerSettings(**given)
+        kafka = KafkaSettings() if bootstrap is None else KafkaSettings(bootstrap_servers=bootstrap)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"BINLAKE_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"invalid configuration: {problems}") from None
+    return settings, kafka
+
+
+def run(args: argparse.Namespace) -> int:
+    settings, kafka = load_settings(
+        {
+            "format": args.format,
+            "input_topics": args.input_topics,
+            "output_topic": args.output_topic,
+            "dlq_topic": args.dlq_topic,
+            "group_id": args.group_id,
+            "metrics_port": args.metrics_port,
+            "bootstrap_servers": args.bootstrap_servers,
+        }
+    )
+    logs.setup(settings.log_level)
+    return asyncio.run(serve(settings, kafka))
+
+
+async def serve(settings: NormalizerSettings, kafka: KafkaSettings) -> int:
+    from shared.kafka.runtime import Normalizer
+
+    normalizer = Normalizer(settings, kafka)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, normalizer.stop)
+    logging.getLogger("binlake").info(
+        "normalizer starting", extra={"format": settings.format, "pid": os.getpid(), "kafka": kafka.bootstrap_servers}
+    )
+    await normalizer.run()
+    return 0

@@ -1,0 +1,1 @@
+"""Configuration of the binlake services: environment variables prefixed ``BINLAKE_``."""

@@ -1,0 +1,1 @@
+"""The Kafka runtime every normalizer uses: exactly-once consume-transform-produce on aiokafka."""

@@ -1,0 +1,59 @@
+"""What binlake writes to Kafka besides the event body: keys and dead-letter headers.
+
+Unified topic key: all changes of one row must land in one partition in source
+order, so the key is the row's identity, ``[database, schema, table, [key
+values]]`` as compact JSON (key values in the JSON view's renderings). A table
+without a primary key, and a DDL, key by the table alone (one partition per
+table: order kept, no parallelism inside that table).
+
+Dead letters keep the original key and value bytes; their headers say where the
+message came from and why it was rejected (``binlake.*`` names below).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+import orjson
+
+from shared.codec.json_view import render_value
+from shared.event.model import ChangeEvent
+
+H_TOPIC: Final = "binlake.origin.topic"
+H_PARTITION: Final = "binlake.origin.partition"
+H_OFFSET: Final = "binlake.origin.offset"
+H_FORMAT: Final = "binlake.format"
+H_ERROR_CLASS: Final = "binlake.error.class"
+H_REASON: Final = "binlake.error.reason"
+H_PARSER_VERSION: Final = "binlake.parser.version"
+H_REJECTED_AT: Final = "binlake.rejected.at.ms"
+H_REPLAYED_FROM: Final = "binlake.replayed.from"
+
+
+def event_key(event: ChangeEvent) -> bytes:
+    source = event.source
+    identity: list[object] = [source.database, source.schema, source.table]
+    image = event.after if event.after is not None else event.before
+    if event.primary_key and image is not None:
+        identity.append([render_value(image.get(name)) for name in event.primary_key])
+    return orjson.dumps(identity)
+
+
+def dead_letter_headers(
+    *, topic: str, partition: int, offset: int, format_id: str, code: str, reason: str, parser_version: str
+) -> list[tuple[str, bytes]]:
+    return [
+        (H_TOPIC, topic.encode()),
+        (H_PARTITION, str(partition).encode()),
+        (H_OFFSET, str(offset).encode()),
+        (H_FORMAT, format_id.encode()),
+        (H_ERROR_CLASS, code.encode()),
+        (H_REASON, reason.encode()),
+        (H_PARSER_VERSION, parser_version.encode()),
+        (H_REJECTED_AT, str(int(time.time() * 1000)).encode()),
+    ]
+
+
+def header_map(headers: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...]) -> dict[str, str]:
+    return {name: value.decode("utf-8", "replace") for name, value in headers}

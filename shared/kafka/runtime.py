@@ -1,0 +1,358 @@
+"""The normalizer runtime: vendor topics in, canonical events out, exactly once.
+
+One runtime runs every parser. Per input partition, each batch is one Kafka
+transaction that holds the canonical events (unified topic), the dead letters
+(dead-letter topic) and the consumed offsets (``send_offsets_to_transaction``),
+so either all of a batch's effects become visible to ``read_committed`` readers
+or none do.
+
+Zombie fencing without KIP-447. aiokafka cannot send consumer group metadata
+with the offsets, so the broker cannot fence a stale group member by
+generation. binlake uses the pre-KIP-447 design (Kafka Streams' "eos-alpha"):
+one transactional producer per input partition, with ``transactional.id =
+<group_id>.<topic>.<partition>``. Whoever is assigned a partition first starts
+that producer, which makes the transaction coordinator bump the id's epoch:
+any older producer with the same id (a zombie that lost the partition in a
+rebalance but does not know yet) is fenced, and its open transaction is
+aborted or completed before ``init_transactions`` returns. Only then does the
+new owner read the partition's committed offset and seek to it, so it starts
+exactly after the last committed batch. A fenced zombie's commit fails with
+``ProducerFenced``; it drops the partition without committing anything.
+
+Failures: a broker error inside a batch aborts its transaction and rewinds the
+partition to the batch's first offset, then the loop backs off (exponential,
+capped) and retries; a producer that can no longer abort is replaced (which
+aborts the open transaction on the broker). SIGTERM finishes the open batch
+(commit or abort) and leaves the group; nothing partial is ever committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+from aiokafka.abc import ConsumerRebalanceListener
+from aiokafka.errors import KafkaError, ProducerFenced
+
+from shared.codec import avro
+from shared.config.settings import KafkaSettings, NormalizerSettings, TableRule
+from shared.errors import ConfigError
+from shared.event.model import ChangeEvent
+from shared.kafka.client import connection_kwargs
+from shared.kafka.records import dead_letter_headers, event_key
+from shared.metrics.http import HealthServer
+from shared.metrics.normalizer import NormalizerMetrics
+from shared.parsing import registry
+from shared.parsing.context import ParseContext, zone
+from shared.parsing.errors import INTERNAL
+from shared.parsing.result import Parsed, Rejected
+
+log = logging.getLogger("binlake.normalizer")
+
+
+@dataclass
+class BatchResult:
+    consumed: int = 0
+    events: int = 0
+    dead_letters: int = 0
+
+
+@dataclass
+class _PartitionState:
+    producer: AIOKafkaProducer
+    next_offset: int = 0
+    """The first offset not yet committed: records below it are never processed again."""
+    fenced: bool = False
+
+
+@dataclass
+class Normalizer:
+    settings: NormalizerSettings
+    kafka: KafkaSettings
+    metrics: NormalizerMetrics = field(default_factory=NormalizerMetrics)
+
+    def __post_init__(self) -> None:
+        self.parser = registry.get(self.settings.format)
+        options: dict[str, Any] = dict(self.settings.format_options)
+        if self.settings.avro_schema_file:
+            try:
+                options["avro_schema"] = orjson.loads(Path(self.settings.avro_schema_file).read_bytes())
+            except (OSError, orjson.JSONDecodeError) as exc:
+                raise ConfigError(f"BINLAKE_AVRO_SCHEMA_FILE: cannot read a JSON Avro schema: {exc}") from exc
+        self._base_ctx = ParseContext(source_timezone=zone(self.settings.source_timezone), options=options)
+        self._contexts: dict[str, ParseContext] = {}
+        self._include = [TableRule(pattern=p).regex() for p in self.settings.include_tables]
+        self._exclude = [TableRule(pattern=p).regex() for p in self.settings.exclude_tables]
+        self._partitions: dict[TopicPartition, _PartitionState] = {}
+        self._lock = asyncio.Lock()
+        self._stopping = asyncio.Event()
+        self._consumer: AIOKafkaConsumer | None = None
+        self.health = HealthServer(self.metrics.registry)
+        self._client = connection_kwargs(self.kafka)
+
+    # ---------------------------------------------------------------- control
+
+    def stop(self) -> None:
+        """Ask the loop to finish its open batch and leave (SIGTERM handler)."""
+        self._stopping.set()
+
+    def transactional_id(self, tp: TopicPartition) -> str:
+        return f"{self.settings.group_id}.{tp.topic}.{tp.partition}"
+
+    def _context(self, topic: str) -> ParseContext:
+        ctx = self._contexts.get(topic)
+        if ctx is None:
+            table = self.settings.topic_tables.get(topic)
+            ctx = ParseContext(
+                topic=topic,
+                source_table=table,
+                source_timezone=self._base_ctx.source_timezone,
+                options=self._base_ctx.options,
+            )
+            self._contexts[topic] = ctx
+        return ctx
+
+    # ---------------------------------------------------------------- partitions
+
+    async def _open(self, assigned: Iterable[TopicPartition]) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        fresh = [tp for tp in assigned if tp not in self._partitions]
+        for tp in fresh:
+            producer = AIOKafkaProducer(
+                transactional_id=self.transactional_id(tp),
+                enable_idempotence=True,
+                linger_ms=5,
+                max_batch_size=256 * 1024,
+                max_request_size=16 * 1024 * 1024,
+                **self._client,
+            )
+            # start() runs init_transactions: fences any zombie owner of this
+            # partition and settles its open transaction before we read offsets.
+            await producer.start()
+            self._partitions[tp] = _PartitionState(producer)
+        await self._rewind(fresh)
+        self.metrics.assigned.set(len(self._partitions))
+        log.info("partitions assigned", extra={"partitions": [f"{tp.topic}:{tp.partition}" for tp in fresh]})
+
+    async def _rewind(self, tps: Iterable[TopicPartition]) -> None:
+        """Seek partitions to their committed offsets (the start of uncommitted work).
+
+        The offset is also kept as the partition's ``next_offset`` guard: records
+        the fetcher already buffered from an older position (it starts fetching
+        before the assignment callback has run) are dropped, not processed twice.
+        """
+        consumer = self._consumer
+        assert consumer is not None
+        for tp in tps:
+            committed = await consumer.committed(tp)
+            if committed is None:
+                committed = (await consumer.beginning_offsets([tp]))[tp]
+            consumer.seek(tp, committed)
+            self._partitions[tp].next_offset = committed
+
+    async def _close(self, revoked: Iterable[TopicPartition]) -> None:
+        for tp in revoked:
+            state = self._partitions.pop(tp, None)
+            if state is not None:
+                await state.producer.stop()
+        self.metrics.assigned.set(len(self._partitions))
+
+    # ---------------------------------------------------------------- batches
+
+    def _wanted(self, event: ChangeEvent) -> bool:
+        if not self._include and not self._exclude:
+            return True
+        name = f"{event.source.database or ''}.{event.source.table or ''}"
+        if self._include and not any(rule.match(name) for rule in self._include):
+            return False
+        return not any(rule.match(name) for rule in self._exclude)
+
+    async def _process(self, tp: TopicPartition, records: list[ConsumerRecord[bytes, bytes]]) -> BatchResult:
+        state = self._partitions.get(tp)
+        if state is None or state.fenced:
+            return BatchResult()  # not ours (any more): the next owner processes these
+        records = [record for record in records if record.offset >= state.next_offset]
+        if not records:
+            return BatchResult()
+        result = BatchResult(consumed=len(records))
+        producer = state.producer
+        settings = self.settings
+        metrics = self.metrics
+        ctx = self._context(tp.topic)
+        started = time.perf_counter()
+        sends: list[asyncio.Future[Any]] = []
+        try:
+            await producer.begin_transaction()
+            for record in records:
+                raw = record.value if record.value is not None else b""
+                outcome = self.parser(raw, ctx.at(tp.topic, tp.partition, record.offset))
+                if isinstance(outcome, Parsed):
+                    try:
+                        encoded = [(event, avro.encode(event)) for event in outcome.events if self._wanted(event)]
+                    except (TypeError, ValueError, OverflowError) as exc:
+                        outcome = Rejected(INTERNAL, f"event not encodable: {type(exc).__name__}: {exc}")
+                    else:
+                        self._account(outcome, len(encoded))
+                        for event, body in encoded:
+                            sends.append(await producer.send(settings.output_topic, body, key=event_key(event)))
+                        result.events += len(encoded)
+                        continue
+                headers = dead_letter_headers(
+                    topic=tp.topic,
+                    partition=tp.partition,
+                    offset=record.offset,
+                    format_id=settings.format,
+                    code=outcome.code,
+                    reason=outcome.reason,
+                    parser_version=self.parser.version,
+                )
+                sends.append(await producer.send(settings.dlq_topic, raw, key=record.key, headers=headers))
+                metrics.dead_lettered.labels(tp.topic, outcome.code).inc()
+                result.dead_letters += 1
+            await asyncio.gather(*sends)
+            await producer.send_offsets_to_transaction({tp: records[-1].offset + 1}, settings.group_id)
+            await producer.commit_transaction()
+            state.next_offset = records[-1].offset + 1
+        except ProducerFenced:
+            state.fenced = True
+            metrics.aborts.labels("fenced").inc()
+            log.warning("producer fenced: partition taken over", extra={"partition": f"{tp.topic}:{tp.partition}"})
+            return BatchResult()
+        except (TimeoutError, KafkaError, OSError) as exc:
+            metrics.aborts.labels(type(exc).__name__).inc()
+            await self._abort(tp, state)
+            raise
+        metrics.transactions.inc()
+        metrics.consumed.labels(tp.topic).inc(result.consumed)
+        metrics.produced.labels(settings.output_topic).inc(result.events)
+        metrics.batch_seconds.observe(time.perf_counter() - started)
+        metrics.batch_size.observe(result.consumed)
+        return result
+
+    def _account(self, outcome: Parsed, kept: int) -> None:
+        metrics = self.metrics
+        if outcome.control is not None and not outcome.events:
+            metrics.controls.labels(outcome.control).inc()
+        for heartbeat in outcome.heartbeats:
+            metrics.source_last_seen.labels(heartbeat.table or "*").set(heartbeat.ts_ms / 1000)
+        for event in outcome.events:
+            table = f"{event.source.database or ''}.{event.source.table or ''}"
+            if not self._wanted(event):
+                metrics.filtered.labels(table).inc()
+                continue
+            metrics.events.labels(table, event.op).inc()
+            if event.ts_ms is not None:
+                metrics.source_last_seen.labels(table).set(event.ts_ms / 1000)
+        del kept
+
+    async def _abort(self, tp: TopicPartition, state: _PartitionState) -> None:
+        """Undo a failed batch: abort its transaction and rewind to its first record."""
+        consumer = self._consumer
+        assert consumer is not None
+        try:
+            await asyncio.wait_for(state.producer.abort_transaction(), 30)
+        except (TimeoutError, KafkaError, OSError):
+            # The producer cannot finish the abort: replace it. Its successor's
+            # init_transactions aborts the open transaction on the broker.
+            log.warning("replacing producer after failed abort", extra={"partition": f"{tp.topic}:{tp.partition}"})
+            with contextlib.suppress(KafkaError, OSError):
+                await state.producer.stop()
+            self._partitions.pop(tp, None)
+            await self._open([tp])
+            return
+        consumer.seek(tp, state.next_offset)
+
+    def _update_lag(self, batches: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]]) -> None:
+        consumer = self._consumer
+        assert consumer is not None
+        for tp, records in batches.items():
+            highwater = consumer.highwater(tp)
+            if highwater is not None and records:
+                self.metrics.lag.labels(tp.topic, str(tp.partition)).set(max(0, highwater - records[-1].offset - 1))
+
+    # ---------------------------------------------------------------- loop
+
+    async def run(self) -> None:
+        settings = self.settings
+        await self.health.start(settings.metrics_host, settings.metrics_port)
+        backoff = 0.5
+        try:
+            while not self._stopping.is_set():
+                try:
+                    await self._consume_until_stopped()
+                    return
+                except (TimeoutError, KafkaError, OSError) as exc:
+                    self.metrics.broker_errors.labels(type(exc).__name__).inc()
+                    self.health.ready = False
+                    log.warning("broker error, backing off", extra={"error": repr(exc), "backoff_s": backoff})
+                    await self._shutdown_clients()
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stopping.wait(), backoff)
+                    backoff = min(backoff * 2, settings.retry_backoff_max_s)
+        finally:
+            await self._shutdown_clients()
+            await self.health.stop()
+
+    async def _consume_until_stopped(self) -> None:
+        settings = self.settings
+        consumer = AIOKafkaConsumer(
+            group_id=settings.group_id,
+            isolation_level="read_committed",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_partition_fetch_bytes=4 * 1024 * 1024,
+            **self._client,
+        )
+        self._consumer = consumer
+        consumer.subscribe(settings.input_topics, listener=_Listener(self))
+        await consumer.start()
+        self.health.ready = True
+        log.info("consuming", extra={"topics": settings.input_topics, "format": settings.format})
+        while not self._stopping.is_set():
+            self.health.beat()
+            batches = await consumer.getmany(timeout_ms=settings.batch_max_ms, max_records=settings.batch_max_messages)
+            if not batches:
+                continue
+            async with self._lock:
+                # Every partition's batch finishes (commits or aborts) before an
+                # error propagates, so no transaction is left running unseen.
+                results = await asyncio.gather(
+                    *(self._process(tp, records) for tp, records in batches.items()), return_exceptions=True
+                )
+            for outcome in results:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            self._update_lag(batches)
+
+    async def _shutdown_clients(self) -> None:
+        async with self._lock:
+            await self._close(list(self._partitions))
+        # Outside the lock: stopping the consumer leaves the group, which calls
+        # the rebalance listener, which takes the lock.
+        consumer, self._consumer = self._consumer, None
+        if consumer is not None:
+            with contextlib.suppress(KafkaError, OSError):
+                await consumer.stop()
+
+
+class _Listener(ConsumerRebalanceListener):
+    def __init__(self, normalizer: Normalizer) -> None:
+        self.normalizer = normalizer
+
+    async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+        # The lock waits for an in-flight batch to commit or abort first.
+        async with self.normalizer._lock:
+            await self.normalizer._close(revoked)
+
+    async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        async with self.normalizer._lock:
+            await self.normalizer._open(assigned)

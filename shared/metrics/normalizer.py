@@ -1,0 +1,56 @@
+"""The normalizer's Prometheus metrics (names documented in docs/operations.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+
+@dataclass
+class NormalizerMetrics:
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        self.consumed = Counter("binlake_consumed_messages", "Vendor messages consumed", ["topic"], registry=r)
+        self.produced = Counter(
+            "binlake_produced_events", "Canonical events produced (committed or not)", ["topic"], registry=r
+        )
+        self.dead_lettered = Counter(
+            "binlake_dead_letters", "Vendor messages sent to the dead-letter topic", ["topic", "reason"], registry=r
+        )
+        self.controls = Counter(
+            "binlake_control_messages", "Accepted messages with no event (heartbeats, tx markers)", ["kind"], registry=r
+        )
+        self.filtered = Counter(
+            "binlake_filtered_events", "Events skipped by the include/exclude table rules", ["table"], registry=r
+        )
+        self.events = Counter("binlake_events", "Canonical events by table and op", ["table", "op"], registry=r)
+        self.batch_seconds = Histogram(
+            "binlake_batch_seconds",
+            "Time to parse, produce and commit one partition batch",
+            buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=r,
+        )
+        self.batch_size = Histogram(
+            "binlake_batch_messages",
+            "Input messages per committed transaction",
+            buckets=(1, 10, 50, 100, 500, 1000, 2000, 5000),
+            registry=r,
+        )
+        self.transactions = Counter("binlake_transactions_committed", "Transactions committed", registry=r)
+        self.aborts = Counter("binlake_transaction_aborts", "Transactions aborted", ["cause"], registry=r)
+        self.lag = Gauge(
+            "binlake_consumer_lag", "Messages behind the high watermark", ["topic", "partition"], registry=r
+        )
+        self.source_last_seen = Gauge(
+            "binlake_source_last_seen_seconds",
+            "Source time (epoch s) of the newest change or heartbeat per table; freshness = time() - this",
+            ["table"],
+            registry=r,
+        )
+        self.assigned = Gauge("binlake_assigned_partitions", "Input partitions owned", registry=r)
+        self.broker_errors = Counter(
+            "binlake_broker_errors", "Kafka errors that made the service back off", ["error"], registry=r
+        )

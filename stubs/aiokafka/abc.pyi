@@ -1,0 +1,6 @@
+import abc
+from typing import Any
+
+class ConsumerRebalanceListener(abc.ABC):
+    def on_partitions_revoked(self, revoked: list[Any]) -> Any: ...
+    def on_partitions_assigned(self, assigned: list[Any]) -> Any: ...
