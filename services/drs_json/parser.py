@@ -31,13 +31,14 @@ sequence; required), minor = 0, then the row index inside the message.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any, Final, Literal
 
 from services.canal_json.flat import FlatProfile, parse_flat
 from shared.event.model import Source
 from shared.parsing.common import blank_to_none
 from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_FIELD, INCONSISTENT, MISSING_FIELD, WRONG_FORMAT, RejectError
+from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, MISSING_FIELD, WRONG_FORMAT, RejectError
 from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_str
 from shared.parsing.result import Parsed
 from shared.parsing.sqltypes import Dialect
@@ -54,6 +55,8 @@ _FLAT_KEYS: Final = ("data", "old", "mysqlType", "columnType", "sqlType", "isDdl
 _DDL_TYPES: Final = frozenset({"DDL", "INIT_DDL"})
 _PROFILE_CACHE: dict[tuple[str, Dialect, str | None, str], FlatProfile] = {}
 _PROFILE_CACHE_LIMIT: Final = 256
+_MAX_DIGITS: Final = 4300
+"""Python's own limit for integer text; no DRS number comes near it."""
 
 
 def order_by_id(doc: dict[str, Any], es_ms: int | None) -> tuple[int, int]:
@@ -82,6 +85,7 @@ def parse_drs_doc(doc: Any, ctx: ParseContext, format_id: str, delete_row_in: De
     """
     if not isinstance(doc, dict):
         raise RejectError(WRONG_FORMAT, "expected a JSON object (a DRS JSON message)")
+    _refuse_huge_numbers(doc)
     kind = _kind(doc)
     if isinstance(doc.get("data"), dict):
         raise RejectError(WRONG_FORMAT, "field 'data' is an object, not an array of rows: not a DRS JSON message")
@@ -107,6 +111,33 @@ def parse_drs_doc(doc: Any, ctx: ParseContext, format_id: str, delete_row_in: De
     if kind.upper() == "UPDATE":
         _changed_columns(parsed, doc)
     return parsed
+
+
+def _refuse_huge_numbers(doc: dict[str, Any]) -> None:
+    """Reject numbers such as ``1e999999999`` before anything converts them to int.
+
+    The exact decoder reads them as Decimal, and ``int()`` of such a Decimal
+    (in the shared integer readers) takes practically forever. DRS writes
+    every value as a string, so a number this large is never a real value.
+    """
+    for key, value in doc.items():
+        if isinstance(value, Decimal) and _huge(value):
+            raise RejectError(BAD_FIELD, f"field {key!r} is a number beyond {_MAX_DIGITS} digits")
+    for key in ("data", "old"):
+        rows = doc.get(key)
+        if not isinstance(rows, list):
+            continue
+        for index, row in enumerate(rows):
+            if not isinstance(row, dict):
+                continue
+            for name, value in row.items():
+                if isinstance(value, Decimal) and _huge(value):
+                    where = f"{key}[{index}] column {name!r}"
+                    raise RejectError(BAD_VALUE, f"{where} is a number beyond {_MAX_DIGITS} digits")
+
+
+def _huge(value: Decimal) -> bool:
+    return value.is_finite() and value.adjusted() > _MAX_DIGITS
 
 
 def _kind(doc: dict[str, Any]) -> str:

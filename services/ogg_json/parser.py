@@ -29,8 +29,9 @@ and no SQL: it becomes a TRUNCATE event with ``ddl.sql`` empty and kind
 TRUNCATE_TABLE.
 
 ``db_type`` is ORACLE (override with the option ``db_type`` for other capture
-sources); ``tokens`` ``txid``/``xid`` give ``transaction_id`` and ``csn``/``scn``
-give ``scn``; ``pos`` is kept verbatim as ``checkpoint``.
+sources; for MySQL-family ones (MYSQL, MARIADB, OB_MYSQL, TIDB), which have no
+schema level, a two-part ``table`` is ``database.table``); ``tokens``
+``txid``/``xid`` give ``transaction_id`` and ``csn``/``scn`` give ``scn``; ``pos`` is kept verbatim as ``checkpoint``.
 
 Order key: ``pos`` is the trail sequence number times 10^10 plus the RBA; major
 = ``int(pos) // 10^10`` (sequence number), minor = ``int(pos) % 10^10`` (RBA).
@@ -82,10 +83,14 @@ def parse_doc(doc: Any, ctx: ParseContext) -> Parsed:
     ingest_ts_ms = _time_ms(doc, "current_ts", ctx.source_timezone)
     pos = _pos(doc)
     tokens = opt_obj(doc, "tokens") or {}
-    db_type = ctx.options.get("db_type")
+    db_type_option = ctx.options.get("db_type")
+    db_type = db_type_option.upper() if isinstance(db_type_option, str) and db_type_option else "ORACLE"
+    if catalog is None and schema is not None and db_type in _DATABASE_IS_SCHEMA:
+        # MySQL-family sources have no schema level: GoldenGate's two-part name is database.table.
+        catalog, schema = schema, None
     source = Source(
         format=FORMAT_ID,
-        db_type=db_type.upper() if isinstance(db_type, str) and db_type else "ORACLE",
+        db_type=db_type,
         database=catalog,
         schema=schema,
         table=table,
@@ -201,6 +206,9 @@ def _op(doc: dict[str, Any]) -> Op:
     if op is None:
         raise RejectError(UNSUPPORTED, f"unknown op_type {value[:40]!r} (expected I, U, D or T)")
     return op
+
+
+_DATABASE_IS_SCHEMA: Final = frozenset({"MYSQL", "MARIADB", "OB_MYSQL", "TIDB"})
 
 
 def _table_name(doc: dict[str, Any]) -> tuple[str | None, str | None, str]:

@@ -19,6 +19,8 @@ _COMMANDS: Final = {
     "formats": ("shared.cli.formats", "list the vendor format ids"),
     "dev": ("shared.cli.dev", "development tools: a local Kafka broker"),
     "normalizer": ("shared.cli.normalizer", "run the Kafka normalizer service for one vendor format"),
+    "generate": ("shared.cli.generate", "synthetic MySQL traffic in a vendor format, with ground truth"),
+    "dlq": ("shared.cli.dlq", "dead-letter tools: replay"),
 }
 
 

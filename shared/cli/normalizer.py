@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from shared import logs
-from shared.config.settings import KafkaSettings, NormalizerSettings
+from shared.config.settings import KafkaSettings, NormalizerSettings, kafka_settings
 from shared.errors import ConfigError
 
 
@@ -38,7 +38,7 @@ def load_settings(overrides: dict[str, Any]) -> tuple[NormalizerSettings, KafkaS
     bootstrap = given.pop("bootstrap_servers", None)
     try:
         settings = NormalizerSettings(**given)
-        kafka = KafkaSettings() if bootstrap is None else KafkaSettings(bootstrap_servers=bootstrap)
+        kafka = kafka_settings(bootstrap)
     except ValidationError as exc:
         problems = "; ".join(
             f"BINLAKE_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in exc.errors()

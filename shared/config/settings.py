@@ -50,6 +50,13 @@ class KafkaSettings(BaseSettings):
         return self
 
 
+def kafka_settings(bootstrap_servers: str | None = None) -> KafkaSettings:
+    """``KafkaSettings`` from the environment, with the bootstrap servers overridden if given."""
+    if bootstrap_servers is None:
+        return KafkaSettings()
+    return KafkaSettings(bootstrap_servers=bootstrap_servers)
+
+
 class TableRule(BaseModel):
     """An include/exclude pattern on ``db.table`` (shell-style ``*`` and ``?``)."""
 

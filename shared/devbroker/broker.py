@@ -51,6 +51,10 @@ _LOG4J2: Final = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
+_CHILDREN: dict[int, subprocess.Popen[bytes]] = {}
+"""Brokers this process started: kept so they are reaped (no zombie, no ResourceWarning)."""
+
+
 class BrokerError(BinlakeError):
     """The development broker could not be prepared, started or stopped."""
 
@@ -230,6 +234,7 @@ def start(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> Brok
             stdin=subprocess.DEVNULL,
             start_new_session=True,  # survives the CLI; stopped by pid
         )
+    _CHILDREN[process.pid] = process
     info = BrokerInfo(process.pid, port, controller_port, str(run_dir), kafka_version())
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -244,19 +249,24 @@ def start(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> Brok
 
 
 def _terminate(pid: int, grace_s: float) -> None:
+    child = _CHILDREN.pop(pid, None)
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
         return
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        if not is_alive(pid):
+        if child is not None and child.poll() is not None:
+            return
+        if child is None and not is_alive(pid):
             return
         time.sleep(0.1)
     try:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         return
+    if child is not None:
+        child.wait(10)
 
 
 def stop(run_dir: Path, *, grace_s: float = 20.0) -> bool:

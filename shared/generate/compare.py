@@ -44,6 +44,8 @@ def _texts_of_local(value: dt.datetime) -> set[str]:
         out.add(value.isoformat(sep=sep, timespec="milliseconds"))
         if value.microsecond == 0:
             out.add(value.isoformat(sep=sep, timespec="seconds"))
+        else:  # OMS prints only the significant fraction digits
+            out.add(value.isoformat(sep=sep, timespec="microseconds").rstrip("0"))
     return out
 
 

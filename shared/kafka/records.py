@@ -13,6 +13,7 @@ message came from and why it was rejected (``binlake.*`` names below).
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Final
 
 import orjson
@@ -55,5 +56,5 @@ def dead_letter_headers(
     ]
 
 
-def header_map(headers: list[tuple[str, bytes]] | tuple[tuple[str, bytes], ...]) -> dict[str, str]:
+def header_map(headers: Sequence[tuple[str, bytes]]) -> dict[str, str]:
     return {name: value.decode("utf-8", "replace") for name, value in headers}

@@ -130,8 +130,13 @@ def as_int(value: Any, what: str) -> int:
         if value.is_integer() and abs(value) < 2**53:
             return int(value)
         raise InexactNumber(what)
-    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-        return int(value)
+    if (
+        isinstance(value, Decimal)
+        and value.is_finite()
+        and value.adjusted() <= 40
+        and value == value.to_integral_value()
+    ):
+        return int(value)  # the digit bound keeps int() from expanding 1e4000000000 forever
     raise RejectError(BAD_FIELD, f"field {what!r} must be an integer, got {_kind(value)}")
 
 

@@ -47,6 +47,10 @@ class SqlType:
 # ------------------------------------------------------------------ converters
 
 
+MAX_INTEGER_DIGITS: Final = 4300
+"""Python's own limit for int <-> str conversion; longer integers are not SQL values."""
+
+
 def _int(value: Any) -> int:
     if type(value) is int:
         return value if INT64_MIN <= value <= INT64_MAX else BigInt(value)
@@ -62,7 +66,12 @@ def _int(value: Any) -> int:
         if value.is_integer() and abs(value) < 2**53:
             return int(value)
         exact_number(value)
-    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+    if (
+        isinstance(value, Decimal)
+        and value.is_finite()
+        and value.adjusted() <= MAX_INTEGER_DIGITS  # int() of 1e4000000000 would run for ages
+        and value == value.to_integral_value()
+    ):
         number = int(value)
         return number if INT64_MIN <= number <= INT64_MAX else BigInt(number)
     raise ValueError(f"expected an integer, got {value!r}")
@@ -348,10 +357,9 @@ def _logical(
         signed, wide = _INT_WIDTH[base]
         return (wide if unsigned else signed), None, None
     if base in ("decimal", "numeric", "dec", "fixed", "number", "bigdecimal"):
+        # DECIMAL(p) and Oracle NUMBER(p) both mean scale 0; bare NUMBER is unconstrained.
         precision = params[0] if params else None
-        scale = params[1] if len(params) > 1 else (0 if params and base != "number" else None)
-        if base == "number" and not params:
-            return "decimal", None, None
+        scale = params[1] if len(params) > 1 else (0 if params else None)
         return "decimal", precision, scale
     if base == "float":
         if dialect == "oracle":

@@ -103,8 +103,8 @@ def instant_from_epoch_text(text: str) -> _dt.datetime:
         seconds = Decimal(text)
     except InvalidOperation:
         raise ValueError(f"expected epoch seconds, got {text!r}") from None
-    if not seconds.is_finite():
-        raise ValueError(f"expected epoch seconds, got {text!r}")
+    if not seconds.is_finite() or seconds.adjusted() > 20:
+        raise ValueError(f"expected epoch seconds, got {text[:60]!r}")
     micros = int(seconds.scaleb(6).to_integral_value(rounding="ROUND_FLOOR"))
     return instant_from_epoch_micros(micros)
 

@@ -51,7 +51,7 @@ import orjson
 
 from shared.event.values import SqlTime, Value, decimal_text
 from shared.generate.render import RenderContext
-from shared.generate.workload import COLUMNS, PRIMARY_KEY, ColumnSpec, Change
+from shared.generate.workload import COLUMNS, PRIMARY_KEY, Change, ColumnSpec
 from shared.parsing.order import binlog_index
 
 UTC: Final = dt.UTC
@@ -112,8 +112,7 @@ def fsp(spec: ColumnSpec) -> int:
 def local_text(value: dt.datetime, digits: int, sep: str = " ") -> str:
     """``YYYY-MM-DD HH:MM:SS[.f...]`` with exactly ``digits`` fractional digits."""
     text = (
-        f"{value.year:04d}-{value.month:02d}-{value.day:02d}{sep}"
-        f"{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
+        f"{value.year:04d}-{value.month:02d}-{value.day:02d}{sep}{value.hour:02d}:{value.minute:02d}:{value.second:02d}"
     )
     if digits:
         text += "." + f"{value.microsecond:06d}"[:digits]

@@ -40,7 +40,7 @@ import orjson
 
 from shared.event.values import BigInt, Image, SqlTime, Value
 from shared.generate.render import RenderContext
-from shared.generate.workload import COLUMNS, PRIMARY_KEY, ColumnSpec, Change
+from shared.generate.workload import COLUMNS, PRIMARY_KEY, Change, ColumnSpec
 
 SEQUENCE_SCALE: Final = 100_000
 """OMS sequences: change time in ms * 10^5 + a sequence of at most five digits."""
@@ -295,9 +295,7 @@ def render_oms_shareplex(change: Change, ctx: RenderContext) -> bytes:
         assert change.before is not None and change.after is not None
         before = change.before
         changed = {
-            name: value
-            for name, value in change.after.items()
-            if name not in before or not _same(before[name], value)
+            name: value for name, value in change.after.items() if name not in before or not _same(before[name], value)
         }
         doc["data"] = _oms_image(changed)
     else:

@@ -1,0 +1,85 @@
+"""Small real-Kafka helpers for the integration tests (no mocks: a real broker)."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterable
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+async def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(name, partitions, 1) for name, partitions in topics.items()])
+    finally:
+        await admin.close()
+    # Topic metadata reaches every listener a moment after creation.
+    await asyncio.sleep(0.5)
+
+
+async def produce(bootstrap: str, topic: str, items: Iterable[tuple[bytes | None, bytes]]) -> list[tuple[int, int]]:
+    """Produce in order; return each message's (partition, offset)."""
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, enable_idempotence=True, linger_ms=5)
+    await producer.start()
+    try:
+        futures = [await producer.send(topic, value, key=key) for key, value in items]
+        written = await asyncio.gather(*futures)
+    finally:
+        await producer.stop()
+    return [(meta.partition, meta.offset) for meta in written]
+
+
+async def read_all(bootstrap: str, topic: str, *, idle_ms: int = 1500) -> list[ConsumerRecord[bytes, bytes]]:
+    """Every committed record of ``topic``, partition by partition in offset order."""
+    consumer = AIOKafkaConsumer(
+        topic, bootstrap_servers=bootstrap, isolation_level="read_committed", auto_offset_reset="earliest"
+    )
+    await consumer.start()
+    out: list[ConsumerRecord[bytes, bytes]] = []
+    try:
+        while True:
+            batches = await consumer.getmany(timeout_ms=idle_ms)
+            if not batches:
+                break
+            for records in batches.values():
+                out.extend(records)
+    finally:
+        await consumer.stop()
+    out.sort(key=lambda r: (r.partition, r.offset))
+    return out
+
+
+async def group_caught_up(bootstrap: str, group_id: str, topic: str) -> bool:
+    """True when ``group_id`` has committed every input offset of ``topic``."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group_id, enable_auto_commit=False)
+    await consumer.start()
+    try:
+        partitions = consumer.partitions_for_topic(topic) or set()
+        if not partitions:
+            await consumer.topics()
+            partitions = consumer.partitions_for_topic(topic) or set()
+        tps = [TopicPartition(topic, p) for p in partitions]
+        ends = await consumer.end_offsets(tps)
+        for tp in tps:
+            committed = await consumer.committed(tp)
+            if ends[tp] > 0 and (committed is None or committed < ends[tp]):
+                return False
+        return bool(tps)
+    finally:
+        await consumer.stop()
+
+
+async def wait_caught_up(bootstrap: str, group_id: str, topic: str, *, timeout_s: float = 120.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not await group_caught_up(bootstrap, group_id, topic):
+        if asyncio.get_running_loop().time() > deadline:
+            raise TimeoutError(f"group {group_id} did not consume all of {topic} within {timeout_s}s")
+        await asyncio.sleep(0.5)
