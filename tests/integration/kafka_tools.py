@@ -57,29 +57,27 @@ async def read_all(bootstrap: str, topic: str, *, idle_ms: int = 1500) -> list[C
     return out
 
 
-async def group_caught_up(bootstrap: str, group_id: str, topic: str) -> bool:
+async def group_caught_up(bootstrap: str, group_id: str, topic: str, partitions: int) -> bool:
     """True when ``group_id`` has committed every input offset of ``topic``."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group_id, enable_auto_commit=False)
     await consumer.start()
     try:
-        partitions = consumer.partitions_for_topic(topic) or set()
-        if not partitions:
-            await consumer.topics()
-            partitions = consumer.partitions_for_topic(topic) or set()
-        tps = [TopicPartition(topic, p) for p in partitions]
+        tps = [TopicPartition(topic, p) for p in range(partitions)]
         ends = await consumer.end_offsets(tps)
         for tp in tps:
             committed = await consumer.committed(tp)
             if ends[tp] > 0 and (committed is None or committed < ends[tp]):
                 return False
-        return bool(tps)
+        return True
     finally:
         await consumer.stop()
 
 
-async def wait_caught_up(bootstrap: str, group_id: str, topic: str, *, timeout_s: float = 120.0) -> None:
+async def wait_caught_up(
+    bootstrap: str, group_id: str, topic: str, partitions: int, *, timeout_s: float = 120.0
+) -> None:
     deadline = asyncio.get_running_loop().time() + timeout_s
-    while not await group_caught_up(bootstrap, group_id, topic):
+    while not await group_caught_up(bootstrap, group_id, topic, partitions):
         if asyncio.get_running_loop().time() > deadline:
             raise TimeoutError(f"group {group_id} did not consume all of {topic} within {timeout_s}s")
         await asyncio.sleep(0.5)

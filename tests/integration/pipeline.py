@@ -78,11 +78,11 @@ async def send_workload(
     return Sent(changes, dict(zip(positions, changes, strict=True)))
 
 
-async def run_normalizer_until_caught_up(bootstrap: str, settings: NormalizerSettings) -> Normalizer:
+async def run_normalizer_until_caught_up(bootstrap: str, settings: NormalizerSettings, partitions: int) -> Normalizer:
     normalizer = Normalizer(settings, kafka_settings(bootstrap))
     task = asyncio.create_task(normalizer.run())
     try:
-        await kafka_tools.wait_caught_up(bootstrap, settings.group_id, settings.input_topics[0])
+        await kafka_tools.wait_caught_up(bootstrap, settings.group_id, settings.input_topics[0], partitions)
     finally:
         normalizer.stop()
         await asyncio.wait_for(task, 60)

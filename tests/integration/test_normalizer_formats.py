@@ -31,7 +31,7 @@ async def test_format_end_to_end(kafka_bootstrap: str, format_id: str, tmp_path:
     await kafka_tools.create_topics(kafka_bootstrap, {topics.vendor: 3, topics.events: 4, topics.dlq: 1})
     sent = await send_workload(kafka_bootstrap, format_id, topics, events=EVENTS, seed=7, zone_name=zone_name)
     settings = normalizer_settings(format_id, topics, tmp_path, zone_name)
-    normalizer = await run_normalizer_until_caught_up(kafka_bootstrap, settings)
+    normalizer = await run_normalizer_until_caught_up(kafka_bootstrap, settings, partitions=3)
 
     assert await kafka_tools.read_all(kafka_bootstrap, topics.dlq) == []
     events = decode(await kafka_tools.read_all(kafka_bootstrap, topics.events))
@@ -40,7 +40,7 @@ async def test_format_end_to_end(kafka_bootstrap: str, format_id: str, tmp_path:
     assert sorted(origins) == sorted(sent.by_origin)
     flags = render.flags(format_id)
     tz = zone(zone_name)
-    per_key: dict[bytes, list[int]] = defaultdict(list)
+    per_row: dict[tuple[str, str], list[tuple[int, int, int]]] = defaultdict(list)
     for record, event in events:
         change = sent.by_origin[(event.origin.partition, event.origin.offset)]
         problems = check_event(
@@ -50,11 +50,14 @@ async def test_format_end_to_end(kafka_bootstrap: str, format_id: str, tmp_path:
             partial_before=flags.partial_before,
             partial_after=flags.partial_after,
             upsert=flags.upsert,
+            old_null_as_empty=flags.old_null_as_empty,
         )
         assert problems == [], (change.sequence, problems)
         assert record.key is not None
-        per_key[record.key].append(change.sequence)
-    # All changes of one row share a key, hence a partition, in source order.
-    for key, sequences in per_key.items():
-        assert sequences == sorted(sequences), key
+        per_row[(change.table, str(change.key))].append((record.partition, record.offset, change.sequence))
+    # All changes of one row land in one partition of the unified topic, in source order.
+    for row, placed in per_row.items():
+        assert len({partition for partition, _, _ in placed}) == 1, row
+        sequences = [sequence for _, _, sequence in sorted(placed)]
+        assert sequences == sorted(sequences), row
     assert normalizer.metrics.transactions._value.get() >= 1

@@ -53,8 +53,9 @@ def _round_trip(fmt: str, seed: int, zone: dt.tzinfo) -> list[tuple[Change, Chan
     return pairs
 
 
-def _problems(fmt: str, change: Change, event: ChangeEvent, zone: dt.tzinfo) -> list[str]:
-    flags = render.flags(fmt)
+def _problems(fmt: str, change: Change, event: ChangeEvent, zone: dt.tzinfo, *, strict: bool = False) -> list[str]:
+    """check_event with the format's comparison flags (``strict``: with none)."""
+    flags = render.CompareFlags() if strict else render.flags(fmt)
     return check_event(
         change,
         event,
@@ -62,6 +63,7 @@ def _problems(fmt: str, change: Change, event: ChangeEvent, zone: dt.tzinfo) -> 
         partial_before=flags.partial_before,
         partial_after=flags.partial_after,
         upsert=flags.upsert,
+        old_null_as_empty=flags.old_null_as_empty,
     )
 
 
@@ -147,7 +149,8 @@ def test_round_trip_kafkariver(seed: int, zone: dt.tzinfo) -> None:
     for change, event in pairs:
         expected = _kafkariver_ambiguity(change)
         ambiguous += bool(expected)
-        assert set(_problems("kafkariver-canal", change, event, zone)) == expected, f"#{change.sequence}"
+        assert set(_problems("kafkariver-canal", change, event, zone, strict=True)) == expected, f"#{change.sequence}"
+        assert _problems("kafkariver-canal", change, event, zone) == [], f"#{change.sequence}"
     assert ambiguous < len(pairs) // 10
     _assert_table_order(pairs)
 
