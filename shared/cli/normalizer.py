@@ -47,7 +47,14 @@ def load_settings(overrides: dict[str, Any]) -> tuple[NormalizerSettings, KafkaS
     return settings, kafka
 
 
+_EARLY_STOP: list[int] = []
+"""Signals that arrived before the event loop took over signal handling."""
+
+
 def run(args: argparse.Namespace) -> int:
+    # A SIGTERM during start-up (imports, settings) must still mean a clean stop.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda received, _frame: _EARLY_STOP.append(received))
     settings, kafka = load_settings(
         {
             "format": args.format,
@@ -70,6 +77,8 @@ async def serve(settings: NormalizerSettings, kafka: KafkaSettings) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, normalizer.stop)
+    if _EARLY_STOP:
+        normalizer.stop()
     logging.getLogger("binlake").info(
         "normalizer starting", extra={"format": settings.format, "pid": os.getpid(), "kafka": kafka.bootstrap_servers}
     )

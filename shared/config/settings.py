@@ -108,6 +108,11 @@ class NormalizerSettings(BaseSettings):
     metrics_port: int = Field(9108, ge=0, description="Port of /metrics, /healthz and /readyz (0: pick a free one).")
     metrics_host: str = Field("0.0.0.0", description="Address the metrics/health server binds.")
     log_level: str = Field("INFO", description="Log level: DEBUG, INFO, WARNING, ERROR.")
+    session_timeout_ms: int = Field(
+        10000,
+        ge=1000,
+        description="Consumer group session timeout: how long a crashed instance keeps its partitions.",
+    )
     retry_backoff_max_s: float = Field(
         30.0, gt=0, description="Longest pause between retries while the broker is unreachable."
     )

@@ -310,6 +310,8 @@ class Normalizer:
             enable_auto_commit=False,
             auto_offset_reset="earliest",
             max_partition_fetch_bytes=4 * 1024 * 1024,
+            session_timeout_ms=settings.session_timeout_ms,
+            heartbeat_interval_ms=max(500, settings.session_timeout_ms // 4),
             **self._client,
         )
         self._consumer = consumer

@@ -37,10 +37,15 @@ async def produce(bootstrap: str, topic: str, items: Iterable[tuple[bytes | None
     return [(meta.partition, meta.offset) for meta in written]
 
 
-async def read_all(bootstrap: str, topic: str, *, idle_ms: int = 1500) -> list[ConsumerRecord[bytes, bytes]]:
-    """Every committed record of ``topic``, partition by partition in offset order."""
+async def read_all(
+    bootstrap: str, topic: str, *, idle_ms: int = 1500, committed: bool = True
+) -> list[ConsumerRecord[bytes, bytes]]:
+    """Every committed (or, with ``committed=False``, every) record of ``topic``, in offset order."""
     consumer = AIOKafkaConsumer(
-        topic, bootstrap_servers=bootstrap, isolation_level="read_committed", auto_offset_reset="earliest"
+        topic,
+        bootstrap_servers=bootstrap,
+        isolation_level="read_committed" if committed else "read_uncommitted",
+        auto_offset_reset="earliest",
     )
     await consumer.start()
     out: list[ConsumerRecord[bytes, bytes]] = []
