@@ -21,6 +21,7 @@ _COMMANDS: Final = {
     "normalizer": ("shared.cli.normalizer", "run the Kafka normalizer service for one vendor format"),
     "generate": ("shared.cli.generate", "synthetic MySQL traffic in a vendor format, with ground truth"),
     "dlq": ("shared.cli.dlq", "dead-letter tools: replay"),
+    "config": ("shared.cli.config", "print every BINLAKE_* setting (example env file or reference)"),
 }
 
 

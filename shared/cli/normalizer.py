@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import signal
+import sys
 from typing import Any
 
 from pydantic import ValidationError
@@ -68,6 +69,13 @@ def run(args: argparse.Namespace) -> int:
     )
     logs.setup(settings.log_level)
     return asyncio.run(serve(settings, kafka))
+
+
+def main_for(format_id: str) -> int:
+    """``python -m services.<format>``: the normalizer with its format fixed (other settings from env)."""
+    from shared.cli.main import main
+
+    return main(["normalizer", "--format", format_id, *sys.argv[1:]])
 
 
 async def serve(settings: NormalizerSettings, kafka: KafkaSettings) -> int:

@@ -1,0 +1,7 @@
+"""``python -m services.debezium_smt``: the Kafka normalizer for ``debezium-smt`` (settings from BINLAKE_* env)."""
+
+import sys
+
+from shared.cli.normalizer import main_for
+
+sys.exit(main_for("debezium-smt"))

@@ -1,0 +1,7 @@
+"""``python -m services.oms_shareplex``: the Kafka normalizer for ``oms-shareplex`` (settings from BINLAKE_* env)."""
+
+import sys
+
+from shared.cli.normalizer import main_for
+
+sys.exit(main_for("oms-shareplex"))

@@ -1,0 +1,54 @@
+"""Settings: environment parsing, validation messages, and the generated reference."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from shared.cli.config import markdown
+from shared.config.settings import KafkaSettings, NormalizerSettings
+
+pytestmark = pytest.mark.unit
+
+
+def test_configuration_doc_is_current() -> None:
+    committed = (Path(__file__).parents[2] / "docs" / "configuration.md").read_text("utf-8")
+    assert committed == markdown(), "regenerate: binlake config markdown > docs/configuration.md"
+
+
+def test_every_setting_is_described() -> None:
+    for model in (KafkaSettings, NormalizerSettings):
+        for name, info in model.model_fields.items():
+            assert info.description, f"{model.__name__}.{name} has no description"
+
+
+def test_lists_and_maps_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BINLAKE_FORMAT", "debezium-smt")
+    monkeypatch.setenv("BINLAKE_INPUT_TOPICS", "a, b,c")
+    monkeypatch.setenv("BINLAKE_EXCLUDE_TABLES", '["shop.tmp_*"]')
+    monkeypatch.setenv("BINLAKE_TOPIC_TABLES", '{"a": "shop.orders"}')
+    settings = NormalizerSettings()
+    assert settings.input_topics == ["a", "b", "c"]
+    assert settings.exclude_tables == ["shop.tmp_*"]
+    assert settings.topic_tables == {"a": "shop.orders"}
+
+
+def test_sasl_needs_credentials_and_hides_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BINLAKE_KAFKA_SECURITY_PROTOCOL", "SASL_SSL")
+    with pytest.raises(ValidationError, match="BINLAKE_KAFKA_SASL_USERNAME"):
+        KafkaSettings()
+    monkeypatch.setenv("BINLAKE_KAFKA_SASL_USERNAME", "svc")
+    monkeypatch.setenv("BINLAKE_KAFKA_SASL_PASSWORD", "hunter2")
+    settings = KafkaSettings()
+    assert "hunter2" not in repr(settings) and "hunter2" not in str(settings.model_dump())
+    assert settings.sasl_password is not None and settings.sasl_password.get_secret_value() == "hunter2"
+
+
+def test_unknown_zone_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BINLAKE_FORMAT", "canal-json")
+    monkeypatch.setenv("BINLAKE_INPUT_TOPICS", "a")
+    monkeypatch.setenv("BINLAKE_SOURCE_TIMEZONE", "Mars/Base")
+    with pytest.raises(ValidationError, match="unknown time zone"):
+        NormalizerSettings()
