@@ -226,7 +226,32 @@ def start(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> Brok
     )
     if formatted.returncode != 0:
         raise BrokerError(f"formatting broker storage failed:\n{formatted.stdout[-2000:]}{formatted.stderr[-2000:]}")
-    with open(run_dir / "stdout.log", "wb") as out:
+    return _launch(run_dir, base, properties, port, controller_port, timeout_s=timeout_s)
+
+
+def restart(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> BrokerInfo:
+    """Start a stopped broker again on its old ports with its data (an outage, not a reset)."""
+    properties = run_dir / "server.properties"
+    if not properties.exists() or not (run_dir / "data").exists():
+        raise BrokerError(f"no stopped broker in {run_dir} to restart; use start")
+    current = read_state(run_dir)
+    if current is not None and is_alive(current.pid):
+        raise BrokerError(f"the broker in {run_dir} is still running (pid {current.pid})")
+    settings = dict(
+        line.split("=", 1) for line in properties.read_text().splitlines() if "=" in line and not line.startswith("#")
+    )
+    port = int(settings["advertised.listeners"].rsplit(":", 1)[1])
+    controller_port = int(settings["controller.quorum.voters"].rsplit(":", 1)[1])
+    libs = ensure_jars()
+    log4j = run_dir / "log4j2.xml"
+    base = [_java(), f"-Xmx{heap}", "-cp", f"{libs}/*", f"-Dlog4j2.configurationFile={log4j}"]
+    return _launch(run_dir, base, properties, port, controller_port, timeout_s=timeout_s)
+
+
+def _launch(
+    run_dir: Path, base: list[str], properties: Path, port: int, controller_port: int, *, timeout_s: float
+) -> BrokerInfo:
+    with open(run_dir / "stdout.log", "ab") as out:
         process = subprocess.Popen(
             [*base, "-XX:+UseSerialGC", "kafka.Kafka", str(properties)],
             stdout=out,
