@@ -68,6 +68,9 @@ class RowTypes:
 
     def columns_for(self, *images: Image | None) -> list[Column]:
         """Declared columns plus an inferred column for every undeclared name in the images."""
+        declared = self.types.keys()
+        if all(not image or image.keys() <= declared for image in images):
+            return self.columns  # the common case: every column is declared (a C-level set check)
         extra: dict[str, Value] = {}
         for image in images:
             if not image:
