@@ -49,7 +49,7 @@ def decode_exact(raw: bytes) -> Any:
         raise RejectError(MALFORMED, f"invalid UTF-8: {exc}") from exc
     try:
         return json.loads(text, parse_float=Decimal, parse_constant=_no_constants)
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is int-digit limit
+    except (ValueError, ArithmeticError, RecursionError) as exc:  # JSONDecodeError, int-digit limit, Decimal range
         raise RejectError(MALFORMED, f"invalid JSON: {exc}") from exc
 
 

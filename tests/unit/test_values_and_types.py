@@ -167,3 +167,10 @@ def test_order_keys_sort_numerically() -> None:
 )
 def test_ddl_kinds(sql: str, vendor: str | None, kind: str) -> None:
     assert ddl_kind(sql, vendor) == kind
+
+
+def test_exponents_beyond_decimal_range_are_malformed_not_crashes() -> None:
+    from shared.parsing.jsondoc import decode_exact
+
+    with pytest.raises(RejectError, match="invalid JSON"):
+        decode_exact(b'{"a": 1.5e99999999999999999999}')
