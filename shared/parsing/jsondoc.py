@@ -49,7 +49,9 @@ def decode_exact(raw: bytes) -> Any:
         raise RejectError(MALFORMED, f"invalid UTF-8: {exc}") from exc
     try:
         return json.loads(text, parse_float=Decimal, parse_constant=_no_constants)
-    except (ValueError, ArithmeticError, RecursionError) as exc:  # JSONDecodeError, int-digit limit, Decimal range
+    except ArithmeticError as exc:  # decimal.InvalidOperation: an exponent beyond Decimal's range
+        raise RejectError(MALFORMED, "invalid JSON: a number's exponent is beyond any SQL or decimal range") from exc
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is the int-digit limit
         raise RejectError(MALFORMED, f"invalid JSON: {exc}") from exc
 
 
