@@ -164,6 +164,9 @@ class Normalizer:
             state = self._partitions.pop(tp, None)
             if state is not None:
                 await state.producer.stop()
+            # The new owner reports this partition's lag now: no stale series here.
+            with contextlib.suppress(KeyError):
+                self.metrics.lag.remove(tp.topic, str(tp.partition))
         self.metrics.assigned.set(len(self._partitions))
 
     # ---------------------------------------------------------------- batches
@@ -295,6 +298,7 @@ class Normalizer:
                     self.health.ready = False
                     log.warning("broker error, backing off", extra={"error": repr(exc), "backoff_s": backoff})
                     await self._shutdown_clients()
+                    self.health.beat()  # backing off is alive: a restart would not help
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._stopping.wait(), backoff)
                     backoff = min(backoff * 2, settings.retry_backoff_max_s)

@@ -1,8 +1,9 @@
 """A small asyncio HTTP server for ``/metrics``, ``/healthz`` and ``/readyz``.
 
 No web framework: three fixed GET routes, one short response each. ``healthz``
-answers 200 while the service loop is alive (it calls ``beat()``); ``readyz``
-answers 200 once the service says it is ready (consuming with an assignment).
+answers 200 while the service loop is alive (it calls ``beat()`` on every poll
+and while backing off from a broker outage); ``readyz`` answers 200 once the
+consumer has started (a replica beyond the partition count is ready but idle).
 """
 
 from __future__ import annotations
