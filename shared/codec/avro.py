@@ -21,6 +21,7 @@ import fastavro
 from fastavro.schema import to_parsing_canonical_form
 from fastavro.types import Schema
 
+from shared.codec.avro_writer import write_body
 from shared.codec.fingerprint import fingerprint_bytes
 from shared.errors import BinlakeError
 from shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
@@ -210,7 +211,12 @@ def from_record(record: dict[str, Any]) -> ChangeEvent:
 
 
 def encode_body(event: ChangeEvent) -> bytes:
-    """The Avro binary body (no framing) under the current schema."""
+    """The Avro binary body (no framing) under the current schema (the fast hand-written writer)."""
+    return write_body(event)
+
+
+def encode_body_reference(event: ChangeEvent) -> bytes:
+    """The same body through fastavro's generic writer: the reference the fast writer is tested against."""
     out = io.BytesIO()
     fastavro.schemaless_writer(out, parsed_schema(), to_record(event))
     return out.getvalue()
@@ -218,7 +224,7 @@ def encode_body(event: ChangeEvent) -> bytes:
 
 def encode(event: ChangeEvent) -> bytes:
     """Avro single-object encoding: ``C3 01`` + fingerprint + body."""
-    return MAGIC + fingerprint() + encode_body(event)
+    return MAGIC + fingerprint() + write_body(event)
 
 
 def decode(message: bytes) -> ChangeEvent:
