@@ -56,6 +56,23 @@ def _string(text: str) -> bytes:
     return _long(len(data)) + data
 
 
+_NAMES: dict[str, bytes] = {}
+
+
+def _name(text: str) -> bytes:
+    """``_string`` for the few texts that repeat on every event (column names, table names)."""
+    encoded = _NAMES.get(text)
+    if encoded is None:
+        if len(_NAMES) > 50_000:
+            _NAMES.clear()
+        encoded = _NAMES[text] = _string(text)
+    return encoded
+
+
+def _opt_name(text: str | None) -> bytes:
+    return _NULL if text is None else _BRANCH_1 + _name(text)
+
+
 def _opt_string(text: str | None) -> bytes:
     return _NULL if text is None else _BRANCH_1 + _string(text)
 
@@ -135,7 +152,7 @@ def _image(image: Image | None) -> bytes:
         return _BRANCH_1 + _NULL
     parts = [_BRANCH_1, _long(len(image))]
     for name, value in image.items():
-        parts.append(_string(name))
+        parts.append(_name(name))
         parts.append(_value(value))
     parts.append(_NULL)
     return b"".join(parts)
@@ -149,12 +166,12 @@ def write_body(event: ChangeEvent) -> bytes:
     return b"".join(
         (
             _long(_OPS[event.op]),
-            _string(s.format),
-            _opt_string(s.db_type),
-            _opt_string(s.database),
-            _opt_string(s.schema),
-            _opt_string(s.table),
-            _opt_string(s.tenant),
+            _name(s.format),
+            _opt_name(s.db_type),
+            _opt_name(s.database),
+            _opt_name(s.schema),
+            _opt_name(s.table),
+            _opt_name(s.tenant),
             _opt_string(s.binlog_file),
             _opt_long(s.binlog_pos),
             _opt_string(s.gtid),
@@ -171,7 +188,7 @@ def write_body(event: ChangeEvent) -> bytes:
             _image(event.after),
             _NULL if event.changed_columns is None else _BRANCH_1 + _strings(event.changed_columns),
             _NULL if ddl is None else _BRANCH_1 + _string(ddl.sql) + _string(ddl.kind),
-            _string(origin.topic),
+            _name(origin.topic),
             _long(origin.partition),
             _long(origin.offset),
             _long(origin.row),

@@ -102,9 +102,13 @@ class NormalizerSettings(BaseSettings):
     )
     avro_schema_file: str | None = Field(None, description="The vendor's Avro schema file (drs-avro).")
     batch_max_messages: int = Field(
-        2000, ge=1, description="At most this many input messages per partition go into one transaction."
+        2000,
+        ge=1,
+        description="At most this many input messages per poll; each partition's share is one transaction.",
     )
-    batch_max_ms: int = Field(200, ge=1, description="A batch closes after this many milliseconds of polling.")
+    batch_max_ms: int = Field(
+        200, ge=1, description="How long a poll waits for input when none is buffered (buffered input returns at once)."
+    )
     metrics_port: int = Field(9108, ge=0, description="Port of /metrics, /healthz and /readyz (0: pick a free one).")
     metrics_host: str = Field("0.0.0.0", description="Address the metrics/health server binds.")
     log_level: str = Field("INFO", description="Log level: DEBUG, INFO, WARNING, ERROR.")

@@ -37,8 +37,17 @@ def event_key(event: ChangeEvent) -> bytes:
     identity: list[object] = [source.database, source.schema, source.table]
     image = event.after if event.after is not None else event.before
     if event.primary_key and image is not None:
-        identity.append([render_value(image.get(name)) for name in event.primary_key])
+        identity.append([_key_value(image.get(name)) for name in event.primary_key])
     return orjson.dumps(identity)
+
+
+def _key_value(value: object) -> object:
+    # Plain ints (within int64) and strings are already their JSON view; anything
+    # else (BigInt, Decimal, bytes, dates...) takes the JSON view's rendering.
+    kind = type(value)
+    if kind is int or kind is str or value is None:
+        return value
+    return render_value(value)
 
 
 def dead_letter_headers(
