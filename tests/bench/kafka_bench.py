@@ -1,0 +1,349 @@
+"""Kafka -> runtime -> Kafka throughput, with transactions, on one broker in one run.
+
+Three runtimes read the same generated vendor traffic and write the unified
+topic exactly once (as each understands it):
+
+- ``normalizer``: binlake's production runtime, ``shared.kafka.runtime.Normalizer``
+  in-process with its production batch sizes (2000 messages / 200 ms per
+  partition and transaction), per format in ``formats``;
+- ``passthrough``: the same aiokafka client doing no work: consume, produce the
+  raw bytes, one transaction per partition batch with
+  ``send_offsets_to_transaction`` (same batch sizes, same producer settings).
+  It is the ceiling of this client and broker: ``normalizer / passthrough`` is
+  what parsing + Avro encoding costs;
+- ``faust``: the faust-streaming peer (``services.faust_peer``, a subprocess,
+  ``processing_guarantee="exactly_once"``), canal-json only.
+
+Each run gets fresh topics (input 3 partitions, unified topic 4, dead letters 1)
+and a fresh group. The input is generated with ``shared.generate`` and produced
+before the clock starts; the clock stops when the group has committed every
+input offset (polled every 50 ms). ``events_per_s`` counts from the runtime's
+start (group join and, for faust, interpreter start-up included);
+``steady_events_per_s`` counts from the group's first commit, which takes
+start-up out.
+
+``parse_encode_only`` is the normalizer's CPU work without Kafka (parse +
+Avro encode in a loop): the normalizer cannot beat it on one core.
+
+``python -m tests.bench.kafka_bench`` starts its own broker and prints the JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
+
+from shared.cli.generate import messages
+from shared.codec import avro
+from shared.config.settings import kafka_settings
+from shared.devbroker import broker
+from shared.generate.workload import Workload
+from shared.kafka.runtime import Normalizer
+from shared.parsing.result import Parsed
+from tests.integration import kafka_tools
+from tests.integration.pipeline import Topics, normalizer_settings
+
+REPO = Path(__file__).resolve().parents[2]
+INPUT_PARTITIONS = 3
+OUTPUT_PARTITIONS = 4
+BATCH_MAX_MESSAGES = 2000
+"""The runtime's production default (``BINLAKE_BATCH_MAX_MESSAGES``)."""
+BATCH_MAX_MS = 200
+"""The runtime's production default (``BINLAKE_BATCH_MAX_MS``)."""
+FAUST_FORMATS = frozenset({"canal-json"})
+DEFAULT_FORMATS = ["canal-json", "debezium-json", "maxwell-json", "drs-avro"]
+
+
+@dataclass
+class Timing:
+    events: int
+    seconds: float
+    first_commit_s: float
+    committed_at_first: int
+    transactions: int | None = None
+
+    def report(self) -> dict[str, Any]:
+        steady_s = self.seconds - self.first_commit_s
+        steady_events = self.events - self.committed_at_first
+        out: dict[str, Any] = {
+            "events": self.events,
+            "seconds": round(self.seconds, 3),
+            "events_per_s": round(self.events / self.seconds) if self.seconds > 0 else None,
+            "steady_events_per_s": round(steady_events / steady_s) if steady_s > 0 and steady_events > 0 else None,
+        }
+        if self.transactions:
+            out["transactions"] = self.transactions
+            out["mean_batch"] = round(self.events / self.transactions, 1)
+        return out
+
+
+class _Progress:
+    """Polls the group's committed offsets of the input topic."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str) -> None:
+        self.consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+        self.tps = [TopicPartition(topic, p) for p in range(INPUT_PARTITIONS)]
+
+    async def committed(self) -> int:
+        total = 0
+        for tp in self.tps:
+            offset = await self.consumer.committed(tp)
+            total += offset or 0
+        return total
+
+    async def time(self, events: int, started: float, *, timeout_s: float = 600.0) -> Timing:
+        """Wait until ``events`` input offsets are committed; time from ``started`` (perf_counter)."""
+        await self.consumer.start()
+        try:
+            first: tuple[float, int] | None = None
+            while True:
+                done = await self.committed()
+                now = time.perf_counter()
+                if done and first is None:
+                    first = (now - started, done)
+                if done >= events:
+                    assert first is not None
+                    return Timing(events, now - started, first[0], first[1])
+                if now - started > timeout_s:
+                    raise TimeoutError(f"only {done} of {events} input offsets committed after {timeout_s}s")
+                await asyncio.sleep(0.05)
+        finally:
+            await self.consumer.stop()
+
+
+async def _prepare(bootstrap: str, format_id: str, events: int, name: str) -> Topics:
+    topics = Topics.fresh(name)
+    await kafka_tools.create_topics(
+        bootstrap, {topics.vendor: INPUT_PARTITIONS, topics.events: OUTPUT_PARTITIONS, topics.dlq: 1}
+    )
+    items = messages(format_id, Workload(seed=11, tables=3), events, "UTC")
+    await kafka_tools.produce(bootstrap, topics.vendor, items)
+    return topics
+
+
+async def _timed(bootstrap: str, topics: Topics, events: int, start: Callable[[], Awaitable[None]]) -> Timing:
+    progress = _Progress(bootstrap, topics.group, topics.vendor)
+    started = time.perf_counter()
+    await start()
+    return await progress.time(events, started)
+
+
+# ---------------------------------------------------------------- runtimes
+
+
+async def bench_normalizer(bootstrap: str, format_id: str, events: int, tmp: Path) -> Timing:
+    topics = await _prepare(bootstrap, format_id, events, f"bench-norm-{format_id}")
+    settings = normalizer_settings(format_id, topics, tmp, "UTC").model_copy(
+        update={"batch_max_messages": BATCH_MAX_MESSAGES, "batch_max_ms": BATCH_MAX_MS}
+    )
+    normalizer = Normalizer(settings, kafka_settings(bootstrap))
+    task: asyncio.Task[None] | None = None
+
+    async def start() -> None:
+        nonlocal task
+        task = asyncio.create_task(normalizer.run())
+
+    try:
+        timing = await _timed(bootstrap, topics, events, start)
+    finally:
+        normalizer.stop()
+        if task is not None:
+            await asyncio.wait_for(task, 60)
+    committed = normalizer.metrics.registry.get_sample_value("binlake_transactions_committed_total")
+    timing.transactions = int(committed) if committed is not None else None
+    return timing
+
+
+def bench_parse_encode(format_id: str, events: int, tmp: Path) -> dict[str, Any]:
+    """The CPU floor of the normalizer's work: parse + Avro-encode in a loop, no Kafka."""
+    topics = Topics("in", "out", "dlq", "group")
+    settings = normalizer_settings(format_id, topics, tmp, "UTC")
+    normalizer = Normalizer(settings, kafka_settings("127.0.0.1:1"))
+    items = messages(format_id, Workload(seed=11, tables=3), events, "UTC")
+    ctx = normalizer._context(topics.vendor)
+    started = time.perf_counter()
+    produced = 0
+    for offset, (_, raw) in enumerate(items):
+        outcome = normalizer.parser(raw, ctx.at(topics.vendor, 0, offset))
+        if isinstance(outcome, Parsed):
+            produced += len([avro.encode(event) for event in outcome.events])
+    seconds = time.perf_counter() - started
+    return {"events": events, "encoded": produced, "events_per_s": round(events / seconds)}
+
+
+class Passthrough:
+    """The aiokafka floor: the runtime's transaction protocol with no parsing or encoding."""
+
+    def __init__(self, bootstrap: str, topics: Topics) -> None:
+        self.bootstrap = bootstrap
+        self.topics = topics
+        self.producers: dict[TopicPartition, AIOKafkaProducer] = {}
+        self.stopping = asyncio.Event()
+        self.transactions = 0
+
+    async def _producer(self, tp: TopicPartition) -> AIOKafkaProducer:
+        producer = self.producers.get(tp)
+        if producer is None:
+            producer = AIOKafkaProducer(
+                bootstrap_servers=self.bootstrap,
+                transactional_id=f"{self.topics.group}.{tp.topic}.{tp.partition}",
+                enable_idempotence=True,
+                linger_ms=5,
+                max_batch_size=256 * 1024,
+                max_request_size=16 * 1024 * 1024,
+            )
+            await producer.start()
+            self.producers[tp] = producer
+        return producer
+
+    async def _batch(self, tp: TopicPartition, records: list[ConsumerRecord[bytes, bytes]]) -> None:
+        producer = await self._producer(tp)
+        await producer.begin_transaction()
+        sends = [await producer.send(self.topics.events, record.value or b"", key=record.key) for record in records]
+        await asyncio.gather(*sends)
+        await producer.send_offsets_to_transaction({tp: records[-1].offset + 1}, self.topics.group)
+        await producer.commit_transaction()
+        self.transactions += 1
+
+    async def run(self) -> None:
+        consumer = AIOKafkaConsumer(
+            self.topics.vendor,
+            bootstrap_servers=self.bootstrap,
+            group_id=self.topics.group,
+            isolation_level="read_committed",
+            enable_auto_commit=False,
+            auto_offset_reset="earliest",
+            max_partition_fetch_bytes=4 * 1024 * 1024,
+        )
+        await consumer.start()
+        try:
+            while not self.stopping.is_set():
+                batches = await consumer.getmany(timeout_ms=BATCH_MAX_MS, max_records=BATCH_MAX_MESSAGES)
+                await asyncio.gather(*(self._batch(tp, records) for tp, records in batches.items() if records))
+        finally:
+            for producer in self.producers.values():
+                await producer.stop()
+            await consumer.stop()
+
+
+async def bench_passthrough(bootstrap: str, format_id: str, events: int) -> Timing:
+    topics = await _prepare(bootstrap, format_id, events, f"bench-pass-{format_id}")
+    passthrough = Passthrough(bootstrap, topics)
+    task: asyncio.Task[None] | None = None
+
+    async def start() -> None:
+        nonlocal task
+        task = asyncio.create_task(passthrough.run())
+
+    try:
+        timing = await _timed(bootstrap, topics, events, start)
+    finally:
+        passthrough.stopping.set()
+        if task is not None:
+            await asyncio.wait_for(task, 60)
+    timing.transactions = passthrough.transactions
+    return timing
+
+
+def spawn_faust(bootstrap: str, format_id: str, topics: Topics, log: Path) -> subprocess.Popen[bytes]:
+    """The faust peer as a subprocess (its log appended to ``log``)."""
+    command = [sys.executable, "-m", "services.faust_peer", "--format", format_id]
+    command += ["--input-topic", topics.vendor, "--output-topic", topics.events, "--dlq-topic", topics.dlq]
+    command += ["--group-id", topics.group, "--bootstrap", bootstrap]
+    with open(log, "ab") as out:
+        return subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+
+
+async def bench_faust(bootstrap: str, format_id: str, events: int, tmp: Path) -> Timing:
+    topics = await _prepare(bootstrap, format_id, events, f"bench-faust-{format_id}")
+    log = tmp / f"faust-{format_id}.log"
+    process: subprocess.Popen[bytes] | None = None
+
+    async def start() -> None:
+        nonlocal process
+        process = spawn_faust(bootstrap, format_id, topics, log)
+
+    try:
+        return await _timed(bootstrap, topics, events, start)
+    finally:
+        if process is not None:
+            process.terminate()
+            try:
+                await asyncio.to_thread(process.wait, 60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+# ---------------------------------------------------------------- entry points
+
+
+async def _run(bootstrap: str, formats: list[str], events: int) -> dict[str, Any]:
+    report: dict[str, Any] = {
+        "events": events,
+        "input_partitions": INPUT_PARTITIONS,
+        "batch_max_messages": BATCH_MAX_MESSAGES,
+        "batch_max_ms": BATCH_MAX_MS,
+        "formats": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="kafka-bench-") as name:
+        tmp = Path(name)
+        for format_id in formats:
+            normalizer = (await bench_normalizer(bootstrap, format_id, events, tmp)).report()
+            passthrough = (await bench_passthrough(bootstrap, format_id, events)).report()
+            entry: dict[str, Any] = {"normalizer": normalizer, "passthrough": passthrough}
+            entry["parse_encode_only"] = bench_parse_encode(format_id, events, tmp)
+            entry["ratio_normalizer_vs_passthrough"] = _ratio(normalizer, passthrough)
+            if format_id in FAUST_FORMATS:
+                faust = (await bench_faust(bootstrap, format_id, events, tmp)).report()
+                entry["faust"] = faust
+                entry["ratio_normalizer_vs_faust"] = _ratio(normalizer, faust)
+            report["formats"][format_id] = entry
+    return report
+
+
+def _ratio(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for field in ("events_per_s", "steady_events_per_s"):
+        x, y = a.get(field), b.get(field)
+        out[field] = round(x / y, 3) if x and y else None
+    return out
+
+
+def run(bootstrap: str, formats: list[str], events: int) -> dict[str, Any]:
+    """Measure every runtime on the broker at ``bootstrap``; events/s and ratios as a JSON-able dict."""
+    return asyncio.run(_run(bootstrap, formats, events))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.kafka_bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=50000, metavar="N", help="input messages per run")
+    parser.add_argument("--formats", default=",".join(DEFAULT_FORMATS), metavar="IDS", help="comma list")
+    args = parser.parse_args(argv)
+    formats = [f.strip() for f in args.formats.split(",") if f.strip()]
+    with tempfile.TemporaryDirectory(prefix="kafka-bench-broker-") as run_dir:
+        info = broker.start(Path(run_dir), timeout_s=120)
+        try:
+            report = run(info.bootstrap, formats, args.events)
+        finally:
+            with contextlib.suppress(broker.BrokerError):
+                broker.stop(Path(run_dir))
+    json.dump(report, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
