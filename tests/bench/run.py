@@ -12,13 +12,34 @@ import platform
 import sys
 from typing import Any
 
-from tests.bench import normalize_bench
+from tests.bench import kafka_bench, normalize_bench
+
+
+def _kafka(events: int) -> dict[str, Any]:
+    """Kafka -> runtime -> Kafka on a broker of its own (needs java and mvn)."""
+    import contextlib
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    from shared.devbroker import broker
+
+    if not (shutil.which("java") and shutil.which("mvn")):
+        return {"skipped": "the Kafka benchmark needs java and mvn on PATH"}
+    with tempfile.TemporaryDirectory(prefix="bench-broker-") as run_dir:
+        info = broker.start(Path(run_dir), timeout_s=120)
+        try:
+            return kafka_bench.run(info.bootstrap, kafka_bench.DEFAULT_FORMATS, events)
+        finally:
+            with contextlib.suppress(broker.BrokerError):
+                broker.stop(Path(run_dir))
 
 
 def main() -> int:
     report: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "normalize_canal_json": normalize_bench.run(),
+        "kafka_normalizer": _kafka(int(os.environ.get("BINLAKE_BENCH_EVENTS", "30000"))),
     }
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
