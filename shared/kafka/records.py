@@ -13,6 +13,7 @@ message came from and why it was rejected (``binlake.*`` names below).
 from __future__ import annotations
 
 import time
+import zlib
 from collections.abc import Sequence
 from typing import Final
 
@@ -48,6 +49,20 @@ def _key_value(value: object) -> object:
     if kind is int or kind is str or value is None:
         return value
     return render_value(value)
+
+
+def partition_for(key: bytes | None, all_partitions: list[int], available: list[int]) -> int:
+    """The unified topic's partitioner: CRC-32 of the key modulo the partition count.
+
+    Deterministic across processes and versions (all that per-row ordering
+    needs), and computed in C: aiokafka's Java-compatible murmur2 is pure
+    Python and cost more per event than the Avro encoding. Only binlake writes
+    the unified topic, so no other producer has to agree with it. Keyless
+    records go to any available partition.
+    """
+    if key is None:
+        return (available or all_partitions)[0]
+    return all_partitions[zlib.crc32(key) % len(all_partitions)]
 
 
 def dead_letter_headers(

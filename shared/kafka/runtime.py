@@ -47,7 +47,7 @@ from shared.config.settings import KafkaSettings, NormalizerSettings, TableRule
 from shared.errors import ConfigError
 from shared.event.model import ChangeEvent
 from shared.kafka.client import connection_kwargs
-from shared.kafka.records import dead_letter_headers, event_key
+from shared.kafka.records import dead_letter_headers, event_key, partition_for
 from shared.metrics.http import HealthServer
 from shared.metrics.normalizer import NormalizerMetrics
 from shared.parsing import registry
@@ -130,6 +130,7 @@ class Normalizer:
             producer = AIOKafkaProducer(
                 transactional_id=self.transactional_id(tp),
                 enable_idempotence=True,
+                partitioner=partition_for,
                 linger_ms=5,
                 max_batch_size=256 * 1024,
                 max_request_size=16 * 1024 * 1024,

@@ -49,6 +49,7 @@ class AIOKafkaProducer:
         client_id: str | None = ...,
         acks: int | str = ...,
         compression_type: str | None = ...,
+        partitioner: Callable[[bytes | None, list[int], list[int]], int] = ...,
         max_batch_size: int = ...,
         max_request_size: int = ...,
         linger_ms: int = ...,

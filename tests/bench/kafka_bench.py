@@ -50,6 +50,7 @@ from shared.codec import avro
 from shared.config.settings import kafka_settings
 from shared.devbroker import broker
 from shared.generate.workload import Workload
+from shared.kafka.records import partition_for
 from shared.kafka.runtime import Normalizer
 from shared.parsing.result import Parsed
 from tests.integration import kafka_tools
@@ -200,6 +201,7 @@ class Passthrough:
                 bootstrap_servers=self.bootstrap,
                 transactional_id=f"{self.topics.group}.{tp.topic}.{tp.partition}",
                 enable_idempotence=True,
+                partitioner=partition_for,  # the normalizer's partitioner: same client settings
                 linger_ms=5,
                 max_batch_size=256 * 1024,
                 max_request_size=16 * 1024 * 1024,
