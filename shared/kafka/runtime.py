@@ -32,6 +32,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,20 @@ class BatchResult:
     consumed: int = 0
     events: int = 0
     dead_letters: int = 0
+
+
+@dataclass
+class _Tally:
+    """One batch's metric counts, published after its transaction commits."""
+
+    controls: Counter[str] = field(default_factory=Counter)
+    filtered: Counter[str] = field(default_factory=Counter)
+    events: Counter[tuple[str, str]] = field(default_factory=Counter)
+    last_seen: dict[str, int] = field(default_factory=dict)
+
+    def seen(self, table: str, ts_ms: int) -> None:
+        if ts_ms > self.last_seen.get(table, -(2**63)):
+            self.last_seen[table] = ts_ms
 
 
 @dataclass
@@ -194,6 +209,7 @@ class Normalizer:
         ctx = self._context(tp.topic)
         started = time.perf_counter()
         sends: list[asyncio.Future[Any]] = []
+        tally = _Tally()
         try:
             await producer.begin_transaction()
             for record in records:
@@ -205,7 +221,7 @@ class Normalizer:
                     except (TypeError, ValueError, OverflowError) as exc:
                         outcome = Rejected(INTERNAL, f"event not encodable: {type(exc).__name__}: {exc}")
                     else:
-                        self._account(outcome, len(encoded))
+                        self._account(outcome, tally)
                         for event, body in encoded:
                             sends.append(await producer.send(settings.output_topic, body, key=event_key(event)))
                         result.events += len(encoded)
@@ -236,27 +252,39 @@ class Normalizer:
             await self._abort(tp, state)
             raise
         metrics.transactions.inc()
+        self._publish(tally)
         metrics.consumed.labels(tp.topic).inc(result.consumed)
         metrics.produced.labels(settings.output_topic).inc(result.events)
         metrics.batch_seconds.observe(time.perf_counter() - started)
         metrics.batch_size.observe(result.consumed)
         return result
 
-    def _account(self, outcome: Parsed, kept: int) -> None:
-        metrics = self.metrics
+    def _account(self, outcome: Parsed, tally: _Tally) -> None:
+        """Count one accepted message into the batch's tally (published to metrics once per batch)."""
         if outcome.control is not None and not outcome.events:
-            metrics.controls.labels(outcome.control).inc()
+            tally.controls[outcome.control] += 1
         for heartbeat in outcome.heartbeats:
-            metrics.source_last_seen.labels(heartbeat.table or "*").set(heartbeat.ts_ms / 1000)
+            tally.seen(heartbeat.table or "*", heartbeat.ts_ms)
         for event in outcome.events:
             table = f"{event.source.database or ''}.{event.source.table or ''}"
             if not self._wanted(event):
-                metrics.filtered.labels(table).inc()
+                tally.filtered[table] += 1
                 continue
-            metrics.events.labels(table, event.op).inc()
+            tally.events[(table, event.op)] += 1
             if event.ts_ms is not None:
-                metrics.source_last_seen.labels(table).set(event.ts_ms / 1000)
-        del kept
+                tally.seen(table, event.ts_ms)
+
+    def _publish(self, tally: _Tally) -> None:
+        # Prometheus label lookups cost about a microsecond each: once per batch, not per event.
+        metrics = self.metrics
+        for kind, count in tally.controls.items():
+            metrics.controls.labels(kind).inc(count)
+        for table, count in tally.filtered.items():
+            metrics.filtered.labels(table).inc(count)
+        for (table, op), count in tally.events.items():
+            metrics.events.labels(table, op).inc(count)
+        for table, ts_ms in tally.last_seen.items():
+            metrics.source_last_seen.labels(table).set(ts_ms / 1000)
 
     async def _abort(self, tp: TopicPartition, state: _PartitionState) -> None:
         """Undo a failed batch: abort its transaction and rewind to its first record."""
