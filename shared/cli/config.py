@@ -16,10 +16,12 @@ from pydantic_core import PydanticUndefined
 from pydantic_settings import BaseSettings
 
 from shared.config.settings import KafkaSettings, NormalizerSettings
+from spark_sink.settings import SinkSettings
 
 MODELS: list[tuple[type[BaseSettings], str]] = [
     (KafkaSettings, "Kafka connection (every service)"),
     (NormalizerSettings, "Normalizer service (`binlake normalizer`)"),
+    (SinkSettings, "Spark sink (`binlake sink`)"),
 ]
 
 

@@ -22,6 +22,7 @@ _COMMANDS: Final = {
     "generate": ("shared.cli.generate", "synthetic MySQL traffic in a vendor format, with ground truth"),
     "dlq": ("shared.cli.dlq", "dead-letter tools: replay"),
     "config": ("shared.cli.config", "print every BINLAKE_* setting (example env file or reference)"),
+    "sink": ("spark_sink.cli", "run the Spark sink: unified topic -> changelog and mirror Delta tables"),
 }
 
 

@@ -19,7 +19,9 @@ def test_configuration_doc_is_current() -> None:
 
 
 def test_every_setting_is_described() -> None:
-    for model in (KafkaSettings, NormalizerSettings):
+    from spark_sink.settings import SinkSettings
+
+    for model in (KafkaSettings, NormalizerSettings, SinkSettings):
         for name, info in model.model_fields.items():
             assert info.description, f"{model.__name__}.{name} has no description"
 

@@ -1,0 +1,92 @@
+"""``binlake sink``: the Spark sink, the unified topic -> changelog and mirror Delta tables, exactly once.
+
+A PySpark Structured Streaming job (local master by default). Configuration
+comes from ``BINLAKE_SINK_*`` and ``BINLAKE_KAFKA_*`` environment variables
+(docs/spark-sink.md); the options below override them. Spark connector
+packages are resolved from Maven Central once into the Ivy cache
+(``BINLAKE_SPARK_IVY_DIR``). Stops cleanly on SIGTERM or SIGINT (the current
+micro-batch finishes or is replayed from the checkpoint on the next start).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+from typing import Any
+
+from pydantic import ValidationError
+
+from shared import logs
+from shared.config.settings import KafkaSettings, kafka_settings
+from shared.errors import ConfigError
+from spark_sink.settings import SinkSettings
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--topic", metavar="TOPIC", help="unified topic (BINLAKE_SINK_TOPIC)")
+    parser.add_argument("--lake", dest="lake_uri", metavar="URI", help="lake root (BINLAKE_SINK_LAKE_URI)")
+    parser.add_argument("--checkpoint", dest="checkpoint_uri", metavar="URI", help="BINLAKE_SINK_CHECKPOINT_URI")
+    parser.add_argument("--app-id", metavar="ID", help="Delta txnAppId (BINLAKE_SINK_APP_ID)")
+    parser.add_argument("--master", metavar="URL", help="Spark master (BINLAKE_SINK_MASTER)")
+    parser.add_argument("--trigger", choices=["processing-time", "available-now"], help="BINLAKE_SINK_TRIGGER")
+    parser.add_argument(
+        "--trigger-interval",
+        dest="trigger_interval_s",
+        type=float,
+        metavar="S",
+        help="seconds between micro-batches (BINLAKE_SINK_TRIGGER_INTERVAL_S)",
+    )
+    parser.add_argument(
+        "--max-offsets-per-trigger",
+        type=int,
+        metavar="N",
+        help="records per micro-batch (BINLAKE_SINK_MAX_OFFSETS_PER_TRIGGER)",
+    )
+    parser.add_argument("--shuffle-partitions", type=int, metavar="N", help="BINLAKE_SINK_SHUFFLE_PARTITIONS")
+    parser.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="Kafka (BINLAKE_KAFKA_BOOTSTRAP_SERVERS)")
+
+
+def load_settings(overrides: dict[str, Any]) -> tuple[SinkSettings, KafkaSettings]:
+    given = {key: value for key, value in overrides.items() if value is not None}
+    bootstrap = given.pop("bootstrap_servers", None)
+    try:
+        settings = SinkSettings(**given)
+        kafka = kafka_settings(bootstrap)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"BINLAKE_SINK_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"invalid configuration: {problems}") from None
+    return settings, kafka
+
+
+def run(args: argparse.Namespace) -> int:
+    stop: list[int] = []
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda received, _frame: stop.append(received))
+    names = ["topic", "lake_uri", "checkpoint_uri", "app_id", "master", "trigger", "trigger_interval_s"]
+    names += ["max_offsets_per_trigger", "shuffle_partitions", "bootstrap_servers"]
+    settings, kafka = load_settings({name: getattr(args, name) for name in names})
+    logs.setup("INFO")
+    log = logging.getLogger("binlake.sink")
+
+    from spark_sink import job
+    from spark_sink.session import build_session
+
+    spark = build_session(settings)
+    query = job.start(spark, settings, kafka)
+    log.info("sink started", extra={"topic": settings.topic, "lake": settings.lake(), "app_id": settings.txn_app_id()})
+    try:
+        while not query.awaitTermination(1):
+            if stop:
+                log.info("stopping on signal %d", stop[0])
+                query.stop()
+                break
+    finally:
+        error = query.exception()
+        spark.stop()
+    if error is not None:
+        log.error("the sink query failed: %s", error)
+        return 1
+    return 0

@@ -1,0 +1,119 @@
+"""Which physical mirror column holds each described column of a micro-batch.
+
+A mirror column's type comes from the events' column descriptors
+(``typemap.spark_type``). A descriptor whose type the existing column holds
+losslessly is cast into it; one that widens it (int -> bigint, decimal
+precision) widens the column when type widening is on; any other type goes to
+a fallback column ``<column>__<type>`` (``qty__string``), recorded in the table
+property ``binlake.fallbacks`` so the sink knows which logical column it
+belongs to. An event fills the physical column its descriptor routes to and
+sets the column's other physical columns NULL.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from typing import Final
+
+from pyspark.sql.types import DataType
+
+from spark_sink.typemap import fits, spark_type, type_suffix, widen
+
+ORDER_KEY: Final = "_binlake_order_key"
+OP: Final = "_binlake_op"
+HIDDEN: Final = frozenset({ORDER_KEY, OP})
+PROP_KEY: Final = "binlake.primary_key"
+PROP_FALLBACKS: Final = "binlake.fallbacks"
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnDesc:
+    name: str
+    logical_type: str
+    precision: int | None
+    scale: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Descriptor:
+    """One distinct (columns, primary_key) of a table in a micro-batch."""
+
+    desc_id: int
+    columns: tuple[ColumnDesc, ...]
+    primary_key: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class Plan:
+    types: dict[str, DataType]
+    """Every physical column (hidden ones excluded) and its type after this batch."""
+    logical: dict[str, str]
+    """Physical column -> the logical (source) column it holds."""
+    routes: dict[tuple[int, str], str | None] = field(default_factory=dict)
+    """(descriptor id, logical column) -> physical column, None when the value cannot be stored (unknown type)."""
+    added: list[str] = field(default_factory=list)
+    widened: dict[str, DataType] = field(default_factory=dict)
+    fallbacks: dict[str, str] = field(default_factory=dict)
+    """Fallback physical column -> logical column (all of them, old and new)."""
+
+    def physical_of(self, logical: str) -> list[str]:
+        return [phys for phys, name in self.logical.items() if name == logical]
+
+
+def choose_key(
+    table: str, existing: list[str] | None, descriptors: list[Descriptor], overrides: dict[str, list[str]]
+) -> list[str]:
+    """The table's key: fixed at creation; else the events' key; else a configured one (exact name, then globs)."""
+    if existing is not None:
+        return existing
+    for descriptor in descriptors:
+        if descriptor.primary_key:
+            return list(descriptor.primary_key)
+    if table in overrides:
+        return list(overrides[table])
+    for pattern, columns in overrides.items():
+        if fnmatch.fnmatchcase(table.lower(), pattern.lower()):
+            return list(columns)
+    return []
+
+
+def plan(
+    existing: dict[str, DataType],
+    fallbacks: dict[str, str],
+    descriptors: list[Descriptor],
+    *,
+    widening: bool,
+    no_widen: frozenset[str] = frozenset(),
+) -> Plan:
+    types = {name: t for name, t in existing.items() if name not in HIDDEN}
+    logical = {name: fallbacks.get(name, name) for name in types}
+    result = Plan(types=types, logical=logical, fallbacks=dict(fallbacks))
+    for descriptor in descriptors:
+        for column in descriptor.columns:
+            wanted = spark_type(column.logical_type, column.precision, column.scale)
+            name = column.name
+            route: str | None
+            if wanted is None:
+                route = name if name in types else None
+            elif name not in types:
+                types[name] = wanted
+                logical[name] = name
+                result.added.append(name)
+                route = name
+            elif fits(wanted, types[name]):
+                route = name
+            elif widening and name not in no_widen and (wider := widen(types[name], wanted)) is not None:
+                types[name] = wider
+                if name not in result.added:
+                    result.widened[name] = wider
+                route = name
+            else:
+                route = f"{name}__{type_suffix(wanted)}"
+                if route not in types:
+                    types[route] = wanted
+                    logical[route] = name
+                    result.added.append(route)
+                    result.fallbacks[route] = name
+            result.routes[(descriptor.desc_id, name)] = route
+    return result

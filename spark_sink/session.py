@@ -1,0 +1,79 @@
+"""The sink's SparkSession: connector packages from Maven Central (Ivy-cached), Delta, UTC."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from shared.errors import BinlakeError
+from spark_sink.settings import SinkSettings
+
+
+class SessionError(BinlakeError):
+    """The Spark session or its packages could not be prepared."""
+
+
+def ivy_dir(settings: SinkSettings) -> Path:
+    return Path(settings.spark_ivy_dir).expanduser().resolve()
+
+
+def _ivy_jar() -> Path:
+    import pyspark
+
+    jars = sorted((Path(pyspark.__file__).parent / "jars").glob("ivy-*.jar"))
+    if not jars:
+        raise SessionError("pyspark ships no ivy jar: cannot resolve spark_standalone_packages")
+    return jars[-1]
+
+
+def standalone_jars(settings: SinkSettings) -> list[Path]:
+    """Resolve each standalone coordinate (no transitive dependencies) into the Ivy cache; return the jars."""
+    out: list[Path] = []
+    base = ivy_dir(settings)
+    target_dir = base / "standalone"
+    for coordinate in settings.spark_standalone_packages:
+        parts = coordinate.split(":")
+        if len(parts) != 3:
+            raise SessionError(f"not a group:artifact:version coordinate: {coordinate!r}")
+        group, artifact, version = parts
+        jar = target_dir / f"{group}_{artifact}-{version}.jar"
+        if not jar.exists():
+            pattern = str(target_dir / "[organisation]_[artifact]-[revision](-[classifier]).[ext]")
+            command = ["java", "-jar", str(_ivy_jar()), "-dependency", group, artifact, version]
+            command += ["-notransitive", "-confs", "default", "-cache", str(base / "cache"), "-retrieve", pattern]
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            if done.returncode != 0 or not jar.exists():
+                tail = (done.stdout + done.stderr)[-2000:]
+                raise SessionError(f"could not resolve {coordinate} from Maven Central:\n{tail}")
+        out.append(jar)
+    return out
+
+
+def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> SparkSession:
+    """A SparkSession with the Kafka source, spark-avro and Delta; the session time zone is UTC."""
+    base = ivy_dir(settings)
+    base.mkdir(parents=True, exist_ok=True)
+    builder = (
+        SparkSession.builder.appName(app_name)
+        .master(settings.master)
+        .config("spark.jars.packages", ",".join(settings.spark_packages))
+        .config("spark.jars.ivy", str(base))
+        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+        .config("spark.sql.shuffle.partitions", str(settings.shuffle_partitions))
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+    )
+    if settings.spark_jars_excludes:
+        builder = builder.config("spark.jars.excludes", ",".join(settings.spark_jars_excludes))
+    jars = standalone_jars(settings)
+    if jars:
+        builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
+    for key, value in settings.spark_conf.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel(settings.log_level)
+    return spark

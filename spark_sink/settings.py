@@ -1,0 +1,133 @@
+"""Spark sink configuration: environment variables with the ``BINLAKE_SINK_`` prefix.
+
+Same house style as ``shared.config.settings``: every field has a description,
+``binlake sink`` options override the environment. Kafka connection settings
+come from ``KafkaSettings`` (``BINLAKE_KAFKA_*``), shared with the normalizer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Annotated, Literal
+
+from pydantic import AliasChoices, Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+TriggerKind = Literal["processing-time", "available-now"]
+PartitionColumn = Literal["source_table", "event_date"]
+
+DEFAULT_PACKAGES: tuple[str, ...] = (
+    "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",
+    "org.apache.spark:spark-avro_2.13:4.1.1",
+    "io.delta:delta-spark_4.2_2.13:4.4.0",
+)
+"""Resolved through ``spark.jars.packages``. See docs/spark-sink.md: the issue's exact
+coordinates (spark-avro 4.2.0, delta-spark_2.13 4.4.1) are not on Maven Central here."""
+
+DEFAULT_EXCLUDES: tuple[str, ...] = ("org.apache.spark:spark-token-provider-kafka-0-10_2.13",)
+DEFAULT_STANDALONE: tuple[str, ...] = ("org.apache.spark:spark-token-provider-kafka-0-10_2.13:4.0.0",)
+
+
+class SinkSettings(BaseSettings):
+    """The Spark sink: the unified topic in, a changelog and mirror Delta tables out, exactly once."""
+
+    model_config = SettingsConfigDict(env_prefix="BINLAKE_SINK_", extra="ignore")
+
+    topic: str = Field("binlake.events", description="The unified topic of canonical Avro events to read.")
+    lake_uri: str = Field(
+        "./lake",
+        description="Root URI (or local path) of the lake: changelog/, quarantine/ and mirror/<table>/ live below.",
+    )
+    checkpoint_uri: str | None = Field(
+        None, description="Streaming checkpoint URI (offsets). Default: <lake_uri>/_checkpoints/sink."
+    )
+    app_id: str | None = Field(
+        None,
+        description="Delta txnAppId of every commit. Default: derived from the checkpoint URI, so a new "
+        "checkpoint gets a new id (a reused id with a reset checkpoint would skip batches).",
+    )
+    master: str = Field("local[*]", description="Spark master URL; local[*] runs Spark inside the sink process.")
+    trigger: TriggerKind = Field(
+        "processing-time", description="processing-time: run forever; available-now: process what is there, stop."
+    )
+    trigger_interval_s: float = Field(10.0, gt=0, description="Seconds between micro-batches (processing-time).")
+    max_offsets_per_trigger: int | None = Field(
+        None, ge=1, description="At most this many Kafka records per micro-batch (all topic partitions together)."
+    )
+    starting_offsets: Literal["earliest", "latest"] = Field(
+        "earliest", description="Where a new checkpoint starts reading the topic."
+    )
+    shuffle_partitions: int = Field(8, ge=1, description="spark.sql.shuffle.partitions of the sink's session.")
+    changelog_partition_by: Annotated[list[PartitionColumn], NoDecode] = Field(
+        default_factory=lambda: list[PartitionColumn](["source_table", "event_date"]),
+        description="Partition columns of the changelog table (source_table, event_date), fixed at creation.",
+    )
+    primary_keys: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description='Key columns for tables whose events name none, as JSON {"db.table or glob": ["id"]}.',
+    )
+    type_widening: bool = Field(
+        True, description="Widen a mirror column's type (int -> bigint, decimal precision) instead of a fallback."
+    )
+    spark_packages: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_PACKAGES),
+        description="Maven coordinates for spark.jars.packages (Kafka source, spark-avro, Delta).",
+    )
+    spark_jars_excludes: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_EXCLUDES),
+        description="group:artifact pairs kept out of the spark.jars.packages resolution.",
+    )
+    spark_standalone_packages: Annotated[list[str], NoDecode] = Field(
+        default_factory=lambda: list(DEFAULT_STANDALONE),
+        description="Maven coordinates resolved one by one, without dependencies, into the Ivy cache and "
+        "added with spark.jars (for an artifact whose matching version is missing from the repository).",
+    )
+    spark_ivy_dir: str = Field(
+        "~/.cache/binlake/ivy",
+        validation_alias=AliasChoices("spark_ivy_dir", "BINLAKE_SPARK_IVY_DIR"),
+        description="Ivy cache of the Spark packages (env BINLAKE_SPARK_IVY_DIR): a second start is offline.",
+    )
+    spark_conf: dict[str, str] = Field(
+        default_factory=dict, description='Extra Spark settings as JSON, e.g. {"spark.driver.memory": "2g"}.'
+    )
+    log_level: str = Field("WARN", description="Spark log level: DEBUG, INFO, WARN, ERROR.")
+
+    @field_validator(
+        "changelog_partition_by", "spark_packages", "spark_jars_excludes", "spark_standalone_packages", mode="before"
+    )
+    @classmethod
+    def _comma_list(cls, value: object) -> object:
+        if isinstance(value, str):
+            if value.lstrip().startswith("["):
+                return json.loads(value)
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
+    # ------------------------------------------------------------ derived locations
+
+    def lake(self) -> str:
+        return self.lake_uri.rstrip("/")
+
+    def changelog_uri(self) -> str:
+        return f"{self.lake()}/changelog"
+
+    def quarantine_uri(self) -> str:
+        return f"{self.lake()}/quarantine"
+
+    def mirror_uri(self, source_table: str) -> str:
+        return f"{self.lake()}/mirror/{table_dir(source_table)}"
+
+    def checkpoint(self) -> str:
+        return self.checkpoint_uri or f"{self.lake()}/_checkpoints/sink"
+
+    def txn_app_id(self) -> str:
+        if self.app_id:
+            return self.app_id
+        return "binlake-sink-" + hashlib.sha256(self.checkpoint().encode()).hexdigest()[:16]
+
+
+def table_dir(source_table: str) -> str:
+    """A mirror table's folder name: the source table name with path-unsafe characters replaced."""
+    safe = "".join(ch if ch.isalnum() or ch in "._-$" else "_" for ch in source_table)
+    return safe.strip(".") or "_unnamed"

@@ -1,0 +1,119 @@
+"""The unified topic as a streaming DataFrame, and the decoding of its Avro single-object messages.
+
+Each message is ``C3 01`` + the 8-byte CRC-64-AVRO fingerprint of the writer
+schema + the Avro body. ``decode`` checks the header, picks the released schema
+version whose fingerprint matches (``shared/event/schemas``) and decodes the
+body with spark-avro's ``from_avro``, resolved to the current schema (option
+``avroSchema``), so every version yields the same struct. Anything else gets a
+``_reason`` and goes to the quarantine table; nothing is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.avro.functions import from_avro
+
+from shared.codec import avro
+from shared.config.settings import KafkaSettings
+from spark_sink.settings import SinkSettings
+
+EVENT: Final = "_event"
+REASON: Final = "_reason"
+KAFKA_COLUMNS: Final = ("_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_timestamp")
+
+
+def kafka_options(kafka: KafkaSettings) -> dict[str, str]:
+    """KafkaSettings as ``kafka.*`` options of Spark's Kafka source."""
+    options = {
+        "kafka.bootstrap.servers": kafka.bootstrap_servers,
+        "kafka.security.protocol": kafka.security_protocol,
+        "kafka.isolation.level": "read_committed",
+    }
+    if kafka.security_protocol.startswith("SASL_"):
+        assert kafka.sasl_password is not None
+        module = (
+            "org.apache.kafka.common.security.plain.PlainLoginModule"
+            if kafka.sasl_mechanism == "PLAIN"
+            else "org.apache.kafka.common.security.scram.ScramLoginModule"
+        )
+        user = json.dumps(kafka.sasl_username)
+        password = json.dumps(kafka.sasl_password.get_secret_value())
+        options["kafka.sasl.mechanism"] = kafka.sasl_mechanism
+        options["kafka.sasl.jaas.config"] = f"{module} required username={user} password={password};"
+    if kafka.security_protocol.endswith("SSL"):
+        if kafka.ssl_cafile:
+            options["kafka.ssl.truststore.type"] = "PEM"
+            options["kafka.ssl.truststore.location"] = kafka.ssl_cafile
+        if kafka.ssl_certfile and kafka.ssl_keyfile:
+            # Kafka reads a PEM key store as one file holding the key and the certificate chain.
+            options["kafka.ssl.keystore.type"] = "PEM"
+            options["kafka.ssl.keystore.location"] = kafka.ssl_certfile
+        if kafka.ssl_key_password is not None:
+            options["kafka.ssl.key.password"] = kafka.ssl_key_password.get_secret_value()
+        if not kafka.ssl_check_hostname:
+            options["kafka.ssl.endpoint.identification.algorithm"] = ""
+    return options
+
+
+def read_stream(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) -> DataFrame:
+    reader = spark.readStream.format("kafka").options(**kafka_options(kafka))
+    reader = reader.option("subscribe", settings.topic).option("startingOffsets", settings.starting_offsets)
+    reader = reader.option("failOnDataLoss", "true")
+    if settings.max_offsets_per_trigger is not None:
+        reader = reader.option("maxOffsetsPerTrigger", str(settings.max_offsets_per_trigger))
+    return reader.load()
+
+
+def _decoded_event() -> Column:
+    """The event struct (current schema) for a known fingerprint, else null."""
+    reader_schema = json.dumps(avro.schema_json())
+    body = F.expr("substring(value, 11)")
+    fingerprint = F.substring("value", 3, 8)
+    options = {"mode": "PERMISSIVE", "enableStableIdentifiersForUnionType": "true", "avroSchema": reader_schema}
+    decoded: Column | None = None
+    for version in avro.released_versions():
+        branch = from_avro(body, json.dumps(avro.schema_json(version)), options)
+        decoded = (
+            F.when(fingerprint == F.lit(avro.fingerprint(version)), branch)
+            if decoded is None
+            else (decoded.when(fingerprint == F.lit(avro.fingerprint(version)), branch))
+        )
+    assert decoded is not None
+    return decoded
+
+
+def decode(raw: DataFrame) -> DataFrame:
+    """Kafka records -> Kafka coordinates, key, value, ``_event`` (struct or null) and ``_reason`` (null if good)."""
+    known = F.array(*[F.lit(avro.fingerprint(v)) for v in avro.released_versions()])
+    frame = raw.select(
+        F.col("topic").alias("_kafka_topic"),
+        F.col("partition").alias("_kafka_partition"),
+        F.col("offset").alias("_kafka_offset"),
+        F.col("timestamp").alias("_kafka_timestamp"),
+        "key",
+        "value",
+    ).withColumn(EVENT, _decoded_event())
+    fingerprint = F.substring("value", 3, 8)
+    reason = (
+        F.when(F.col("value").isNull(), F.lit("null value (tombstone)"))
+        .when(F.length("value") < 10, F.lit("shorter than the single-object header"))
+        .when(F.substring("value", 1, 2) != F.lit(avro.MAGIC), F.lit("no Avro single-object marker C3 01"))
+        .when(
+            ~F.array_contains(known, fingerprint),
+            F.concat(F.lit("unknown schema fingerprint "), F.lower(F.hex(fingerprint))),
+        )
+        # PERMISSIVE from_avro yields an all-null struct for a body it cannot read; op, order_key and
+        # origin are required fields, so a readable event always has them.
+        .when(
+            F.col(EVENT).isNull()
+            | F.col(EVENT)["op"].isNull()
+            | F.col(EVENT)["order_key"].isNull()
+            | F.col(EVENT)["origin"].isNull(),
+            F.lit("corrupt Avro body"),
+        )
+    )
+    return frame.withColumn(REASON, reason)

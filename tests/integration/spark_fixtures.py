@@ -1,0 +1,46 @@
+"""The Spark integration tests' SparkSession: one per test session, small and local.
+
+``local[2]``, two shuffle partitions, no UI; the connector packages come from
+Maven Central through the Ivy cache (``BINLAKE_SPARK_IVY_DIR``, default
+``~/.cache/binlake/ivy``), so only the first run downloads. Without a JDK the
+tests skip (fail in CI).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+
+import pytest
+from pyspark.sql import SparkSession
+
+from spark_sink.session import build_session
+from spark_sink.settings import SinkSettings
+
+
+def sink_settings_for_tests(**overrides: object) -> SinkSettings:
+    """Sink settings sized for tests (the fixture's session is built from the same values)."""
+    values: dict[str, object] = {
+        "master": "local[2]",
+        "shuffle_partitions": 2,
+        "trigger": "available-now",
+        "log_level": "ERROR",
+        "spark_conf": {"spark.default.parallelism": "2", "spark.sql.adaptive.enabled": "false"},
+    }
+    values.update(overrides)
+    return SinkSettings.model_validate(values)
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    if not shutil.which("java"):
+        message = "the Spark sink tests need a JDK (java on PATH)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    session = build_session(sink_settings_for_tests(), app_name="binlake-sink-tests")
+    try:
+        yield session
+    finally:
+        session.stop()
