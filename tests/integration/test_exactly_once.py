@@ -1,11 +1,13 @@
 """Exactly once under crashes: SIGKILL the normalizer again and again, lose nothing, double nothing.
 
-The normalizer runs as a real ``binlake normalizer`` process. It is killed with
-SIGKILL at random moments (seeded) while input is still arriving, twice with
-two instances sharing the group (so partitions move between them in
-rebalances), and finally runs until the group has committed every input
-offset. Every input message must then be represented exactly once in the
-unified topic as read by a ``read_committed`` consumer.
+The normalizer runs as a real ``binlake normalizer`` process. Six rounds each
+add a backlog of input, start an instance (twice two instances sharing the
+group, so partitions move between them in rebalances) and SIGKILL it a seeded
+random moment after it owns partitions, while it works through the backlog.
+A final instance then runs until the group has committed every input offset.
+Every input message must then be represented exactly once in the unified topic
+as read by a ``read_committed`` consumer, and the log must hold aborted
+records: proof that the kills landed inside transactions.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from tests.integration.pipeline import Topics, decode
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
 EVENTS = 20000
+ROUNDS = 6
 PARTITIONS = 3
 
 
@@ -77,31 +80,26 @@ async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_pa
     render_fn = render.get("canal-json")
     ctx = render.RenderContext()
     items = [(f"{c.table}.{c.key}".encode(), render_fn(c, ctx)) for c in workload.run(EVENTS)]
-    half = EVENTS // 10
-    positions = await kafka_tools.produce(kafka_bootstrap, topics.vendor, items[:half])
-    log = tmp_path / "normalizer.log"
-
-    # Input keeps arriving while instances are killed.
-    async def feed_rest() -> list[tuple[int, int]]:
-        written: list[tuple[int, int]] = []
-        # ~700 messages/s for the whole kill phase, so kills land mid-batch.
-        for start in range(half, EVENTS, 350):
-            await asyncio.sleep(0.5)
-            written += await kafka_tools.produce(kafka_bootstrap, topics.vendor, items[start : start + 350])
-        return written
-
-    feeder = asyncio.create_task(feed_rest())
+    chunk = EVENTS // ROUNDS
+    positions: list[tuple[int, int]] = []
     kills = 0
-    for round_ in range(5):
-        instances = [_spawn(kafka_bootstrap, topics, log)]
+    for round_ in range(ROUNDS):
+        # A fresh backlog before every instance starts, and a kill soon after it
+        # owns partitions, so the kill lands while it is inside a transaction.
+        positions += await kafka_tools.produce(
+            kafka_bootstrap, topics.vendor, items[round_ * chunk : (round_ + 1) * chunk]
+        )
+        logs = [tmp_path / f"round{round_}-a.log"]
         if round_ in (1, 3):
-            instances.append(_spawn(kafka_bootstrap, topics, log))  # a rebalance inside the round
-        await asyncio.sleep(rng.uniform(3.0, 7.0))
+            logs.append(tmp_path / f"round{round_}-b.log")  # two instances: a rebalance inside the round
+        instances = [_spawn(kafka_bootstrap, topics, path) for path in logs]
+        await _wait_for_line(logs[0], '"msg":"partitions assigned"', timeout_s=60)
+        await asyncio.sleep(rng.uniform(0.05, 0.4))
         for process in instances:
-            await asyncio.sleep(rng.uniform(0.0, 1.0))
             await _kill(process)
             kills += 1
-    positions += await feeder
+            await asyncio.sleep(rng.uniform(0.0, 0.3))
+    positions += await kafka_tools.produce(kafka_bootstrap, topics.vendor, items[ROUNDS * chunk :])
 
     final_log = tmp_path / "final.log"
     final = _spawn(kafka_bootstrap, topics, final_log)
@@ -120,7 +118,7 @@ async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_pa
     assert not lost, f"{len(lost)} input messages never produced, e.g. {sorted(lost)[:5]}"
     assert len(events) == EVENTS
     assert await kafka_tools.read_all(kafka_bootstrap, topics.dlq) == []
-    assert kills >= 7
+    assert kills == ROUNDS + 2
     # The kills did land inside transactions: the log holds aborted records that
     # read_committed readers never see.
     everything = await kafka_tools.read_all(kafka_bootstrap, topics.events, committed=False)
