@@ -99,8 +99,9 @@ def run(args: argparse.Namespace) -> int:
     messages = events = rejected = control = blank = 0
     pending: list[bytes] = []
     try:
+        ctx = base_ctx.at(topic, 0, 0)
         for number, line in _lines(source):
-            if not line.strip():
+            if not line or line.isspace():
                 blank += 1
                 continue
             messages += 1
@@ -112,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
                     rejected += 1
                     _dead_letter(dlq, number, args.format, Rejected(MALFORMED, f"line is not base64: {exc}"), line)
                     continue
-            outcome = parser(raw, base_ctx.at(topic, 0, number))
+            ctx.offset = number  # parsers copy the coordinates into each event's origin
+            outcome = parser(raw, ctx)
             if isinstance(outcome, Rejected):
                 rejected += 1
                 _dead_letter(dlq, number, args.format, outcome, raw)

@@ -17,6 +17,7 @@ from shared.event.values import Image, Value
 from shared.parsing.binary import BytesEncoding
 from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError
 from shared.parsing.sqltypes import Converter, Dialect, SqlType, infer, inferred_logical, sql_type
+from shared.parsing.sqltypes import text as _TEXT
 from shared.parsing.temporal import UTC
 
 _CONVERSION_ERRORS: Final = (ValueError, TypeError, ArithmeticError)
@@ -56,6 +57,9 @@ class RowTypes:
                 out[name] = None
                 continue
             convert = converters.get(name, infer)
+            if convert is _TEXT and type(value) is str:
+                out[name] = value  # text stays text: skip the call
+                continue
             try:
                 out[name] = convert(value)
             except _CONVERSION_ERRORS as exc:

@@ -52,6 +52,8 @@ MAX_INTEGER_DIGITS: Final = 4300
 
 
 def _int(value: Any) -> int:
+    if type(value) is str and len(value) < 19 and value.isdigit():
+        return int(value)  # the common Canal case: plain digits, certainly within int64
     if type(value) is int:
         return value if INT64_MIN <= value <= INT64_MAX else BigInt(value)
     if isinstance(value, str):
@@ -108,7 +110,8 @@ def _float(value: Any) -> float:
     raise ValueError(f"expected a floating-point number, got {value!r}")
 
 
-def _text(value: Any) -> str:
+def text(value: Any) -> str:
+    """The converter of text columns (string, enum, set, interval)."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
@@ -126,7 +129,7 @@ def _json_text(value: Any) -> str:
         return value
     if isinstance(value, dict | list):
         return orjson.dumps(_exact_json(value)).decode()
-    return _text(value)
+    return text(value)
 
 
 def _exact_json(value: Any) -> Any:
@@ -413,7 +416,7 @@ def _converter(logical: str, base: str, dialect: Dialect, bytes_encoding: BytesE
     if logical == "boolean":
         return _boolean
     if logical in ("string", "enum", "set", "interval"):
-        return _text
+        return text
     if logical == "json":
         return _json_text
     if logical == "bytes":
