@@ -28,6 +28,8 @@ _FRACTION_RE: Final = re.compile(r"\.(\d{7,})")
 
 def _trim_fraction(text: str) -> str:
     """Cut fractional seconds to six digits (fromisoformat wants at most six)."""
+    if len(text) <= 26:  # "YYYY-MM-DD HH:MM:SS.ffffff" at most: nothing to cut
+        return text
     return _FRACTION_RE.sub(lambda m: "." + m.group(1)[:6], text, count=1)
 
 
@@ -117,13 +119,15 @@ def parse_instant(text: str, wall_clock_zone: _dt.tzinfo) -> _dt.datetime | Unpa
     (``2020-11-25 00:01:02.012345 Asia/Shanghai``), and a wall-clock date-time,
     which is read in ``wall_clock_zone`` (the configured source time zone).
     """
-    if len(text) == 19 and text[4] == "-" and text[10] == " ":
-        # Fast path for the common Canal rendering "YYYY-MM-DD HH:MM:SS".
+    if 19 <= len(text) <= 26 and text[4] == "-" and text[10] == " " and text[-1].isdigit():
+        # Fast path for the common Canal rendering "YYYY-MM-DD HH:MM:SS[.ffffff]".
         try:
             value = _dt.datetime.fromisoformat(text)
         except ValueError:
             pass
         else:
+            if value.tzinfo is not None:  # "...+08:00": the text carries its own offset
+                return value.astimezone(UTC)
             if wall_clock_zone is UTC:
                 return value.replace(tzinfo=UTC)
             return value.replace(tzinfo=wall_clock_zone).astimezone(UTC)

@@ -61,6 +61,10 @@ def test_instant_renderings() -> None:
     assert temporal.parse_instant("2020-11-24T16:01:02.012345Z", shanghai) == expected
     assert temporal.parse_instant("2020-11-25T00:01:02.012345123+08:00", UTC) == expected
     assert temporal.parse_instant("-1.5", UTC) == dt.datetime(1969, 12, 31, 23, 59, 58, 500000, tzinfo=UTC)
+    # A space-separated text with its own offset keeps it, whatever the wall-clock zone.
+    assert temporal.parse_instant("2020-11-25 00:01:02+08:00", shanghai) == expected.replace(microsecond=0)
+    assert temporal.parse_instant("2020-11-25 00:01:02.012345+08:00", UTC) == expected
+    assert temporal.parse_instant("2020-11-24 16:01:02.012", UTC) == expected.replace(microsecond=12000)
 
 
 def test_compact_ckafka_time_uses_zone() -> None:
