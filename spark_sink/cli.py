@@ -15,11 +15,8 @@ import logging
 import signal
 from typing import Any
 
-from pydantic import ValidationError
-
 from shared import logs
-from shared.config.settings import KafkaSettings, kafka_settings
-from shared.errors import ConfigError
+from shared.config.settings import KafkaSettings, kafka_settings, load
 from spark_sink.settings import SinkSettings
 
 
@@ -48,17 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_settings(overrides: dict[str, Any]) -> tuple[SinkSettings, KafkaSettings]:
-    given = {key: value for key, value in overrides.items() if value is not None}
+    given = dict(overrides)
     bootstrap = given.pop("bootstrap_servers", None)
-    try:
-        settings = SinkSettings(**given)
-        kafka = kafka_settings(bootstrap)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"BINLAKE_SINK_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"invalid configuration: {problems}") from None
-    return settings, kafka
+    return load(SinkSettings, **given), kafka_settings(bootstrap)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,11 +17,8 @@ import signal
 import sys
 from typing import Any
 
-from pydantic import ValidationError
-
 from shared import logs
-from shared.config.settings import KafkaSettings, NormalizerSettings, kafka_settings
-from shared.errors import ConfigError
+from shared.config.settings import KafkaSettings, NormalizerSettings, kafka_settings, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,17 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_settings(overrides: dict[str, Any]) -> tuple[NormalizerSettings, KafkaSettings]:
-    given = {key: value for key, value in overrides.items() if value is not None}
+    given = dict(overrides)
     bootstrap = given.pop("bootstrap_servers", None)
-    try:
-        settings = NormalizerSettings(**given)
-        kafka = kafka_settings(bootstrap)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"BINLAKE_{'_'.join(str(p) for p in err['loc']).upper()}: {err['msg']}" for err in exc.errors()
-        )
-        raise ConfigError(f"invalid configuration: {problems}") from None
-    return settings, kafka
+    return load(NormalizerSettings, **given), kafka_settings(bootstrap)
 
 
 _EARLY_STOP: list[int] = []

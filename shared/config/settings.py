@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from shared.errors import ConfigError
 from shared.parsing.context import zone
 
+S = TypeVar("S", bound=BaseSettings)
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
 SaslMechanism = Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"]
 
@@ -50,11 +52,28 @@ class KafkaSettings(BaseSettings):
         return self
 
 
+def load(model: type[S], **overrides: Any) -> S:
+    """Settings of ``model`` from the environment and ``overrides`` (None = not given).
+
+    A validation failure becomes a ConfigError that names each offending
+    variable with the model's own prefix (``BINLAKE_KAFKA_...``, ``BINLAKE_SINK_...``).
+    """
+    given = {key: value for key, value in overrides.items() if value is not None}
+    try:
+        return model(**given)
+    except ValidationError as exc:
+        prefix = str(model.model_config.get("env_prefix", ""))
+        problems = "; ".join(
+            (f"{prefix}{'_'.join(str(p) for p in err['loc']).upper()}: " if err["loc"] else "")
+            + err["msg"].removeprefix("Value error, ")
+            for err in exc.errors()
+        )
+        raise ConfigError(f"invalid configuration: {problems}") from None
+
+
 def kafka_settings(bootstrap_servers: str | None = None) -> KafkaSettings:
     """``KafkaSettings`` from the environment, with the bootstrap servers overridden if given."""
-    if bootstrap_servers is None:
-        return KafkaSettings()
-    return KafkaSettings(bootstrap_servers=bootstrap_servers)
+    return load(KafkaSettings, bootstrap_servers=bootstrap_servers)
 
 
 class TableRule(BaseModel):
