@@ -106,6 +106,18 @@ def ensure_jars(pom: Path = DEFAULT_POM) -> Path:
     return libs
 
 
+def _cluster_id() -> str:
+    """A random Kafka cluster id: URL-safe base64 of a UUID, never starting with '-'.
+
+    Kafka's own ``Uuid.randomUuid`` regenerates ids that start with '-', since
+    command lines would read them as options (one start in 32 failed on this).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -217,9 +229,9 @@ def start(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> Brok
     java = _java()
     classpath = f"{libs}/*"
     base = [java, f"-Xmx{heap}", "-cp", classpath, f"-Dlog4j2.configurationFile={log4j}"]
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    cluster_id = _cluster_id()
     formatted = subprocess.run(
-        [*base, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)],
+        [*base, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(properties)],
         capture_output=True,
         text=True,
         check=False,
