@@ -23,6 +23,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Final
 
+import orjson
+
 from shared.event.values import SqlTime, Value
 from shared.parsing import temporal
 from shared.parsing.binary import DECODERS, BytesEncoding
@@ -104,8 +106,8 @@ def _bytes_of(encoding: BytesEncoding) -> Callable[[Any], bytes]:
 
 def _scaled(unscaled: int, scale: int) -> Decimal:
     """``unscaled * 10**-scale`` exactly (no context rounding, trailing zeros kept)."""
-    digits = tuple(int(ch) for ch in str(abs(unscaled)))
-    return Decimal((1 if unscaled < 0 else 0, digits, -scale))
+    # The string constructor is exact and runs in C: "1500E-2" is Decimal("15.00").
+    return Decimal(f"{unscaled}E{-scale}")
 
 
 def _connect_decimal(scale: int, encoding: BytesEncoding) -> Converter:
@@ -284,7 +286,13 @@ def row_types(
 ) -> RowTypes:
     """A cached ``RowTypes`` for the row struct with these field schemas (only names ``keep`` accepts)."""
     try:
-        key = (encoding, keep, *(_field_key(f) for f in fields))
+        # Fast key: the schema's own JSON bytes (every message repeats the same schema).
+        key: tuple[Any, ...] = (encoding, keep, orjson.dumps(fields))
+    except TypeError:  # exact-decoded numbers (Decimal) in the schema: the structural key
+        key = ()
+    try:
+        if not key:
+            key = (encoding, keep, *(_field_key(f) for f in fields))
         cached = _CACHE.get(key)
     except TypeError:  # an unhashable 'type', 'name' or 'field'
         raise RejectError(BAD_FIELD, "schema field 'type', 'name' and 'field' must be strings") from None

@@ -87,7 +87,7 @@ _MAX_FILE_NAME: Final = 512
 
 
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
-    return decode_and_parse(raw, lambda doc: parse_doc(doc, ctx))
+    return decode_and_parse(raw, lambda doc: parse_doc(doc, ctx), numbers_are_values=True)
 
 
 def parse_doc(doc: Any, ctx: ParseContext) -> Parsed:

@@ -70,7 +70,7 @@ _SCN_TOKENS: Final = ("csn", "CSN", "scn", "SCN")
 
 
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
-    return decode_and_parse(raw, lambda doc: parse_doc(doc, ctx))
+    return decode_and_parse(raw, lambda doc: parse_doc(doc, ctx), numbers_are_values=True)
 
 
 def parse_doc(doc: Any, ctx: ParseContext) -> Parsed:

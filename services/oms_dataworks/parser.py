@@ -189,7 +189,7 @@ def _major(source: Source, event_ms: int | None) -> int:
 
 
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
-    return decode_and_parse(raw, lambda doc: _parse_doc(doc, ctx))
+    return decode_and_parse(raw, lambda doc: _parse_doc(doc, ctx), numbers_are_values=True)
 
 
 def _parse_doc(doc: Any, ctx: ParseContext) -> Parsed:

@@ -61,11 +61,11 @@ _SCHEMA_NAMED: Final = _ORACLE_MODE | {"DB2", "DB2_LUW"}
 
 
 def parse_default(raw: bytes, ctx: ParseContext) -> Parsed:
-    return decode_and_parse(raw, lambda doc: _parse(doc, ctx, FORMAT_ID, extend=False))
+    return decode_and_parse(raw, lambda doc: _parse(doc, ctx, FORMAT_ID, extend=False), numbers_are_values=True)
 
 
 def parse_extend_column_type(raw: bytes, ctx: ParseContext) -> Parsed:
-    return decode_and_parse(raw, lambda doc: _parse(doc, ctx, FORMAT_ID_EXTEND, extend=True))
+    return decode_and_parse(raw, lambda doc: _parse(doc, ctx, FORMAT_ID_EXTEND, extend=True), numbers_are_values=True)
 
 
 def _names(db: str | None, db_type: str | None) -> tuple[str | None, str | None, str | None]:

@@ -50,7 +50,7 @@ _OPS: Final[dict[str, Op]] = {"ins": "INSERT", "upd": "UPDATE", "del": "DELETE"}
 
 
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
-    return decode_and_parse(raw, lambda doc: _parse(doc, ctx))
+    return decode_and_parse(raw, lambda doc: _parse(doc, ctx), numbers_are_values=True)
 
 
 def _split_table(name: str | None) -> tuple[str | None, str | None, str | None]:

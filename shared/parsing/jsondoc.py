@@ -14,9 +14,10 @@ for the second decode.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import orjson
 
@@ -55,8 +56,21 @@ def decode_exact(raw: bytes) -> Any:
         raise RejectError(MALFORMED, f"invalid JSON: {exc}") from exc
 
 
-def decode_and_parse(raw: bytes, parse_doc: Callable[[Any], T]) -> T:
-    """Decode ``raw`` fast and parse it; redo both exactly if a number needs it."""
+_FRACTIONAL_NUMBER: Final = re.compile(rb"[:\[,]\s*-?\d+(?:\.\d|[eE])")
+"""A JSON number with a fraction or exponent right after a ``:``, ``[`` or ``,``."""
+
+
+def decode_and_parse(raw: bytes, parse_doc: Callable[[Any], T], *, numbers_are_values: bool = False) -> T:
+    """Decode ``raw`` fast and parse it; redo both exactly if a number needs it.
+
+    ``numbers_are_values``: the format writes column values as JSON numbers
+    (Maxwell, GoldenGate, OceanBase OMS), so a fractional number usually is a
+    DECIMAL or DOUBLE that the fast path would have to redo. When the bytes
+    show one, the exact decode runs first and the fast one not at all. A false
+    hit (such a pattern inside a string) only costs speed, never exactness.
+    """
+    if numbers_are_values and _FRACTIONAL_NUMBER.search(raw):
+        return parse_doc(decode_exact(raw))
     try:
         return parse_doc(decode_fast(raw))
     except InexactNumber:
