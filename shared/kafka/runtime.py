@@ -216,12 +216,16 @@ class Normalizer:
                 raw = record.value if record.value is not None else b""
                 outcome = self.parser(raw, ctx.at(tp.topic, tp.partition, record.offset))
                 if isinstance(outcome, Parsed):
+                    kept: list[ChangeEvent] = []
+                    dropped: list[ChangeEvent] = []
+                    for event in outcome.events:  # the table rules, applied once per event
+                        (kept if self._wanted(event) else dropped).append(event)
                     try:
-                        encoded = [(event, avro.encode(event)) for event in outcome.events if self._wanted(event)]
+                        encoded = [(event, avro.encode(event)) for event in kept]
                     except (TypeError, ValueError, OverflowError) as exc:
                         outcome = Rejected(INTERNAL, f"event not encodable: {type(exc).__name__}: {exc}")
                     else:
-                        self._account(outcome, tally)
+                        self._account(outcome, kept, dropped, tally)
                         for event, body in encoded:
                             sends.append(await producer.send(settings.output_topic, body, key=event_key(event)))
                         result.events += len(encoded)
@@ -259,17 +263,19 @@ class Normalizer:
         metrics.batch_size.observe(result.consumed)
         return result
 
-    def _account(self, outcome: Parsed, tally: _Tally) -> None:
-        """Count one accepted message into the batch's tally (published to metrics once per batch)."""
+    def _account(self, outcome: Parsed, kept: list[ChangeEvent], dropped: list[ChangeEvent], tally: _Tally) -> None:
+        """Count one accepted message into the batch's tally (published to metrics once per batch).
+
+        ``kept`` and ``dropped`` split ``outcome.events`` by the table rules.
+        """
         if outcome.control is not None and not outcome.events:
             tally.controls[outcome.control] += 1
         for heartbeat in outcome.heartbeats:
             tally.seen(heartbeat.table or "*", heartbeat.ts_ms)
-        for event in outcome.events:
+        for event in dropped:
+            tally.filtered[f"{event.source.database or ''}.{event.source.table or ''}"] += 1
+        for event in kept:
             table = f"{event.source.database or ''}.{event.source.table or ''}"
-            if not self._wanted(event):
-                tally.filtered[table] += 1
-                continue
             tally.events[(table, event.op)] += 1
             if event.ts_ms is not None:
                 tally.seen(table, event.ts_ms)

@@ -16,8 +16,7 @@ from shared.event.model import Column, Columns
 from shared.event.values import Image, Value
 from shared.parsing.binary import BytesEncoding
 from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError
-from shared.parsing.sqltypes import Converter, Dialect, SqlType, infer, inferred_logical, sql_type
-from shared.parsing.sqltypes import text as _TEXT
+from shared.parsing.sqltypes import Converter, Dialect, SqlType, infer, inferred_logical, sql_type, text
 from shared.parsing.temporal import UTC
 
 _CONVERSION_ERRORS: Final = (ValueError, TypeError, ArithmeticError)
@@ -57,7 +56,7 @@ class RowTypes:
                 out[name] = None
                 continue
             convert = converters.get(name, infer)
-            if convert is _TEXT and type(value) is str:
+            if convert is text and type(value) is str:
                 out[name] = value  # text stays text: skip the call
                 continue
             try:
