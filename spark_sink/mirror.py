@@ -1,51 +1,51 @@
 """Mirror (silver) tables: one Delta table per source table, kept equal to the source.
 
-Per micro-batch and table: the row events (INSERT, UPDATE, DELETE, SNAPSHOT,
-UPSERT) are folded per primary key in ``order_key`` order: a key whose last
-event is a DELETE is deleted; otherwise each column takes its value from the
-last event that knows it (absent from the image = unknown = untouched), and
-columns of a row deleted earlier in the same batch restart from NULL. The
-result is MERGEd into the mirror; a key whose ``_binlake_order_key`` is not
-older than the batch's is left alone (an old event never overwrites a newer
-state). An UPDATE that changes the key deletes the old key. Tables without a
-primary key get every row event appended (with ``_binlake_op``). TRUNCATE and
-DDL events are kept in the changelog only.
+Per micro-batch and table, in this order (each step commits under the sink's
+Delta transaction id for this batch, so a replay after a crash skips the steps
+already committed):
+
+1. schema: create or evolve the mirror (``mirror_schema``), including columns
+   an ``ALTER TABLE ... ADD`` DDL event declares (``control_events``);
+2. TRUNCATE: delete rows older than it, remember it in ``binlake.truncated_at``
+   and ignore row events not newer than it from then on;
+3. row events not newer than their key's *floor* (the mirror row's or the
+   tombstone's ``order_key``, see ``tombstones``) are ignored: an old event
+   never overwrites newer state, and never resurrects a deleted row;
+4. the rest are folded per primary key in ``order_key`` order: a key whose
+   last event is a DELETE is deleted; otherwise each column takes its value
+   from the last event that knows it (absent from the image = unknown =
+   untouched), and columns of a row deleted earlier in the same batch restart
+   from NULL; an UPDATE that changes the key deletes the old key. The result
+   is MERGEd into the mirror, then the deletes into the tombstone table;
+5. history (SCD2) tables, for the tables that ask for one (``history``).
+
+Tables without a primary key are append-only: each row event is appended with
+``_binlake_op`` and ``_binlake_order_key``.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Final
 
 from delta.tables import DeltaTable
-from pyspark.errors import AnalysisException
+from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from shared.event.model import ROW_OPS
-from spark_sink import delta_tables
+from spark_sink import delta_tables, history, tombstones
+from spark_sink.control_events import TableControl, collect
 from spark_sink.delta_tables import quote
-from spark_sink.mirror_plan import (
-    OP,
-    ORDER_KEY,
-    PROP_FALLBACKS,
-    PROP_KEY,
-    ColumnDesc,
-    Descriptor,
-    Plan,
-    choose_key,
-    plan,
-)
+from spark_sink.mirror_plan import OP, ORDER_KEY, ColumnDesc, Descriptor
+from spark_sink.mirror_project import DESC, IS_DELETE, project, with_descriptor_id
+from spark_sink.mirror_schema import prepare
 from spark_sink.settings import SinkSettings
 from spark_sink.typemap import convert
 
-DESC: Final = "_desc"
-_IS_DELETE: Final = "_is_delete"
-
-
-def with_descriptor_id(rows: DataFrame) -> DataFrame:
-    return rows.withColumn(DESC, F.xxhash64(F.to_json("columns"), F.to_json("primary_key")))
+PROP_TRUNCATED: Final = "binlake.truncated_at"
+TRUNCATE_APP: Final = ".truncate"
+"""Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""
+_DDL_DESCRIPTOR: Final = 0
 
 
 def descriptors(rows: DataFrame) -> dict[str, list[Descriptor]]:
@@ -66,94 +66,50 @@ def descriptors(rows: DataFrame) -> dict[str, list[Descriptor]]:
 
 def apply(spark: SparkSession, settings: SinkSettings, rows: DataFrame, app_id: str, batch_id: int) -> list[str]:
     """Apply a batch's new changelog rows to the mirrors; return the tables touched."""
+    control = collect(rows)
     row_events = with_descriptor_id(rows.where(F.col("op").isin(sorted(ROW_OPS))))
     tables = descriptors(row_events)
-    for table in sorted(tables):
+    touched: list[str] = []
+    for table in sorted(set(tables) | set(control)):
+        descs = tables.get(table, [])
+        if not descs and not delta_tables.exists(spark, settings.mirror_uri(table)):
+            continue  # DDL or TRUNCATE of a table no row event has described yet: nothing to apply it to
         events = row_events.where(F.col("source_table") == table)
-        _apply_table(spark, settings, table, descs=tables[table], events=events, app_id=app_id, batch_id=batch_id)
-    return sorted(tables)
+        ctl = control.get(table, TableControl())
+        _apply_table(spark, settings, table, descs=descs, ctl=ctl, events=events, app_id=app_id, batch_id=batch_id)
+        touched.append(table)
+    return touched
 
 
-# ---------------------------------------------------------------- schema
-
-
-def _prepare(
-    spark: SparkSession, settings: SinkSettings, table: str, descs: list[Descriptor]
-) -> tuple[Plan, list[str]]:
-    """Create or evolve the mirror's schema for this batch; return the column plan and the key."""
+def _truncate(
+    spark: SparkSession, settings: SinkSettings, table: str, *, ctl: TableControl, app_id: str, batch_id: int
+) -> str | None:
+    """Apply the batch's TRUNCATE (if newer than the last one); return the table's truncation order_key."""
     uri = settings.mirror_uri(table)
-    if not delta_tables.exists(spark, uri):
-        key = choose_key(table, None, descs, settings.primary_keys)
-        result = plan({}, {}, descs, widening=settings.type_widening)
-        ordered = key + [name for name in result.types if name not in key]
-        fields = [StructField(name, result.types[name], nullable=name not in key) for name in ordered]
-        fields.append(StructField(ORDER_KEY, StringType()))
-        if not key:
-            fields.append(StructField(OP, StringType()))
-        props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks)}
-        if settings.type_widening:
-            props["delta.enableTypeWidening"] = "true"
-        delta_tables.create(spark, uri, StructType(fields), properties=props)
-        return result, key
-    props = delta_tables.properties(spark, uri)
-    key = choose_key(table, json.loads(props.get(PROP_KEY, "[]")), descs, settings.primary_keys)
-    fallbacks: dict[str, str] = json.loads(props.get(PROP_FALLBACKS, "{}"))
-    existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
-    refused: set[str] = set()
-    while True:
-        result = plan(existing, fallbacks, descs, widening=settings.type_widening, no_widen=frozenset(refused))
-        failed = False
-        for name, wider in result.widened.items():
-            try:
-                delta_tables.change_type(spark, uri, name, wider)
-            except AnalysisException:
-                refused.add(name)  # Delta cannot widen this pair: use a fallback column instead
-                failed = True
-        if not failed:
-            break
-        existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
-    delta_tables.add_columns(spark, uri, [(name, result.types[name]) for name in result.added])
-    if result.fallbacks != fallbacks:
-        delta_tables.set_properties(spark, uri, {PROP_FALLBACKS: json.dumps(result.fallbacks)})
-    return result, key
-
-
-# ---------------------------------------------------------------- projection
-
-
-def _by_descriptor(descs: list[Descriptor], pick: dict[int, Column], default: Column) -> Column:
-    if len(descs) == 1:
-        return pick.get(descs[0].desc_id, default)
-    out: Column | None = None
-    for desc in descs:
-        value = pick.get(desc.desc_id, default)
-        condition = F.col(DESC) == F.lit(desc.desc_id)
-        out = F.when(condition, value) if out is None else out.when(condition, value)
-    assert out is not None
-    return out.otherwise(default)
-
-
-def _project(
-    events: DataFrame, image: Column, is_delete: Column, *, descs: list[Descriptor], result: Plan, physical: list[str]
-) -> DataFrame:
-    """One row per event: ``_v{i}``/``_k{i}`` (value, known) for each physical column."""
-    described = {d.desc_id: {c.name for c in d.columns} for d in descs}
-    selected: list[Column] = [F.col("order_key").alias(ORDER_KEY), F.col("op").alias(OP), is_delete.alias(_IS_DELETE)]
-    for i, phys in enumerate(physical):
-        logical = result.logical[phys]
-        target: DataType = result.types[phys]
-        values: dict[int, Column] = {}
-        known: dict[int, Column] = {}
-        for desc in descs:
-            if logical not in described[desc.desc_id]:
-                continue
-            known[desc.desc_id] = F.map_contains_key(image, logical)
-            if result.routes.get((desc.desc_id, logical)) == phys:
-                values[desc.desc_id] = convert(image[logical], target)
-        null = F.lit(None).cast(target)
-        selected.append(_by_descriptor(descs, values, null).alias(f"_v{i}"))
-        selected.append(_by_descriptor(descs, known, F.lit(False)).alias(f"_k{i}"))
-    return events.select(*selected)
+    previous = delta_tables.properties(spark, uri).get(PROP_TRUNCATED)
+    wanted = ctl.truncated_at
+    if wanted is None or (previous is not None and wanted <= previous):
+        return previous
+    older = F.col(ORDER_KEY) < F.lit(wanted)
+    with delta_tables.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
+        DeltaTable.forPath(spark, uri).delete(older)
+    tomb_uri = settings.tombstones_uri(table)
+    if delta_tables.exists(spark, tomb_uri):
+        with delta_tables.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
+            DeltaTable.forPath(spark, tomb_uri).delete(older)
+    history_uri = settings.history_uri(table)
+    if delta_tables.exists(spark, history_uri):
+        history.close_all(
+            spark,
+            history_uri,
+            truncated_at=wanted,
+            ts_ms=ctl.truncated_ts_ms,
+            app_id=app_id + TRUNCATE_APP,
+            batch_id=batch_id,
+        )
+    # Set last: a crash before this line replays the deletes (skipped by their txn ids) and comes here again.
+    delta_tables.set_properties(spark, uri, {PROP_TRUNCATED: wanted})
+    return wanted
 
 
 def _apply_table(
@@ -162,16 +118,23 @@ def _apply_table(
     table: str,
     *,
     descs: list[Descriptor],
+    ctl: TableControl,
     events: DataFrame,
     app_id: str,
     batch_id: int,
 ) -> None:
-    result, key = _prepare(spark, settings, table, descs)
+    declared = [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
+    result, key = prepare(spark, settings, table, descs + declared)
+    truncated_at = _truncate(spark, settings, table, ctl=ctl, app_id=app_id, batch_id=batch_id)
+    if not descs:
+        return
     uri = settings.mirror_uri(table)
     physical = list(result.types)
+    if truncated_at is not None:
+        events = events.where(F.col("order_key") > F.lit(truncated_at))
     is_delete = F.col("op") == "DELETE"
     image = F.when(is_delete, F.col("before")).otherwise(F.col("after"))
-    projected = _project(events, image, is_delete, descs=descs, result=result, physical=physical)
+    projected = project(events, image, is_delete, descs=descs, result=result, physical=physical)
     if not key:
         appended = projected.select(
             *[F.when(F.col(f"_k{i}"), F.col(f"_v{i}")).alias(phys) for i, phys in enumerate(physical)],
@@ -184,15 +147,46 @@ def _apply_table(
     if missing:
         raise ValueError(f"{table}: key columns {missing} are not described by its events")
     key_index = [physical.index(k) for k in key]
+    key_cols = [f"_v{i}" for i in key_index]
     # An UPDATE that moves a row to another key deletes the old key.
     differs = F.lit(False)
     for name in key:
         before, after = (convert(F.col(side)[name], result.types[name]) for side in ("before", "after"))
         differs = differs | ~before.eqNullSafe(after)
     moved = events.where((F.col("op") == "UPDATE") & F.col("before").isNotNull() & F.col("after").isNotNull())
-    old = _project(moved.where(differs), F.col("before"), F.lit(True), descs=descs, result=result, physical=physical)
-    merged = _fold(projected.unionByName(old), key_index, len(physical))
-    _merge(spark, uri, source=merged, key_index=key_index, physical=physical, app_id=app_id, batch_id=batch_id)
+    old = project(moved.where(differs), F.col("before"), F.lit(True), descs=descs, result=result, physical=physical)
+    all_events = projected.unionByName(old.withColumn(OP, F.lit("DELETE"))).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        tomb_uri = settings.tombstones_uri(table)
+        tombstones.ensure(spark, tomb_uri, key, result.types, table)
+        floor = tombstones.floors(
+            spark, mirror_uri=uri, tomb_uri=tomb_uri, key=key, key_cols=key_cols, types=[result.types[k] for k in key]
+        )
+        fresh = tombstones.above_floor(all_events, floor, key_cols)
+        folded = _fold(fresh, key_index, len(physical)).persist(StorageLevel.MEMORY_AND_DISK)
+        try:
+            folded.count()  # materialize before the MERGE changes the mirror the floor was read from
+            _merge(spark, uri, source=folded, key_index=key_index, physical=physical, app_id=app_id, batch_id=batch_id)
+            tombstones.record(
+                spark, tomb_uri, folded=folded, key=key, key_cols=key_cols, app_id=app_id, batch_id=batch_id
+            )
+        finally:
+            folded.unpersist()
+        if settings.wants_history(table):
+            history_uri = settings.history_uri(table)
+            history.prepare(spark, history_uri, table, key, result.types)
+            history.apply(
+                spark,
+                history_uri,
+                new_events=all_events,
+                physical=physical,
+                types=result.types,
+                key_index=key_index,
+                app_id=app_id,
+                batch_id=batch_id,
+            )
+    finally:
+        all_events.unpersist()
 
 
 def _fold(projected: DataFrame, key_index: list[int], width: int) -> DataFrame:
@@ -202,8 +196,8 @@ def _fold(projected: DataFrame, key_index: list[int], width: int) -> DataFrame:
         projected = projected.where(F.col(k).isNotNull())
     window = Window.partitionBy(*keys)
     ordered = projected.withColumn(
-        "_last_delete", F.max(F.when(F.col(_IS_DELETE), F.col(ORDER_KEY))).over(window)
-    ).withColumn("_final_delete", F.max_by(F.col(_IS_DELETE), F.col(ORDER_KEY)).over(window))
+        "_last_delete", F.max(F.when(F.col(IS_DELETE), F.col(ORDER_KEY))).over(window)
+    ).withColumn("_final_delete", F.max_by(F.col(IS_DELETE), F.col(ORDER_KEY)).over(window))
     values = [i for i in range(width) if i not in key_index]
     deletes = (
         ordered.where(F.col("_final_delete"))

@@ -7,6 +7,7 @@ come from ``KafkaSettings`` (``BINLAKE_KAFKA_*``), shared with the normalizer.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 from typing import Annotated, Literal
@@ -67,6 +68,11 @@ class SinkSettings(BaseSettings):
         default_factory=dict,
         description='Key columns for tables whose events name none, as JSON {"db.table or glob": ["id"]}.',
     )
+    history_tables: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Source tables (names or globs, comma-separated or JSON) that also get a history (SCD type 2) "
+        "table under history/<table>/. Keyed tables only.",
+    )
     type_widening: bool = Field(
         True, description="Widen a mirror column's type (int -> bigint, decimal precision) instead of a fallback."
     )
@@ -92,9 +98,21 @@ class SinkSettings(BaseSettings):
         default_factory=dict, description='Extra Spark settings as JSON, e.g. {"spark.driver.memory": "2g"}.'
     )
     log_level: str = Field("WARN", description="Spark log level: DEBUG, INFO, WARN, ERROR.")
+    metrics_port: int = Field(
+        9109,
+        ge=0,
+        description="Port of the sink's /metrics, /healthz and /readyz (0: pick a free one). 9109, next to the "
+        "normalizer's 9108, so both can run on one host.",
+    )
+    metrics_host: str = Field("0.0.0.0", description="Address the sink's metrics/health server binds.")
 
     @field_validator(
-        "changelog_partition_by", "spark_packages", "spark_jars_excludes", "spark_standalone_packages", mode="before"
+        "changelog_partition_by",
+        "history_tables",
+        "spark_packages",
+        "spark_jars_excludes",
+        "spark_standalone_packages",
+        mode="before",
     )
     @classmethod
     def _comma_list(cls, value: object) -> object:
@@ -117,6 +135,16 @@ class SinkSettings(BaseSettings):
 
     def mirror_uri(self, source_table: str) -> str:
         return f"{self.lake()}/mirror/{table_dir(source_table)}"
+
+    def tombstones_uri(self, source_table: str) -> str:
+        return f"{self.lake()}/tombstones/{table_dir(source_table)}"
+
+    def history_uri(self, source_table: str) -> str:
+        return f"{self.lake()}/history/{table_dir(source_table)}"
+
+    def wants_history(self, source_table: str) -> bool:
+        lowered = source_table.lower()
+        return any(fnmatch.fnmatchcase(lowered, pattern.lower()) for pattern in self.history_tables)
 
     def checkpoint(self) -> str:
         return self.checkpoint_uri or f"{self.lake()}/_checkpoints/sink"

@@ -65,11 +65,11 @@ def normalizer_settings(format_id: str, topics: Topics, tmp: Path, zone_name: st
 
 
 async def send_workload(
-    bootstrap: str, format_id: str, topics: Topics, *, events: int, seed: int, zone_name: str
+    bootstrap: str, format_id: str, topics: Topics, *, events: int, seed: int, zone_name: str, database: str = "shop"
 ) -> Sent:
     from shared.parsing.context import zone
 
-    workload = Workload(seed=seed, tables=3)
+    workload = Workload(seed=seed, tables=3, database=database)
     changes = list(workload.run(events))
     render_fn = render.get(format_id)
     ctx = render.RenderContext(zone=zone(zone_name))

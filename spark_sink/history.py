@@ -1,0 +1,171 @@
+"""History (SCD type 2) tables: every version of every row, per source table on request.
+
+``history/<table>/`` (for tables matching ``BINLAKE_SINK_HISTORY_TABLES``) has
+the mirror's columns plus ``valid_from`` / ``valid_to`` (event time,
+``ts_ms``), ``is_current``, ``_binlake_order_key`` (the version's event),
+``_binlake_op`` and ``_binlake_known`` (the columns that event knew).
+
+One row per row event, ordered per key by ``order_key``: a version's values
+are the previous version's with the columns its event knew overlaid (an
+absent column keeps its value), ``valid_to`` is the next version's
+``valid_from``, and the last version is current. A DELETE is a row of its own
+(op ``DELETE``, ``valid_from = valid_to`` = the delete's time, not current)
+that closes the version before it; the next INSERT starts from nothing. A
+TRUNCATE adds such a closing row (op ``TRUNCATE``) to every current version.
+
+Late and replayed events land in their place: every batch recomputes the
+versions of the keys it touches from their stored rows (values +
+``_binlake_known`` are enough to replay them) and the new events, and MERGEs
+the result on (key, ``order_key``), so a stored version is rewritten in place
+and an event already stored is not added twice.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+from pyspark.sql.types import ArrayType, BooleanType, DataType, StringType, TimestampType
+
+from spark_sink import delta_tables, mirror_schema
+from spark_sink.delta_tables import quote
+from spark_sink.mirror_plan import OP, ORDER_KEY, PROP_KEY
+from spark_sink.mirror_project import IS_DELETE, TS_MS
+
+VALID_FROM: Final = "valid_from"
+VALID_TO: Final = "valid_to"
+IS_CURRENT: Final = "is_current"
+KNOWN: Final = "_binlake_known"
+CLOSING_OPS: Final = ("DELETE", "TRUNCATE")
+EXTRA: Final[dict[str, DataType]] = {
+    VALID_FROM: TimestampType(),
+    VALID_TO: TimestampType(),
+    IS_CURRENT: BooleanType(),
+    ORDER_KEY: StringType(),
+    OP: StringType(),
+    KNOWN: ArrayType(StringType()),
+}
+
+
+def prepare(spark: SparkSession, uri: str, table: str, key: list[str], types: dict[str, DataType]) -> None:
+    """Create the history table, or give it the mirror's current columns and types."""
+    columns = {**{k: types[k] for k in key}, **{n: t for n, t in types.items() if n not in key}, **EXTRA}
+    props = {PROP_KEY: json.dumps(key), mirror_schema.PROP_SOURCE: table}
+    mirror_schema.follow(spark, uri, columns, properties=props)
+
+
+def _stored_as_events(
+    stored: DataFrame, physical: list[str], types: dict[str, DataType], key_index: list[int]
+) -> DataFrame:
+    selected: list[Column] = [
+        F.col(ORDER_KEY),
+        F.col(OP),
+        F.col(OP).isin(*CLOSING_OPS).alias(IS_DELETE),
+        F.unix_millis(VALID_FROM).alias(TS_MS),
+    ]
+    for i, name in enumerate(physical):
+        selected.append(F.col(quote(name)).cast(types[name]).alias(f"_v{i}"))
+        known = F.lit(True) if i in key_index else F.coalesce(F.array_contains(KNOWN, name), F.lit(False))
+        selected.append(known.alias(f"_k{i}"))
+    return stored.select(*selected)
+
+
+def versions(events: DataFrame, physical: list[str], key_index: list[int]) -> DataFrame:
+    """Replay ``events`` (stored versions and new events, one row each) into history rows."""
+    keys = [f"_v{i}" for i in key_index]
+    by_key = Window.partitionBy(*keys).orderBy(ORDER_KEY)
+    # Deletes before a row start a new segment: its state does not inherit from before the delete.
+    segment = F.coalesce(
+        F.sum(F.col(IS_DELETE).cast("int")).over(by_key.rowsBetween(Window.unboundedPreceding, -1)), F.lit(0)
+    )
+    staged = events.withColumn("_segment", segment)
+    in_segment = Window.partitionBy(*keys, "_segment").orderBy(ORDER_KEY).rowsBetween(Window.unboundedPreceding, 0)
+    valid_from = F.timestamp_millis(TS_MS)
+    following = F.lead(valid_from).over(by_key)
+    out: list[Column] = []
+    for i, name in enumerate(physical):
+        if i in key_index:
+            out.append(F.col(f"_v{i}").alias(name))
+            continue
+        # ignorenulls skips events that did not know the column; the struct keeps a known NULL.
+        state = F.last(F.when(F.col(f"_k{i}"), F.struct(F.col(f"_v{i}").alias("v"))), ignorenulls=True)
+        out.append(state.over(in_segment)["v"].alias(name))
+    known = F.array_compact(F.array(*[F.when(F.col(f"_k{i}"), F.lit(name)) for i, name in enumerate(physical)]))
+    out += [
+        valid_from.alias(VALID_FROM),
+        F.when(F.col(IS_DELETE), valid_from).otherwise(following).alias(VALID_TO),
+        (following.isNull() & ~F.col(IS_DELETE)).alias(IS_CURRENT),
+        F.col(ORDER_KEY),
+        F.col(OP),
+        known.alias(KNOWN),
+    ]
+    return staged.select(*out)
+
+
+def apply(
+    spark: SparkSession,
+    uri: str,
+    *,
+    new_events: DataFrame,
+    physical: list[str],
+    types: dict[str, DataType],
+    key_index: list[int],
+    app_id: str,
+    batch_id: int,
+) -> None:
+    """Add the batch's events to the history table, recomputing the versions of the keys they touch."""
+    keys = [f"_v{i}" for i in key_index]
+    key_names = [physical[i] for i in key_index]
+    fresh = new_events.select(
+        ORDER_KEY, OP, IS_DELETE, TS_MS, *[c for i in range(len(physical)) for c in (f"_v{i}", f"_k{i}")]
+    )
+    for k in keys:
+        fresh = fresh.where(F.col(k).isNotNull())
+    stored = _stored_as_events(spark.read.format("delta").load(uri), physical, types, key_index)
+    touched = stored.join(fresh.select(*keys).distinct(), on=keys, how="left_semi")
+    replay = fresh.unionByName(touched).dropDuplicates([*keys, ORDER_KEY])
+    rows = versions(replay, physical, key_index)
+    condition = " AND ".join([f"t.{quote(k)} = s.{quote(k)}" for k in key_names] + [f"t.{ORDER_KEY} = s.{ORDER_KEY}"])
+    assignments: dict[str, str | Column] = {quote(name): f"s.{quote(name)}" for name in rows.columns}
+    with delta_tables.idempotent_dml(spark, app_id, batch_id):
+        (
+            DeltaTable.forPath(spark, uri)
+            .alias("t")
+            .merge(rows.alias("s"), condition)
+            .whenMatchedUpdate(set=assignments)
+            .whenNotMatchedInsert(values=assignments)
+            .execute()
+        )
+
+
+def close_all(
+    spark: SparkSession, uri: str, *, truncated_at: str, ts_ms: int | None, app_id: str, batch_id: int
+) -> None:
+    """TRUNCATE: every current version older than it gets a closing ``TRUNCATE`` row."""
+    columns = [f.name for f in delta_tables.schema(spark, uri).fields]
+    key: list[str] = json.loads(delta_tables.properties(spark, uri).get(PROP_KEY, "[]"))
+    current = spark.read.format("delta").load(uri).where(F.col(IS_CURRENT) & (F.col(ORDER_KEY) < truncated_at))
+    at = F.timestamp_millis(F.lit(ts_ms)) if ts_ms is not None else F.current_timestamp()
+    closed = current.withColumn(VALID_TO, at).withColumn(IS_CURRENT, F.lit(False))
+    marker = (
+        current.withColumn(VALID_FROM, at)
+        .withColumn(VALID_TO, at)
+        .withColumn(IS_CURRENT, F.lit(False))
+        .withColumn(ORDER_KEY, F.lit(truncated_at))
+        .withColumn(OP, F.lit("TRUNCATE"))
+    )
+    source = closed.unionByName(marker).select(*[quote(c) for c in columns])
+    condition = " AND ".join([f"t.{quote(k)} = s.{quote(k)}" for k in key] + [f"t.{ORDER_KEY} = s.{ORDER_KEY}"])
+    assignments: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in columns}
+    with delta_tables.idempotent_dml(spark, app_id, batch_id):
+        (
+            DeltaTable.forPath(spark, uri)
+            .alias("t")
+            .merge(source.alias("s"), condition)
+            .whenMatchedUpdate(set=assignments)
+            .whenNotMatchedInsert(values=assignments)
+            .execute()
+        )

@@ -1,0 +1,82 @@
+"""Creating and evolving a mirror table's schema for a micro-batch (see ``mirror_plan`` for the rules).
+
+The mirror is created on the first batch that describes its table, with the
+key fixed in the table property ``binlake.primary_key`` and the source table's
+name in ``binlake.source_table``. Later batches add columns, widen types (Delta
+type widening) or route a type to a fallback column. Schema changes are not
+tagged with a Delta transaction id: each is idempotent by value (adding a
+column that exists, or widening to the type the column has, is skipped), so a
+replayed batch makes the same decisions and changes nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import SparkSession
+from pyspark.sql.types import DataType, StringType, StructField, StructType
+
+from spark_sink import delta_tables
+from spark_sink.mirror_plan import OP, ORDER_KEY, PROP_FALLBACKS, PROP_KEY, Descriptor, Plan, choose_key, plan
+from spark_sink.settings import SinkSettings
+
+PROP_SOURCE: Final = "binlake.source_table"
+
+
+def prepare(spark: SparkSession, settings: SinkSettings, table: str, descs: list[Descriptor]) -> tuple[Plan, list[str]]:
+    """Create or evolve the mirror's schema for this batch; return the column plan and the key."""
+    uri = settings.mirror_uri(table)
+    if not delta_tables.exists(spark, uri):
+        key = choose_key(table, None, descs, settings.primary_keys)
+        result = plan({}, {}, descs, widening=settings.type_widening)
+        ordered = key + [name for name in result.types if name not in key]
+        fields = [StructField(name, result.types[name], nullable=name not in key) for name in ordered]
+        fields.append(StructField(ORDER_KEY, StringType()))
+        if not key:
+            fields.append(StructField(OP, StringType()))
+        props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
+        if settings.type_widening:
+            props["delta.enableTypeWidening"] = "true"
+        delta_tables.create(spark, uri, StructType(fields), properties=props)
+        return result, key
+    props = delta_tables.properties(spark, uri)
+    key = choose_key(table, json.loads(props.get(PROP_KEY, "[]")), descs, settings.primary_keys)
+    fallbacks: dict[str, str] = json.loads(props.get(PROP_FALLBACKS, "{}"))
+    existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
+    refused: set[str] = set()
+    while True:
+        result = plan(existing, fallbacks, descs, widening=settings.type_widening, no_widen=frozenset(refused))
+        failed = False
+        for name, wider in result.widened.items():
+            try:
+                delta_tables.change_type(spark, uri, name, wider)
+            except AnalysisException:
+                refused.add(name)  # Delta cannot widen this pair: use a fallback column instead
+                failed = True
+        if not failed:
+            break
+        existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
+    delta_tables.add_columns(spark, uri, [(name, result.types[name]) for name in result.added])
+    if result.fallbacks != fallbacks:
+        delta_tables.set_properties(spark, uri, {PROP_FALLBACKS: json.dumps(result.fallbacks)})
+    return result, key
+
+
+def follow(spark: SparkSession, uri: str, columns: dict[str, DataType], *, properties: dict[str, str]) -> None:
+    """Make a companion table (history) hold ``columns`` with the mirror's types; create it with ``properties``.
+
+    Its own columns (not in ``columns``) are left alone. A type the mirror widened is widened here too;
+    Delta accepted that widening for the mirror, so it accepts it for the same column here.
+    """
+    if not delta_tables.exists(spark, uri):
+        delta_tables.create(
+            spark, uri, StructType([StructField(n, t) for n, t in columns.items()]), properties=properties
+        )
+        return
+    existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
+    for name, wanted in columns.items():
+        if name in existing and existing[name] != wanted:
+            delta_tables.change_type(spark, uri, name, wanted)
+    delta_tables.add_columns(spark, uri, [(n, t) for n, t in columns.items() if n not in existing])

@@ -1,0 +1,93 @@
+"""Tombstones: the deleted keys of a mirror, so an event older than a delete never brings the row back.
+
+``tombstones/<table>/`` holds, per deleted key, the ``order_key`` of its
+delete. With the mirror's own ``_binlake_order_key`` it gives every key's
+*floor*: the newest change already applied to it. A micro-batch ignores row
+events at or below their key's floor (out-of-order and replayed input);
+"at" rather than "below" so that a batch replayed after a crash between the
+mirror's commit and the tombstones' commit still sees each key's last event
+(the mirror's MERGE is then skipped by its transaction id, the tombstones'
+MERGE runs). A key re-inserted after its delete loses its tombstone (the
+mirror row's order_key is the newer floor). Tombstones are kept until a
+TRUNCATE older than them; they cost one small row per deleted key.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Final
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DataType, StringType, StructField, StructType
+
+from spark_sink import delta_tables
+from spark_sink.delta_tables import quote
+from spark_sink.mirror_plan import ORDER_KEY, PROP_KEY
+
+FLOOR: Final = "_floor"
+
+
+def ensure(spark: SparkSession, uri: str, key: list[str], types: dict[str, DataType], table: str) -> None:
+    """Create the tombstone table (key columns typed like the mirror's, plus ``_binlake_order_key``)."""
+    if delta_tables.exists(spark, uri):
+        return
+    fields = [StructField(name, types[name], nullable=False) for name in key]
+    fields.append(StructField(ORDER_KEY, StringType()))
+    props = {PROP_KEY: json.dumps(key), "binlake.source_table": table}
+    delta_tables.create(spark, uri, StructType(fields), properties=props)
+
+
+def floors(
+    spark: SparkSession, *, mirror_uri: str, tomb_uri: str, key: list[str], key_cols: list[str], types: list[DataType]
+) -> DataFrame:
+    """Per key (as ``key_cols``), the newest order_key applied: the mirror row's or the tombstone's."""
+    parts = []
+    for uri in (mirror_uri, tomb_uri):
+        version = delta_tables.current_version(spark, uri)
+        if version is not None:
+            # Pinned: the batch's own MERGEs must not move the floor under a recomputed plan.
+            table = delta_tables.read_at(spark, uri, version)
+            parts.append(
+                table.select(
+                    *[F.col(quote(k)).cast(t).alias(c) for k, c, t in zip(key, key_cols, types, strict=True)],
+                    F.col(ORDER_KEY).alias(FLOOR),
+                )
+            )
+    if not parts:
+        return spark.createDataFrame(
+            [],
+            StructType(
+                [*(StructField(c, t) for c, t in zip(key_cols, types, strict=True)), StructField(FLOOR, StringType())]
+            ),
+        )
+    union = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
+    return union.groupBy(*key_cols).agg(F.max(FLOOR).alias(FLOOR))
+
+
+def above_floor(events: DataFrame, floor: DataFrame, key_cols: list[str]) -> DataFrame:
+    """The events not older than their key's floor (the key's last applied event itself is kept, see above)."""
+    joined = events.join(floor, on=key_cols, how="left")
+    return joined.where(F.col(FLOOR).isNull() | (F.col(ORDER_KEY) >= F.col(FLOOR))).drop(FLOOR)
+
+
+def record(
+    spark: SparkSession, uri: str, *, folded: DataFrame, key: list[str], key_cols: list[str], app_id: str, batch_id: int
+) -> None:
+    """MERGE the batch's net result per key: a delete sets the tombstone, a live key clears it."""
+    condition = " AND ".join(f"t.{quote(k)} = s.{c}" for k, c in zip(key, key_cols, strict=True))
+    newer = f"t.{ORDER_KEY} < s.{ORDER_KEY}"
+    insert: dict[str, str | Column] = {quote(k): f"s.{c}" for k, c in zip(key, key_cols, strict=True)}
+    insert[ORDER_KEY] = f"s.{ORDER_KEY}"
+    source = folded.select(*key_cols, ORDER_KEY, "_delete")
+    with delta_tables.idempotent_dml(spark, app_id, batch_id):
+        (
+            DeltaTable.forPath(spark, uri)
+            .alias("t")
+            .merge(source.alias("s"), condition)
+            .whenMatchedUpdate(condition=f"s._delete AND {newer}", set={ORDER_KEY: f"s.{ORDER_KEY}"})
+            .whenMatchedDelete(condition=f"NOT s._delete AND {newer}")
+            .whenNotMatchedInsert(condition="s._delete", values=insert)
+            .execute()
+        )

@@ -1,0 +1,181 @@
+"""Mirror, tombstone, history and schema rules of the Spark sink, event by event, on real Kafka + Spark + Delta.
+
+Canonical events are written straight to a unified topic with chosen
+``order_key``s, in three rounds; after each round the sink runs (available-now,
+same checkpoint) and the Delta tables are checked against what the rules in
+docs/spark-sink.md say:
+
+1. inserts, a partial UPDATE (an absent column stays), deletes, a key-changing
+   UPDATE; a key-less table (append-only); an int column;
+2. late events: an UPDATE older than the mirror's row (ignored by the mirror,
+   placed in the history), an INSERT older than the key's delete (no
+   resurrection); a redelivered event; ``ALTER TABLE ... ADD COLUMN`` (the
+   mirror gets the column before any row carries it); the int column widened
+   to bigint;
+3. TRUNCATE (rows and tombstones gone, history versions closed, older events
+   ignored), a string into the integer column (fallback column).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import DecimalType, LongType
+
+from shared.codec import avro
+from shared.config.settings import kafka_settings
+from shared.event.model import ChangeEvent, Column, Columns, Ddl, Image, Origin, Source
+from spark_sink import job
+from spark_sink.batch import BatchReport
+from spark_sink.mirror import PROP_TRUNCATED
+from spark_sink.settings import SinkSettings
+from tests.integration import kafka_tools
+from tests.integration.spark_fixtures import sink_settings_for_tests, spark
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+__all__ = ["spark"]
+
+KEYED = [Column("id", "int", "int32"), Column("a", "int", "int32"), Column("b", "varchar(8)", "string")]
+WITH_C = [*KEYED, Column("c", "decimal(10,2)", "decimal", 10, 2)]
+LOG = [Column("msg", "text", "string")]
+
+
+def _types(q_type: str, logical: str) -> list[Column]:
+    return [Column("id", "int", "int32"), Column("q", q_type, logical)]
+
+
+def _event(
+    op: str,
+    table: str,
+    ok: int,
+    *,
+    after: Image | None = None,
+    before: Image | None = None,
+    columns: list[Column] | None = None,
+    key: tuple[str, ...] = ("id",),
+    ddl: Ddl | None = None,
+) -> ChangeEvent:
+    return ChangeEvent(
+        op=op,  # type: ignore[arg-type]  # the test's ops are valid Op literals
+        source=Source("test", "mysql", "t", None, table),
+        order_key=f"{ok:020d}.{0:020d}.{0:06d}",
+        ts_ms=ok * 100,
+        ingest_ts_ms=None,
+        primary_key=list(key),
+        columns=Columns(columns if columns is not None else KEYED),
+        before=before,
+        after=after,
+        changed_columns=None,
+        ddl=ddl,
+        origin=Origin("vendor", 0, ok, 0),
+    )
+
+
+ROUND_1 = [
+    _event("INSERT", "keyed", 10, after={"id": 1, "a": 1, "b": "x"}),
+    _event("INSERT", "keyed", 20, after={"id": 2, "a": 2, "b": "p"}),
+    _event("UPDATE", "keyed", 30, before={"id": 1, "b": "x"}, after={"id": 1, "b": "y"}),
+    _event("DELETE", "keyed", 40, before={"id": 2, "a": 2, "b": "p"}),
+    _event("INSERT", "keyed", 50, after={"id": 5, "a": 5, "b": "k"}),
+    _event("UPDATE", "keyed", 60, before={"id": 5, "a": 5, "b": "k"}, after={"id": 6, "a": 6, "b": "k"}),
+    _event("INSERT", "log", 11, after={"msg": "one"}, columns=LOG, key=()),
+    _event("INSERT", "log", 12, after={"msg": "two"}, columns=LOG, key=()),
+    _event("INSERT", "types", 13, after={"id": 1, "q": 5}, columns=_types("int", "int32")),
+]
+ROUND_2 = [
+    _event("UPDATE", "keyed", 25, before={"id": 1, "a": 1}, after={"id": 1, "a": 9}),  # late
+    _event("INSERT", "keyed", 35, after={"id": 2, "a": 22, "b": "late"}),  # older than the delete at 40
+    ROUND_1[2],  # redelivered
+    _event(
+        "DDL", "keyed", 70, columns=[], key=(), ddl=Ddl("ALTER TABLE keyed ADD COLUMN c decimal(10,2)", "ALTER_TABLE")
+    ),
+    _event("INSERT", "types", 71, after={"id": 2, "q": 2**40}, columns=_types("bigint", "int64")),
+]
+ROUND_2B = [_event("INSERT", "keyed", 80, after={"id": 7, "a": 7, "b": "n", "c": Decimal("1.50")}, columns=WITH_C)]
+ROUND_3 = [
+    _event("TRUNCATE", "keyed", 90, columns=[], key=()),
+    _event("INSERT", "keyed", 100, after={"id": 8, "a": 8, "b": "z", "c": Decimal("2.25")}, columns=WITH_C),
+    _event("INSERT", "keyed", 85, after={"id": 9, "a": 9, "b": "old"}),  # older than the TRUNCATE
+    _event("TRUNCATE", "log", 95, columns=[], key=()),
+    _event("INSERT", "log", 96, after={"msg": "three"}, columns=LOG, key=()),
+    _event("INSERT", "types", 97, after={"id": 3, "q": "abc"}, columns=_types("varchar(3)", "string")),
+]
+
+
+async def _round(
+    bootstrap: str, topic: str, spark: SparkSession, settings: SinkSettings, events: list[ChangeEvent]
+) -> list[BatchReport]:
+    await kafka_tools.produce(bootstrap, topic, [(None, avro.encode(event)) for event in events])
+    reports: list[BatchReport] = []
+    await asyncio.to_thread(job.run, spark, settings, kafka_settings(bootstrap), on_batch=reports.append)
+    return reports
+
+
+def _rows(spark: SparkSession, uri: str, *columns: str, order: str = "_binlake_order_key") -> list[tuple[Any, ...]]:
+    frame = spark.read.format("delta").load(uri).orderBy(order)
+    return [tuple(row) for row in frame.select(*columns).collect()]
+
+
+def _history(spark: SparkSession, uri: str, *extra: str) -> list[tuple[Any, ...]]:
+    frame = spark.read.format("delta").load(uri).orderBy("id", "_binlake_order_key")
+    stamp = [F.unix_millis("valid_from").alias("vf"), F.unix_millis("valid_to").alias("vt")]
+    return [tuple(r) for r in frame.select("id", "a", "b", *extra, "_binlake_op", "is_current", *stamp).collect()]
+
+
+async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: SparkSession, tmp_path: Path) -> None:
+    topic = f"sem-{tmp_path.name}"
+    await kafka_tools.create_topics(kafka_bootstrap, {topic: 1})
+    lake = (tmp_path / "lake").as_uri()
+    settings = sink_settings_for_tests(topic=topic, lake_uri=lake, history_tables=["t.keyed"])
+    keyed, log, types = (settings.mirror_uri(f"t.{name}") for name in ("keyed", "log", "types"))
+    tombs, history = settings.tombstones_uri("t.keyed"), settings.history_uri("t.keyed")
+
+    await _round(kafka_bootstrap, topic, spark, settings, ROUND_1)
+    assert _rows(spark, keyed, "id", "a", "b") == [(1, 1, "y"), (6, 6, "k")]  # a kept: absent from the UPDATE
+    assert _rows(spark, tombs, "id", order="id") == [(2,), (5,)]
+    assert _rows(spark, log, "msg", "_binlake_op") == [("one", "INSERT"), ("two", "INSERT")]
+
+    await _round(kafka_bootstrap, topic, spark, settings, ROUND_2)
+    mirror = spark.read.format("delta").load(keyed)
+    assert mirror.schema["c"].dataType == DecimalType(10, 2)  # from the DDL, before any row carries c
+    assert _rows(spark, keyed, "id", "a", "b", "c") == [(1, 1, "y", None), (6, 6, "k", None)]  # late events ignored
+    assert spark.read.format("delta").load(types).schema["q"].dataType == LongType()  # widened
+    await _round(kafka_bootstrap, topic, spark, settings, ROUND_2B)
+    assert _rows(spark, keyed, "id", "a", "b", "c") == [
+        (1, 1, "y", None),
+        (6, 6, "k", None),
+        (7, 7, "n", Decimal("1.50")),
+    ]
+
+    await _round(kafka_bootstrap, topic, spark, settings, ROUND_3)
+    assert _rows(spark, keyed, "id", "a", "b", "c") == [(8, 8, "z", Decimal("2.25"))]
+    assert _rows(spark, tombs, "id", order="id") == []
+    props = spark.sql(f"SHOW TBLPROPERTIES delta.`{keyed}`").collect()
+    assert {r["key"]: r["value"] for r in props}[PROP_TRUNCATED] == ROUND_3[0].order_key
+    assert _rows(spark, log, "msg") == [("three",)]
+    assert _rows(spark, types, "id", "q", "q__string", order="id") == [(1, 5, None), (2, 2**40, None), (3, None, "abc")]
+
+    assert _history(spark, history) == [
+        (1, 1, "x", "INSERT", False, 1000, 2500),
+        (1, 9, "x", "UPDATE", False, 2500, 3000),  # the late UPDATE, in its place
+        (1, 9, "y", "UPDATE", False, 3000, 9000),
+        (1, 9, "y", "TRUNCATE", False, 9000, 9000),
+        (2, 2, "p", "INSERT", False, 2000, 3500),
+        (2, 22, "late", "INSERT", False, 3500, 4000),
+        (2, 2, "p", "DELETE", False, 4000, 4000),
+        (5, 5, "k", "INSERT", False, 5000, 6000),
+        (5, 5, "k", "DELETE", False, 6000, 6000),  # the key moved to 6
+        (6, 6, "k", "UPDATE", False, 6000, 9000),
+        (6, 6, "k", "TRUNCATE", False, 9000, 9000),
+        (7, 7, "n", "INSERT", False, 8000, 9000),
+        (7, 7, "n", "TRUNCATE", False, 9000, 9000),
+        (8, 8, "z", "INSERT", True, 10000, None),
+    ]
+    changelog = spark.read.format("delta").load(settings.changelog_uri())
+    assert changelog.count() == len(ROUND_1) + len(ROUND_2) + len(ROUND_2B) + len(ROUND_3)
