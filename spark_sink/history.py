@@ -53,7 +53,7 @@ EXTRA: Final[dict[str, DataType]] = {
 def prepare(spark: SparkSession, uri: str, table: str, key: list[str], types: dict[str, DataType]) -> None:
     """Create the history table, or give it the mirror's current columns and types."""
     columns = {**{k: types[k] for k in key}, **{n: t for n, t in types.items() if n not in key}, **EXTRA}
-    props = {PROP_KEY: json.dumps(key), mirror_schema.PROP_SOURCE: table}
+    props = {PROP_KEY: json.dumps(key), mirror_schema.PROP_SOURCE: table, "delta.enableTypeWidening": "true"}
     mirror_schema.follow(spark, uri, columns, properties=props)
 
 
@@ -128,7 +128,12 @@ def apply(
     touched = stored.join(fresh.select(*keys).distinct(), on=keys, how="left_semi")
     replay = fresh.unionByName(touched).dropDuplicates([*keys, ORDER_KEY])
     rows = versions(replay, physical, key_index)
-    condition = " AND ".join([f"t.{quote(k)} = s.{quote(k)}" for k in key_names] + [f"t.{ORDER_KEY} = s.{ORDER_KEY}"])
+    _upsert(spark, uri, rows, key_names, app_id=app_id, batch_id=batch_id)
+
+
+def _upsert(spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, app_id: str, batch_id: int) -> None:
+    """MERGE on (key, ``_binlake_order_key``): a stored version is rewritten, a new one inserted."""
+    condition = " AND ".join([f"t.{quote(k)} = s.{quote(k)}" for k in key] + [f"t.{ORDER_KEY} = s.{ORDER_KEY}"])
     assignments: dict[str, str | Column] = {quote(name): f"s.{quote(name)}" for name in rows.columns}
     with delta_tables.idempotent_dml(spark, app_id, batch_id):
         (
@@ -158,14 +163,4 @@ def close_all(
         .withColumn(OP, F.lit("TRUNCATE"))
     )
     source = closed.unionByName(marker).select(*[quote(c) for c in columns])
-    condition = " AND ".join([f"t.{quote(k)} = s.{quote(k)}" for k in key] + [f"t.{ORDER_KEY} = s.{ORDER_KEY}"])
-    assignments: dict[str, str | Column] = {quote(c): f"s.{quote(c)}" for c in columns}
-    with delta_tables.idempotent_dml(spark, app_id, batch_id):
-        (
-            DeltaTable.forPath(spark, uri)
-            .alias("t")
-            .merge(source.alias("s"), condition)
-            .whenMatchedUpdate(set=assignments)
-            .whenNotMatchedInsert(values=assignments)
-            .execute()
-        )
+    _upsert(spark, uri, source, key, app_id=app_id, batch_id=batch_id)

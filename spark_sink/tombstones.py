@@ -22,7 +22,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
-from spark_sink import delta_tables
+from spark_sink import delta_tables, mirror_schema
 from spark_sink.delta_tables import quote
 from spark_sink.mirror_plan import ORDER_KEY, PROP_KEY
 
@@ -30,13 +30,11 @@ FLOOR: Final = "_floor"
 
 
 def ensure(spark: SparkSession, uri: str, key: list[str], types: dict[str, DataType], table: str) -> None:
-    """Create the tombstone table (key columns typed like the mirror's, plus ``_binlake_order_key``)."""
-    if delta_tables.exists(spark, uri):
-        return
-    fields = [StructField(name, types[name], nullable=False) for name in key]
-    fields.append(StructField(ORDER_KEY, StringType()))
-    props = {PROP_KEY: json.dumps(key), "binlake.source_table": table}
-    delta_tables.create(spark, uri, StructType(fields), properties=props)
+    """Create the tombstone table, or give its key columns the mirror's (possibly widened) types."""
+    columns: dict[str, DataType] = {name: types[name] for name in key}
+    columns[ORDER_KEY] = StringType()
+    props = {PROP_KEY: json.dumps(key), mirror_schema.PROP_SOURCE: table, "delta.enableTypeWidening": "true"}
+    mirror_schema.follow(spark, uri, columns, properties=props)
 
 
 def floors(

@@ -1,0 +1,185 @@
+"""Several formats -> normalizers -> one unified topic -> ``binlake sink``, SIGKILLed during batches.
+
+Three vendor formats (each its own database) are normalized into one unified
+topic. The sink runs as its own process (``binlake sink``, processing-time
+trigger, small micro-batches) and is killed with SIGKILL while a micro-batch is
+open (the checkpoint has the batch's offsets but not its commit), three times;
+a final run catches up. Then every mirror table equals the generator's ground
+truth and the changelog holds every unified-topic record exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import TimestampType
+
+from shared.config.settings import kafka_settings
+from shared.event.values import Image, SqlTime, Value
+from shared.generate.compare import equivalent
+from shared.generate.workload import Workload
+from spark_sink import job
+from spark_sink.mirror_plan import HIDDEN
+from tests.integration import kafka_tools
+from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
+from tests.integration.spark_fixtures import sink_settings_for_tests, spark
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+__all__ = ["spark"]
+
+REPO = Path(__file__).resolve().parents[2]
+FORMATS = {"canal-json": "db_canal", "maxwell-json": "db_maxwell", "debezium-json": "db_dbz"}
+EVENTS = 300
+SEED = 23
+KILLS = 3
+EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+PRIMARY_KEYS = {"db_dbz.*": ["id"]}  # Debezium JSON values name no key
+
+
+async def _fill_unified_topic(bootstrap: str, tmp_path: Path) -> tuple[str, int]:
+    unified = kafka_tools.unique("kill-events")
+    await kafka_tools.create_topics(bootstrap, {unified: 3})
+    for format_id, database in FORMATS.items():
+        topics = Topics.fresh(format_id)
+        topics.events = unified
+        await kafka_tools.create_topics(bootstrap, {topics.vendor: 2, topics.dlq: 1})
+        await send_workload(bootstrap, format_id, topics, events=EVENTS, seed=SEED, zone_name="UTC", database=database)
+        await run_normalizer_until_caught_up(bootstrap, normalizer_settings(format_id, topics, tmp_path, "UTC"), 2)
+        assert await kafka_tools.read_all(bootstrap, topics.dlq) == []
+    return unified, len(await kafka_tools.read_all(bootstrap, unified))
+
+
+def _mirror_rows(spark: SparkSession, uri: str) -> dict[int, dict[str, Any]]:
+    """The mirror's rows by id, instants as aware datetimes, hidden columns left out."""
+    frame = spark.read.format("delta").load(uri)
+    instants = {f.name for f in frame.schema.fields if isinstance(f.dataType, TimestampType)}
+    visible = [f.name for f in frame.schema.fields if f.name not in HIDDEN]
+    rows = frame.select(*[F.unix_micros(n).alias(n) if n in instants else F.col(n) for n in visible]).collect()
+    out: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        values = {n: row[n] for n in visible}
+        for n in instants:
+            if values[n] is not None:
+                values[n] = EPOCH + dt.timedelta(microseconds=values[n])
+        out[int(values["id"])] = values
+    return out
+
+
+def _same(expected: Value, actual: Any) -> bool:
+    """The truth's typed value against a mirror cell: typed (canal, Debezium) or the vendor's text (Maxwell)."""
+    if isinstance(expected, SqlTime) and isinstance(actual, int):
+        actual = SqlTime(actual)  # TIME is signed microseconds in the mirror
+    if isinstance(actual, bytearray):
+        actual = bytes(actual)
+    return equivalent(expected, actual)
+
+
+def _batch_ids(folder: Path) -> set[int]:
+    return {int(p.name) for p in folder.glob("[0-9]*")} if folder.exists() else set()
+
+
+def _open_batch(checkpoint: Path) -> bool:
+    """True while a micro-batch is planned (offsets written) and not committed."""
+    offsets, commits = _batch_ids(checkpoint / "offsets"), _batch_ids(checkpoint / "commits")
+    return bool(offsets) and max(offsets) not in commits
+
+
+def _kill_during_a_batch(command: list[str], env: dict[str, str], checkpoint: Path, rng: random.Random) -> bool:
+    """Start the sink, SIGKILL it soon after a micro-batch opens; True if the kill left that batch open."""
+    log = checkpoint.parents[2] / "sink.log"
+    with log.open("ab") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
+    try:
+        # A batch left open by the previous kill is replayed first (same id, no new offsets file):
+        # let that replay commit, then kill inside the next fresh batch.
+        already = _batch_ids(checkpoint / "offsets")
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"the sink exited with {process.returncode}: {log.read_text()[-3000:]}")
+            if _batch_ids(checkpoint / "commits") >= already and _batch_ids(checkpoint / "offsets") - already:
+                if _open_batch(checkpoint):
+                    break
+                already = _batch_ids(checkpoint / "offsets")  # that batch committed before we looked: next one
+            time.sleep(0.05)
+        else:
+            pytest.fail(f"no fresh micro-batch started within 600 s: {log.read_text()[-3000:]}")
+        time.sleep(rng.uniform(0.0, 2.0))  # somewhere inside the batch: decode, MERGEs, changelog append
+        open_at_kill = _open_batch(checkpoint)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(30)
+        return open_at_kill and _open_batch(checkpoint)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(30)
+
+
+async def test_sink_survives_sigkill_during_batches(kafka_bootstrap: str, spark: SparkSession, tmp_path: Path) -> None:
+    unified, records = await _fill_unified_topic(kafka_bootstrap, tmp_path)
+    lake_dir = tmp_path / "lake"
+    settings = sink_settings_for_tests(
+        topic=unified, lake_uri=lake_dir.as_uri(), primary_keys=PRIMARY_KEYS, max_offsets_per_trigger=150
+    )
+    env = dict(os.environ)
+    env.update(
+        {
+            "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
+            "BINLAKE_SINK_TOPIC": unified,
+            "BINLAKE_SINK_LAKE_URI": settings.lake_uri,
+            "BINLAKE_SINK_MASTER": settings.master,
+            "BINLAKE_SINK_SHUFFLE_PARTITIONS": str(settings.shuffle_partitions),
+            "BINLAKE_SINK_SPARK_CONF": json.dumps(settings.spark_conf),
+            "BINLAKE_SINK_PRIMARY_KEYS": json.dumps(PRIMARY_KEYS),
+            "BINLAKE_SINK_MAX_OFFSETS_PER_TRIGGER": "150",
+            "BINLAKE_SINK_TRIGGER": "processing-time",
+            "BINLAKE_SINK_TRIGGER_INTERVAL_S": "0.5",
+            "BINLAKE_SINK_LOG_LEVEL": "ERROR",
+        }
+    )
+    command = [sys.executable, "-m", "shared.cli.main", "sink"]
+    checkpoint = lake_dir / "_checkpoints" / "sink"
+    rng = random.Random(SEED)
+    open_kills = 0
+    for _ in range(KILLS):
+        open_kills += await asyncio.to_thread(_kill_during_a_batch, command, env, checkpoint, rng)
+    # The kills must really have interrupted micro-batches, not idle processes.
+    assert open_kills >= 1, "no kill landed inside a micro-batch"
+    assert _batch_ids(checkpoint / "commits"), "the sink committed nothing between the kills"
+
+    # Catch up in-process, on the same checkpoint (so the same Delta app id).
+    await asyncio.to_thread(job.run, spark, settings, kafka_settings(kafka_bootstrap))
+
+    changelog = spark.read.format("delta").load(settings.changelog_uri())
+    assert changelog.count() == records
+    assert changelog.select("_kafka_partition", "_kafka_offset").distinct().count() == records
+    expected_tables: dict[str, dict[int, Image]] = {}
+    for database in FORMATS.values():
+        truth = Workload(seed=SEED, tables=3, database=database)
+        for _ in truth.run(EVENTS):
+            pass
+        expected_tables.update({f"{database}.{table}": rows for table, rows in truth.state.items()})
+    assert len(expected_tables) == 3 * len(FORMATS)
+    for table, expected in expected_tables.items():
+        got = _mirror_rows(spark, settings.mirror_uri(table))
+        assert sorted(got) == sorted(expected), table
+        for key, row in expected.items():
+            assert set(got[key]) == set(row), (table, key)
+            wrong = {c: (v, got[key][c]) for c, v in row.items() if not _same(v, got[key][c])}
+            assert not wrong, (table, key, wrong)
+    per_table = {r["source_table"]: r["count"] for r in changelog.groupBy("source_table").count().collect()}
+    assert sum(per_table.values()) == records
+    assert changelog.where(F.col("op") == "DELETE").count() > 0
