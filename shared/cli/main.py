@@ -23,6 +23,7 @@ _COMMANDS: Final = {
     "dlq": ("shared.cli.dlq", "dead-letter tools: replay"),
     "config": ("shared.cli.config", "print every BINLAKE_* setting (example env file or reference)"),
     "sink": ("spark_sink.cli", "run the Spark sink: unified topic -> changelog and mirror Delta tables"),
+    "lake": ("spark_sink.lake_cli", "inspect the sink's lake (show) and check it against the topic (verify)"),
 }
 
 

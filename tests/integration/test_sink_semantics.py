@@ -30,7 +30,8 @@ from pyspark.sql.types import DecimalType, LongType
 
 from shared.codec import avro
 from shared.config.settings import kafka_settings
-from shared.event.model import ChangeEvent, Column, Columns, Ddl, Image, Origin, Source
+from shared.event.model import ChangeEvent, Column, Columns, Ddl, Origin, Source
+from shared.event.values import Image
 from spark_sink import job
 from spark_sink.batch import BatchReport
 from spark_sink.mirror import PROP_TRUNCATED

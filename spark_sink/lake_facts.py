@@ -1,0 +1,313 @@
+"""The numbers ``binlake lake verify`` compares, read with Spark from the unified topic and the lake.
+
+The topic is read in batch mode, from the earliest to the latest offset, with
+``kafka.isolation.level=read_committed`` (the sink's own Kafka options, so only
+committed normalizer transactions count) and decoded exactly as the sink
+decodes it (``spark_sink.source.decode``): a record is an event of the topic
+if and only if the sink would have written it to the changelog. Everything is
+aggregated in Spark; only a few numbers per source table reach the driver.
+Before Spark starts reading, a plain Kafka client checks that the broker
+answers and has the topic, and notes each partition's first offset.
+
+The expected state of a keyed mirror is a fold of the topic's row events per
+key, with the key columns the mirror was created with (``binlake.primary_key``):
+the key's values are read from the ``after`` image (``before`` for a DELETE);
+an UPDATE whose ``before`` key differs from its ``after`` key also ends the old
+key; a key is live when its newest event (by ``order_key``) is not a DELETE
+and, for a mirror that records TRUNCATEs, is newer than the last TRUNCATE.
+Keys with a missing or NULL key value are skipped, as the sink skips them.
+
+Verify a quiet lake: records the sink has not processed yet count as missing.
+The topic must still hold every record the lake was built from (no retention
+or compaction has removed any), or the lake will look larger than the topic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections import defaultdict
+from typing import Final
+
+from aiokafka import AIOKafkaConsumer, TopicPartition
+from aiokafka.errors import KafkaError
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from shared.config.settings import KafkaSettings
+from shared.event.model import ROW_OPS
+from shared.kafka.client import connection_kwargs
+from spark_sink import delta_tables, lake_tables
+from spark_sink.changelog import COORDINATES, changelog_rows
+from spark_sink.control_events import EMPTYING_DDL
+from spark_sink.history import IS_CURRENT
+from spark_sink.lake_tables import LakeError, SourceTableDirs
+from spark_sink.lake_verify import ChangelogTable, ExpectedMirror, LakeFacts, MirrorTable, TableFacts, TopicTable
+from spark_sink.mirror import PROP_TRUNCATED
+from spark_sink.settings import SinkSettings
+from spark_sink.source import REASON, decode, kafka_options
+
+_ROW_OPS: Final = sorted(ROW_OPS)
+_KEY: Final = "_key"
+_DELETE: Final = "_is_delete"
+
+
+async def _log_start_offsets(kafka: KafkaSettings, topic: str) -> dict[int, int]:
+    consumer = AIOKafkaConsumer(**connection_kwargs(kafka), request_timeout_ms=20_000)
+    try:
+        await consumer.start()
+    except KafkaError as exc:
+        await consumer.stop()
+        raise LakeError(
+            f"cannot reach Kafka at {kafka.bootstrap_servers} ({exc}): check --bootstrap-servers and BINLAKE_KAFKA_*"
+        ) from None
+    try:
+        if topic not in await consumer.topics():
+            raise LakeError(
+                f"Kafka at {kafka.bootstrap_servers} has no topic {topic}: check --topic (BINLAKE_SINK_TOPIC)"
+            )
+        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        starts = await consumer.beginning_offsets(partitions)
+        return {tp.partition: offset for tp, offset in starts.items()}
+    finally:
+        await consumer.stop()
+
+
+def topic_start_offsets(kafka: KafkaSettings, topic: str) -> dict[int, int]:
+    """Each partition's first offset, checked before Spark reads the topic: a wrong broker address or topic
+    name fails here in seconds with a clear message (Spark's Kafka source would retry for minutes)."""
+    return asyncio.run(_log_start_offsets(kafka, topic))
+
+
+def read_topic(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) -> DataFrame:
+    """The whole topic as it is now (earliest to latest offsets, committed records only), decoded."""
+    raw = (
+        spark.read.format("kafka")
+        .options(**kafka_options(kafka))
+        .option("subscribe", settings.topic)
+        .option("startingOffsets", "earliest")
+        .option("endingOffsets", "latest")
+        .load()
+    )
+    return decode(raw)
+
+
+def _topic_tables(events: DataFrame) -> dict[str, TopicTable]:
+    is_row = F.col("op").isin(_ROW_OPS)
+    is_truncate = (F.col("op") == "TRUNCATE") | ((F.col("op") == "DDL") & F.col("ddl.kind").isin(sorted(EMPTYING_DDL)))
+    last_truncate = F.max(F.when(is_truncate, F.col("order_key")))
+    per_table = events.groupBy("source_table").agg(
+        F.count(F.lit(1)).alias("events"),
+        F.count(F.when(is_row, 1)).alias("row_events"),
+        F.max(F.when(is_row, F.col("order_key"))).alias("last_order_key"),
+        F.count(F.when(is_truncate, 1)).alias("truncates"),
+        last_truncate.alias("last_truncate"),
+    )
+    after = (
+        events.where(is_row)
+        .join(per_table.select("source_table", "last_truncate"), on="source_table")
+        .where(F.col("last_truncate").isNull() | (F.col("order_key") > F.col("last_truncate")))
+        .groupBy("source_table")
+        .agg(F.count(F.lit(1)).alias("after"))
+    )
+    rows = per_table.join(after, on="source_table", how="left").collect()
+    return {
+        r["source_table"]: TopicTable(
+            events=int(r["events"]),
+            row_events=int(r["row_events"]),
+            last_order_key=r["last_order_key"],
+            truncates=int(r["truncates"]),
+            last_truncate=r["last_truncate"],
+            row_events_after_truncate=int(r["after"] or 0),
+        )
+        for r in rows
+    }
+
+
+def _changelog_tables(changelog: DataFrame, events: DataFrame) -> dict[str, ChangelogTable]:
+    coordinates = [*COORDINATES, "source_table"]
+    counts = changelog.groupBy("source_table").agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.count_distinct(*COORDINATES).alias("records"),
+        F.max(F.when(F.col("op").isin(_ROW_OPS), F.col("order_key"))).alias("last_order_key"),
+    )
+    missing = events.select(*coordinates).join(changelog.select(*COORDINATES), COORDINATES, "left_anti")
+    extra = changelog.select(*coordinates).join(events.select(*COORDINATES), COORDINATES, "left_anti")
+    gaps: dict[str, dict[str, int]] = defaultdict(dict)
+    for name, frame in (("missing", missing), ("extra", extra)):
+        for row in frame.groupBy("source_table").count().collect():
+            gaps[row["source_table"]][name] = int(row["count"])
+    out: dict[str, ChangelogTable] = {}
+    for row in counts.collect():
+        table = row["source_table"]
+        out[table] = ChangelogTable(
+            rows=int(row["rows"]),
+            records=int(row["records"]),
+            missing=gaps[table].get("missing", 0),
+            extra=gaps[table].get("extra", 0),
+            last_order_key=row["last_order_key"],
+        )
+    for table, found in gaps.items():
+        if table not in out:  # the changelog holds nothing of this table: every topic event is missing
+            out[table] = ChangelogTable(missing=found.get("missing", 0))
+    return out
+
+
+def _count_rows(spark: SparkSession, uri: str) -> int:
+    return spark.read.format("delta").load(uri).count()
+
+
+def _mirror(spark: SparkSession, entry: SourceTableDirs) -> MirrorTable | None:
+    if entry.mirror is None:
+        return None
+    props = delta_tables.properties(spark, entry.mirror)
+    newest = [lake_tables.max_order_key(spark, entry.mirror), lake_tables.max_order_key(spark, entry.tombstones)]
+    known = [value for value in newest if value is not None]
+    history_current: int | None = None
+    if entry.history is not None:
+        history = spark.read.format("delta").load(entry.history)
+        if IS_CURRENT in history.columns:  # a key's last version, unless that closes it (DELETE, TRUNCATE)
+            history_current = history.where(F.col(IS_CURRENT)).count()
+    return MirrorTable(
+        key=tuple(lake_tables.primary_key(props)),
+        rows=_count_rows(spark, entry.mirror),
+        last_order_key=max(known) if known else None,
+        tombstones=entry.tombstones is not None,
+        tracks_truncates=PROP_TRUNCATED in props,
+        truncated_at=props.get(PROP_TRUNCATED),
+        history_current=history_current,
+    )
+
+
+def _key_of(image: Column, key: tuple[str, ...]) -> tuple[Column, Column]:
+    """(the key as one comparable value, whether every key column has a non-NULL value)."""
+    values = [image[name] for name in key]
+    complete = F.lit(True)
+    for value in values:
+        complete = complete & value.isNotNull()
+    return F.to_json(F.array(*values)), complete
+
+
+def _truncate_bound(truncates: dict[str, str]) -> Column:
+    """Per row, the last TRUNCATE order_key of its table (NULL: none, or not applied by the sink)."""
+    bound: Column = F.lit(None).cast("string")
+    for table, order_key in truncates.items():
+        bound = F.when(F.col("source_table") == table, F.lit(order_key)).otherwise(bound)
+    return bound
+
+
+def expected_mirrors(
+    events: DataFrame, keys: dict[str, tuple[str, ...]], truncates: dict[str, str]
+) -> dict[str, ExpectedMirror]:
+    """The live keys of each keyed table per the topic (one Spark job per distinct key column list)."""
+    by_key: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for table, key in keys.items():
+        by_key[key].append(table)
+    out = {table: ExpectedMirror() for table in keys}
+    for key, tables in sorted(by_key.items()):
+        rows = events.where(F.col("op").isin(_ROW_OPS) & F.col("source_table").isin(tables))
+        is_delete = F.col("op") == "DELETE"
+        own_key, own_complete = _key_of(F.when(is_delete, F.col("before")).otherwise(F.col("after")), key)
+        own = rows.where(own_complete).select(
+            "source_table", own_key.alias(_KEY), "order_key", is_delete.alias(_DELETE)
+        )
+        old_key, old_complete = _key_of(F.col("before"), key)
+        new_key, _ = _key_of(F.col("after"), key)
+        moved = rows.where(
+            (F.col("op") == "UPDATE") & F.col("before").isNotNull() & F.col("after").isNotNull() & old_complete
+        ).where(~old_key.eqNullSafe(new_key))
+        ended = moved.select("source_table", old_key.alias(_KEY), "order_key", F.lit(True).alias(_DELETE))
+        last = (
+            own.unionByName(ended)
+            .groupBy("source_table", _KEY)
+            .agg(F.max("order_key").alias("last"), F.max_by(_DELETE, "order_key").alias("deleted"))
+        )
+        bound = _truncate_bound({t: ok for t, ok in truncates.items() if t in tables})
+        kept = bound.isNull() | (F.col("last") > bound)
+        live = kept & ~F.col("deleted")
+        folded = last.groupBy("source_table").agg(
+            F.count(F.when(live, 1)).alias("live"),
+            F.max(F.when(live, F.col("last"))).alias("last_live"),
+            F.max(F.when(kept, F.col("last"))).alias("last_any"),
+        )
+        for row in folded.collect():
+            out[row["source_table"]] = ExpectedMirror(int(row["live"]), row["last_live"], row["last_any"])
+    return out
+
+
+def gather(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) -> LakeFacts:
+    """Read the topic and the lake; reduce them to ``LakeFacts``."""
+    if not lake_tables.lake_exists(spark, settings):
+        raise LakeError(f"no lake at {settings.lake()}: check --lake (BINLAKE_SINK_LAKE_URI)")
+    starts = topic_start_offsets(kafka, settings.topic)
+    decoded = read_topic(spark, settings, kafka).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        events = (
+            changelog_rows(decoded)
+            .select(*COORDINATES, "source_table", "op", "order_key", "ddl", "before", "after")
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        )
+        try:
+            return dataclasses.replace(_gather(spark, settings, decoded, events), topic_start=starts)
+        finally:
+            events.unpersist()
+    finally:
+        decoded.unpersist()
+
+
+def _gather(spark: SparkSession, settings: SinkSettings, decoded: DataFrame, events: DataFrame) -> LakeFacts:
+    topic = settings.topic
+    undecodable = decoded.where(F.col(REASON).isNotNull()).count()
+    topic_tables = _topic_tables(events)
+
+    changelog_tables: dict[str, ChangelogTable] = {}
+    other_topics: dict[str, int] = {}
+    if delta_tables.exists(spark, settings.changelog_uri()):
+        changelog = spark.read.format("delta").load(settings.changelog_uri())
+        for row in changelog.groupBy("_kafka_topic").count().collect():
+            if row["_kafka_topic"] != topic:
+                other_topics[row["_kafka_topic"]] = int(row["count"])
+        changelog_tables = _changelog_tables(changelog.where(F.col("_kafka_topic") == topic), events)
+    elif topic_tables:
+        changelog_tables = {t: ChangelogTable(missing=f.events) for t, f in topic_tables.items()}
+
+    quarantine_rows = quarantine_records = 0
+    if delta_tables.exists(spark, settings.quarantine_uri()):
+        quarantine = spark.read.format("delta").load(settings.quarantine_uri()).where(F.col("_kafka_topic") == topic)
+        counted = quarantine.agg(F.count(F.lit(1)), F.count_distinct(*COORDINATES)).first()
+        if counted is not None:
+            quarantine_rows, quarantine_records = int(counted[0]), int(counted[1])
+
+    mirrors: dict[str, MirrorTable] = {}
+    for entry in lake_tables.source_tables(spark, settings):
+        found = _mirror(spark, entry)
+        if found is not None:
+            mirrors[entry.source_table] = found
+    keys = {table: m.key for table, m in mirrors.items() if m.key}
+    truncates = {
+        table: last
+        for table, m in mirrors.items()
+        if m.tracks_truncates and (last := topic_tables.get(table, TopicTable()).last_truncate) is not None
+    }
+    expected = expected_mirrors(events, keys, truncates) if keys else {}
+
+    names = sorted(set(topic_tables) | set(changelog_tables) | set(mirrors))
+    tables = tuple(
+        TableFacts(
+            table=name,
+            topic=topic_tables.get(name, TopicTable()),
+            changelog=changelog_tables.get(name, ChangelogTable()),
+            mirror=mirrors.get(name),
+            expected=expected.get(name),
+        )
+        for name in names
+    )
+    return LakeFacts(
+        topic=topic,
+        tables=tables,
+        undecodable=undecodable,
+        quarantine_rows=quarantine_rows,
+        quarantine_records=quarantine_records,
+        other_topics=other_topics,
+    )
