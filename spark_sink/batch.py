@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-from spark_sink import changelog, delta_tables, mirror
+from spark_sink import batch_stats, changelog, delta_tables, mirror
+from spark_sink.batch_stats import BatchStats
 from spark_sink.settings import SinkSettings
 from spark_sink.source import decode
 
@@ -29,6 +30,10 @@ class BatchReport:
     changelog_rows: int = 0
     quarantined: int = 0
     tables: list[str] = field(default_factory=list)
+    stats: BatchStats = field(default_factory=BatchStats)
+    """Rows per (table, op) and event times of the rows appended to the changelog (metrics, benchmark)."""
+    visible_at_s: float | None = None
+    """Wall time (epoch s) when the batch's commits were visible: set by the job when ``process`` returns."""
 
 
 def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) -> BatchReport:
@@ -59,6 +64,7 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
         if report.quarantined:
             delta_tables.append(bad, quarantine_uri, app_id, batch_id)
         report.changelog_rows = fresh.count()
+        report.stats = batch_stats.collect(fresh) if report.changelog_rows else BatchStats()
         if report.changelog_rows:
             delta_tables.append(
                 fresh, changelog_uri, app_id, batch_id, partition_by=list(settings.changelog_partition_by)

@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--shuffle-partitions", type=int, metavar="N", help="BINLAKE_SINK_SHUFFLE_PARTITIONS")
     parser.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="Kafka (BINLAKE_KAFKA_BOOTSTRAP_SERVERS)")
+    parser.add_argument(
+        "--metrics-port", type=int, metavar="PORT", help="/metrics, /healthz, /readyz (BINLAKE_SINK_METRICS_PORT)"
+    )
 
 
 def load_settings(overrides: dict[str, Any]) -> tuple[SinkSettings, KafkaSettings]:
@@ -55,26 +58,37 @@ def run(args: argparse.Namespace) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda received, _frame: stop.append(received))
     names = ["topic", "lake_uri", "checkpoint_uri", "app_id", "master", "trigger", "trigger_interval_s"]
-    names += ["max_offsets_per_trigger", "shuffle_partitions", "bootstrap_servers"]
+    names += ["max_offsets_per_trigger", "shuffle_partitions", "bootstrap_servers", "metrics_port"]
     settings, kafka = load_settings({name: getattr(args, name) for name in names})
     logs.setup("INFO")
     log = logging.getLogger("binlake.sink")
 
     from spark_sink import job
+    from spark_sink.metrics import SinkMetrics
+    from spark_sink.metrics_server import MetricsServer
     from spark_sink.session import build_session
 
+    metrics = SinkMetrics()
+    server = MetricsServer(metrics.registry)
+    port = server.start(settings.metrics_host, settings.metrics_port)
     spark = build_session(settings)
-    query = job.start(spark, settings, kafka)
-    log.info("sink started", extra={"topic": settings.topic, "lake": settings.lake(), "app_id": settings.txn_app_id()})
+    job.attach_listener(spark, metrics)
+    query = job.start(spark, settings, kafka, metrics=metrics)
+    server.ready = True
+    started = {"topic": settings.topic, "lake": settings.lake(), "app_id": settings.txn_app_id(), "metrics_port": port}
+    log.info("sink started", extra=started)
     try:
         while not query.awaitTermination(1):
+            server.beat()  # the driver is alive and the query runs
             if stop:
                 log.info("stopping on signal %d", stop[0])
                 query.stop()
                 break
     finally:
+        server.ready = False
         error = query.exception()
         spark.stop()
+        server.stop()
     if error is not None:
         log.error("the sink query failed: %s", error)
         return 1

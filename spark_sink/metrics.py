@@ -1,0 +1,328 @@
+"""The Spark sink's Prometheus metrics, and the StreamingQueryListener that feeds the query-level ones.
+
+Two feeds, on two kinds of threads of the driver's Python process:
+
+- **the query progress** (``SinkListener.onQueryProgress``). Spark posts a
+  ``QueryProgressEvent`` on its listener bus after every micro-batch; pyspark
+  delivers it to a Python listener through the py4j callback server as a
+  ``StreamingQueryProgress`` (a dict: ``numInputRows``,
+  ``inputRowsPerSecond``, ``processedRowsPerSecond``, ``durationMs`` per
+  phase, and per source ``startOffset``/``endOffset``/``latestOffset`` as JSON
+  strings plus ``metrics``, where the Kafka source reports
+  ``minOffsetsBehindLatest``/``avgOffsetsBehindLatest``/``maxOffsetsBehindLatest``).
+  Delivery is asynchronous: the event of a batch arrives after the batch ends,
+  and ``onQueryTerminated`` arrives after every progress event of the run.
+- **the micro-batch** (``SinkMetrics.observe_batch``, called by the job's
+  ``foreachBatch`` function once the changelog commit is visible): rows per
+  table and op, quarantined rows, end-to-end freshness, newest event time per
+  table, all from the batch's ``BatchStats``.
+
+Metric names (docs/spark-sink.md, "Metrics") all start with ``binlake_sink_``.
+Freshness is observed once per event, without one Python call per event: the
+batch brings a histogram of event times, and ``WeightedHistogram`` (a custom
+collector exposing a regular Prometheus histogram) observes each bucket's
+freshness ``count`` times in one step.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.metrics_core import HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector
+from pyspark.sql.streaming.listener import (
+    QueryIdleEvent,
+    QueryProgressEvent,
+    QueryStartedEvent,
+    QueryTerminatedEvent,
+    StreamingQueryListener,
+)
+
+from spark_sink.batch import BatchReport
+
+log = logging.getLogger("binlake.sink.metrics")
+
+QUERY_NAME: Final = "binlake-sink"
+"""The sink query's name (``job.start``); the listener ignores other queries of the session."""
+
+FRESHNESS_BUCKETS: Final = (0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300, 900, 3600, 21600, 86400)
+BATCH_BUCKETS: Final = (0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300)
+LAG_STATS: Final = {"min": "minOffsetsBehindLatest", "avg": "avgOffsetsBehindLatest", "max": "maxOffsetsBehindLatest"}
+
+
+class WeightedHistogram(Collector):
+    """A Prometheus histogram that can observe one value ``count`` times at once (thread-safe).
+
+    prometheus_client's ``Histogram.observe`` takes one observation per call;
+    observing every event of a 100k-event batch that way costs a Python call
+    each. This collector keeps the same cumulative ``_bucket``/``_sum``/``_count``
+    series, so queries (``histogram_quantile``) cannot tell the difference.
+    """
+
+    def __init__(
+        self, name: str, documentation: str, buckets: Sequence[float], *, registry: CollectorRegistry | None
+    ) -> None:
+        self.name = name
+        self.documentation = documentation
+        self._bounds = [*sorted(float(b) for b in buckets), math.inf]
+        self._counts = [0] * len(self._bounds)
+        self._sum = 0.0
+        self._lock = threading.Lock()
+        if registry is not None:
+            registry.register(self)
+
+    def observe(self, value: float, count: int = 1) -> None:
+        if count <= 0:
+            return
+        index = bisect.bisect_left(self._bounds, value)  # first bound >= value: the "le" bucket
+        with self._lock:
+            self._counts[index] += count
+            self._sum += value * count
+
+    def observe_many(self, values: Iterable[tuple[float, int]]) -> None:
+        for value, count in values:
+            self.observe(value, count)
+
+    def describe(self) -> Iterable[Metric]:
+        return [HistogramMetricFamily(self.name, self.documentation)]
+
+    def collect(self) -> Iterable[Metric]:
+        with self._lock:
+            counts, total = list(self._counts), self._sum
+        cumulative, buckets = 0, []
+        for bound, count in zip(self._bounds, counts, strict=True):
+            cumulative += count
+            buckets.append((_le(bound), float(cumulative)))
+        return [HistogramMetricFamily(self.name, self.documentation, buckets=buckets, sum_value=total)]
+
+
+def _le(bound: float) -> str:
+    """A bucket bound as Prometheus writes it ("0.25", "10.0", "+Inf")."""
+    return "+Inf" if bound == math.inf else repr(bound)
+
+
+def kafka_lag(end_offset: str | None, latest_offset: str | None) -> dict[tuple[str, str], int]:
+    """Records between the batch's end offsets and the latest offsets, per (topic, partition).
+
+    Both are the Kafka source's offset JSON, ``{"topic": {"0": 42, ...}}``; a
+    partition missing from either side is left out (no number is better than a wrong one).
+    """
+    end, latest = _offsets(end_offset), _offsets(latest_offset)
+    return {tp: max(0, latest[tp] - offset) for tp, offset in end.items() if tp in latest}
+
+
+def _offsets(text: str | None) -> dict[tuple[str, str], int]:
+    if not text:
+        return {}
+    try:
+        document = json.loads(text)
+    except ValueError:
+        return {}  # "None" or a source that does not report offsets as JSON
+    out: dict[tuple[str, str], int] = {}
+    if isinstance(document, dict):
+        for topic, partitions in document.items():
+            if isinstance(partitions, dict):
+                for partition, offset in partitions.items():
+                    if isinstance(offset, int):
+                        out[(str(topic), str(partition))] = offset
+    return out
+
+
+def _finite(value: object) -> float | None:
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+@dataclass
+class SinkMetrics:
+    """Every ``binlake_sink_*`` metric, on one registry (served by ``spark_sink.metrics_server``)."""
+
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    _newest_ts_ms: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        r = self.registry
+        # ---- from the query progress (listener)
+        self.input_rate = Gauge(
+            "binlake_sink_input_rows_per_second", "Kafka records/s arriving, per the last progress", registry=r
+        )
+        self.processed_rate = Gauge(
+            "binlake_sink_processed_rows_per_second", "Kafka records/s processed, per the last progress", registry=r
+        )
+        self.input_rows = Counter("binlake_sink_input_rows", "Kafka records read by micro-batches", registry=r)
+        self.batches = Counter("binlake_sink_batches", "Micro-batches completed (progress events)", registry=r)
+        self.batch_seconds = Histogram(
+            "binlake_sink_batch_duration_seconds",
+            "Micro-batch duration (progress durationMs.triggerExecution)",
+            buckets=BATCH_BUCKETS,
+            registry=r,
+        )
+        self.phase_seconds = Gauge(
+            "binlake_sink_batch_phase_seconds",
+            "The last micro-batch's time per phase (progress durationMs: addBatch, latestOffset, walCommit...)",
+            ["phase"],
+            registry=r,
+        )
+        self.kafka_lag = Gauge(
+            "binlake_sink_kafka_lag",
+            "Records after the last micro-batch's end offset, up to the latest offset seen then",
+            ["topic", "partition"],
+            registry=r,
+        )
+        self.offsets_behind = Gauge(
+            "binlake_sink_kafka_offsets_behind_latest",
+            "The Kafka source's own lag metrics (min/avg/max over partitions) at the last micro-batch",
+            ["stat"],
+            registry=r,
+        )
+        self.query_active = Gauge("binlake_sink_query_active", "1 while the sink's streaming query runs", registry=r)
+        # ---- from the micro-batch, once its changelog commit is visible
+        self.changelog_rows = Counter(
+            "binlake_sink_changelog_rows", "Events appended to the changelog", ["table", "op"], registry=r
+        )
+        self.quarantined = Counter(
+            "binlake_sink_quarantined_rows", "Kafka records appended to the quarantine table", registry=r
+        )
+        self.freshness = WeightedHistogram(
+            "binlake_sink_event_freshness_seconds",
+            "Per event: changelog commit time minus the event's ts_ms (source commit time)",
+            FRESHNESS_BUCKETS,
+            registry=r,
+        )
+        self.without_ts = Counter(
+            "binlake_sink_events_without_ts", "Changelog events with no ts_ms (no freshness)", registry=r
+        )
+        self.last_event = Gauge(
+            "binlake_sink_last_event_timestamp_seconds",
+            "Newest ts_ms (epoch s) committed to the changelog per table; freshness = time() - this",
+            ["table"],
+            registry=r,
+        )
+        self.last_commit = Gauge(
+            "binlake_sink_last_commit_timestamp_seconds",
+            "Wall time (epoch s) when the last micro-batch's commits became visible",
+            registry=r,
+        )
+
+    def observe_batch(self, report: BatchReport) -> None:
+        """A micro-batch whose commits are visible (``report.visible_at_s`` set by the job)."""
+        visible_at = report.visible_at_s if report.visible_at_s is not None else time.time()
+        stats = report.stats
+        for (table, op), entry in stats.by_table_op.items():
+            self.changelog_rows.labels(table, op).inc(entry.rows)
+        for table, ts_ms in stats.newest_ts_ms().items():
+            # A late batch of old events must not move a table's newest time backwards.
+            if ts_ms > self._newest_ts_ms.get(table, -(2**63)):
+                self._newest_ts_ms[table] = ts_ms
+                self.last_event.labels(table).set(ts_ms / 1000)
+        self.freshness.observe_many(stats.freshness(visible_at))
+        if stats.without_ts:
+            self.without_ts.inc(stats.without_ts)
+        if report.quarantined:
+            self.quarantined.inc(report.quarantined)
+        self.last_commit.set(visible_at)
+
+    def observe_progress(self, progress: Mapping[str, Any]) -> None:
+        """One ``StreamingQueryProgress`` (or its JSON as a dict)."""
+        self.batches.inc()
+        rows = progress.get("numInputRows")
+        if isinstance(rows, int) and rows > 0:
+            self.input_rows.inc(rows)
+        for gauge, key in ((self.input_rate, "inputRowsPerSecond"), (self.processed_rate, "processedRowsPerSecond")):
+            value = _finite(progress.get(key))
+            if value is not None:
+                gauge.set(value)
+        durations: Mapping[str, Any] = progress.get("durationMs") or {}
+        for phase, ms in durations.items():
+            if isinstance(ms, int | float):
+                self.phase_seconds.labels(phase).set(ms / 1000)
+        total = durations.get("triggerExecution")
+        if isinstance(total, int | float):
+            self.batch_seconds.observe(total / 1000)
+        for source in progress.get("sources") or []:
+            for (topic, partition), lag in kafka_lag(source.get("endOffset"), source.get("latestOffset")).items():
+                self.kafka_lag.labels(topic, partition).set(lag)
+            source_metrics: Mapping[str, Any] = source.get("metrics") or {}
+            for stat, key in LAG_STATS.items():
+                value = _finite(_number(source_metrics.get(key)))
+                if value is not None:
+                    self.offsets_behind.labels(stat).set(value)
+
+
+def _number(value: object) -> float | None:
+    """The Kafka source reports its metrics as strings ("12.5")."""
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+class SinkListener(StreamingQueryListener):
+    """Feeds ``SinkMetrics`` from the sink query's events (other queries of the session are ignored).
+
+    ``wait_terminated(run_id)`` blocks until the termination event of a run has
+    been delivered; events arrive in order, so by then every progress event of
+    that run has been observed too.
+    """
+
+    def __init__(self, metrics: SinkMetrics, *, query_name: str = QUERY_NAME) -> None:
+        self.metrics = metrics
+        self.query_name = query_name
+        self.last_event_at = time.monotonic()
+        self._runs: set[uuid.UUID] = set()
+        self._terminated: dict[uuid.UUID, threading.Event] = {}
+        self._lock = threading.Lock()
+
+    def _terminated_event(self, run_id: uuid.UUID) -> threading.Event:
+        with self._lock:
+            return self._terminated.setdefault(run_id, threading.Event())
+
+    def onQueryStarted(self, event: QueryStartedEvent) -> None:
+        self.last_event_at = time.monotonic()
+        if event.name == self.query_name:
+            with self._lock:
+                self._runs.add(event.runId)
+            self.metrics.query_active.set(1)
+
+    def onQueryProgress(self, event: QueryProgressEvent) -> None:
+        self.last_event_at = time.monotonic()
+        progress = event.progress
+        if progress.name != self.query_name:
+            return
+        try:
+            self.metrics.observe_progress(progress)
+        except Exception:  # a metrics bug must not surface in Spark's listener bus (logged)
+            log.exception("could not record the progress of batch %s", progress.batchId)
+
+    def onQueryIdle(self, event: QueryIdleEvent) -> None:
+        self.last_event_at = time.monotonic()
+
+    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:
+        self.last_event_at = time.monotonic()
+        with self._lock:
+            ours = event.runId in self._runs
+            self._runs.discard(event.runId)
+            active = bool(self._runs)
+        if ours:
+            self.metrics.query_active.set(1 if active else 0)
+            self._terminated_event(event.runId).set()
+
+    def wait_terminated(self, run_id: uuid.UUID | str, timeout_s: float) -> bool:
+        """True once the termination of run ``run_id`` has been delivered (False after ``timeout_s``)."""
+        key = run_id if isinstance(run_id, uuid.UUID) else uuid.UUID(run_id)
+        return self._terminated_event(key).wait(timeout_s)

@@ -1,0 +1,626 @@
+"""The Spark sink against a bare Spark Kafka -> Delta copy, and its end-to-end freshness, in one run.
+
+Input: a unified topic (4 partitions) of canonical events made the way the
+normalizer makes them: ``shared.generate.workload.Workload`` (8 tables) ->
+canal-json rendering -> the canal-json parser -> Avro single-object encoding,
+keyed and partitioned like the normalizer does (``event_key``,
+``partition_for``). The generation runs before any clock starts.
+
+1. **Throughput** (``BINLAKE_BENCH_SINK_EVENTS`` events, default 100k, already
+   in the topic): each contender runs Structured Streaming with the
+   available-now trigger, a fresh checkpoint and lake, and the same
+   ``maxOffsetsPerTrigger`` (several micro-batches each), on one SparkSession:
+
+   - ``bare_copy``: Kafka -> Delta append of the raw key, value, topic,
+     partition and offset: the floor of Spark reading Kafka and writing Delta;
+   - ``sink``: ``spark_sink.job.run``: decode, changelog, quarantine, mirrors
+     (MERGE), exactly once.
+
+   Time runs from the query's start to its termination; ``ratio`` is
+   sink / bare copy in events/s (target >= 0.6). A short warm-up of both on a
+   small topic comes first, so neither pays the JVM's first-use costs alone.
+
+2. **Freshness**: a producer thread sends canonical events at a steady rate
+   (``BINLAKE_BENCH_SINK_RATE``, default 10,000/s, for
+   ``BINLAKE_BENCH_SINK_SECONDS``, default 60 s), each with ``ts_ms`` = its send
+   time, while the sink runs with the processing-time trigger
+   (``BINLAKE_BENCH_SINK_TRIGGER_S``, default 1 s). An event's freshness is
+   the wall time at which its micro-batch's changelog commit became visible
+   minus its ``ts_ms``, read from each batch's ``BatchReport`` (event-time
+   histogram in 100 ms buckets, taken at the bucket midpoint, and the commit
+   time); target p99 < 10 s. ``steady`` leaves out the events sent during the
+   first ``BINLAKE_BENCH_SINK_WARMUP_S`` seconds (first batches create the
+   tables). ``kept_up``: every event committed within the 10 s target after
+   the input stopped (the run waits at most max(120 s, duration) for that;
+   ``lag_when_input_stopped`` is what was still uncommitted then). A batch
+   reads at most 20 s of input, so a sink that falls behind works through
+   bounded batches. The events are encoded before the run with a
+   placeholder ``ts_ms``, whose 6 varint bytes are overwritten at send time:
+   the producer's per-event cost is a byte splice, not an Avro encoding.
+
+Settings (environment): ``BINLAKE_BENCH_SINK_MAX_OFFSETS`` (records per
+throughput micro-batch, 25,000), ``BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS``
+(8, the sink's default), ``BINLAKE_BENCH_SINK_SPARK_CONF`` (JSON, extra
+session settings for tuning; the driver gets 4 GB), ``BINLAKE_BENCH_SINK_WARMUP_EVENTS``.
+
+``python -m tests.bench.sink_bench`` starts its own broker and prints the JSON;
+``tests/bench/run.py`` includes it as the ``spark_sink`` section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import math
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Final
+
+from aiokafka import AIOKafkaProducer
+
+from shared.codec import avro
+from shared.config.settings import KafkaSettings, kafka_settings
+from shared.generate import render
+from shared.generate.workload import Workload
+from shared.kafka.records import event_key, partition_for
+from shared.parsing import registry
+from shared.parsing.context import ParseContext
+from shared.parsing.result import Parsed
+
+PARTITIONS: Final = 4
+TABLES: Final = 8
+FORMAT: Final = "canal-json"
+TS_SENTINEL: Final = 49 * 2**34 - 1
+"""A placeholder ``ts_ms``: its zigzag varint is ``FE FF FF FF FF 30``, 6 bytes like every epoch-ms time
+from 1970-07 to 2039, and 0xFE/0xFF never occur in UTF-8 text, so it is found once in an encoded event."""
+TS_VARINT_BYTES: Final = 6
+TARGET_RATIO: Final = 0.6
+CORES: Final = max(2, os.cpu_count() or 2)
+TUNING: Final = {"spark.databricks.delta.snapshotPartitions": str(CORES), "spark.default.parallelism": str(CORES)}
+"""Session settings of both contenders besides the sink's defaults (shuffle partitions = cores too): Delta
+rebuilds a table snapshot with 50 partitions by default, a fixed cost per table and batch on a small machine."""
+TARGET_P99_S: Final = 10
+
+
+def _env_int(name: str, default: int) -> int:
+    return int(os.environ.get(name, str(default)))
+
+
+def _env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name, str(default)))
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_EVENTS", 100_000))
+    max_offsets_per_trigger: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_MAX_OFFSETS", 25_000))
+    rate: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_RATE", 10_000))
+    seconds: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_SECONDS", 60.0))
+    trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_TRIGGER_S", 1.0))
+    warmup_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_WARMUP_S", 10.0))
+    shuffle_partitions: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS", CORES))
+    warmup_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_WARMUP_EVENTS", 5_000))
+    spark_conf: dict[str, str] = field(
+        default_factory=lambda: {**TUNING, **json.loads(os.environ.get("BINLAKE_BENCH_SINK_SPARK_CONF", "{}"))}
+    )
+
+
+# ---------------------------------------------------------------- input
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """One canonical event ready to produce: its partition, key, value and where ``ts_ms`` sits in the value."""
+
+    partition: int
+    key: bytes
+    value: bytes
+    ts_ms: int
+    """The event's own ``ts_ms`` (the workload's source commit time)."""
+    ts_at: int
+    """Offset of the ``ts_ms`` varint in ``value`` (which holds ``TS_SENTINEL`` there)."""
+
+    def with_ts(self, ts_ms: int) -> bytes:
+        """The value with ``ts_ms`` set: byte for byte what ``avro.encode`` makes of the event with that ts."""
+        varint = zigzag_varint(ts_ms)
+        if len(varint) != TS_VARINT_BYTES:
+            raise ValueError(f"ts_ms {ts_ms} does not encode in {TS_VARINT_BYTES} bytes (1970-07 to 2039 only)")
+        return self.value[: self.ts_at] + varint + self.value[self.ts_at + TS_VARINT_BYTES :]
+
+
+def zigzag_varint(n: int) -> bytes:
+    """An Avro ``long``: zigzag, then 7 bits per byte, low groups first."""
+    z = (n << 1) ^ (n >> 63)
+    out = bytearray()
+    while z >= 0x80:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)
+
+
+def encode_events(events: int, *, seed: int, tables: int = TABLES, database: str = "bench") -> list[Encoded]:
+    """``events`` canonical events of one workload, as the normalizer would publish them."""
+    render_fn = render.get(FORMAT)
+    render_ctx = render.RenderContext()
+    parser = registry.get(FORMAT)
+    ctx = ParseContext(topic=f"{database}.vendor")
+    sentinel = zigzag_varint(TS_SENTINEL)
+    partitions = list(range(PARTITIONS))
+    out: list[Encoded] = []
+    for offset, change in enumerate(Workload(seed=seed, tables=tables, database=database).run(events)):
+        outcome = parser(render_fn(change, render_ctx), ctx.at(ctx.topic, 0, offset))
+        if not isinstance(outcome, Parsed):
+            raise RuntimeError(f"the {FORMAT} parser rejected a generated message: {outcome}")
+        for event in outcome.events:
+            if event.ts_ms is None:
+                raise RuntimeError("a generated event has no ts_ms")
+            value = avro.encode(replace(event, ts_ms=TS_SENTINEL))
+            at = value.find(sentinel)
+            if at < 0 or value.find(sentinel, at + 1) >= 0:
+                raise RuntimeError("the ts_ms placeholder is not found exactly once in an encoded event")
+            key = event_key(event)
+            out.append(Encoded(partition_for(key, partitions, partitions), key, value, event.ts_ms, at))
+    return out
+
+
+def generate(events: int, *, seed: int = 7, tables: int = TABLES) -> list[Encoded]:
+    """``events`` canonical events over ``tables`` tables (about 90 us each on one core: render, parse, encode)."""
+    return encode_events(events, seed=seed, tables=tables)
+
+
+def _producer(bootstrap: str) -> AIOKafkaProducer:
+    # The bench's input needs no transaction: the sink reads read_committed, which
+    # also returns plain (non-transactional) records.
+    return AIOKafkaProducer(
+        bootstrap_servers=bootstrap, linger_ms=5, max_batch_size=1024 * 1024, max_request_size=16 * 1024 * 1024
+    )
+
+
+async def _send(producer: AIOKafkaProducer, topic: str, items: Iterable[tuple[int, bytes, bytes]]) -> int:
+    """Send (partition, key, value) in record batches, one partition's records per batch; return the count."""
+    by_partition: dict[int, list[tuple[bytes, bytes]]] = {}
+    for partition, key, value in items:
+        by_partition.setdefault(partition, []).append((key, value))
+    futures = []
+    sent = 0
+    for partition, records in by_partition.items():
+        batch = producer.create_batch()
+        for key, value in records:
+            if batch.append(key=key, value=value, timestamp=None) is None:
+                batch.close()
+                futures.append(await producer.send_batch(batch, topic, partition=partition))
+                batch = producer.create_batch()
+                if batch.append(key=key, value=value, timestamp=None) is None:
+                    raise RuntimeError("a record does not fit into an empty batch: raise max_batch_size")
+            sent += 1
+        batch.close()
+        futures.append(await producer.send_batch(batch, topic, partition=partition))
+    await asyncio.gather(*futures)
+    return sent
+
+
+async def produce(bootstrap: str, topic: str, items: Sequence[Encoded]) -> None:
+    """Produce every event with its own ``ts_ms``."""
+    producer = _producer(bootstrap)
+    await producer.start()
+    try:
+        chunk = 20_000
+        for start in range(0, len(items), chunk):
+            part = items[start : start + chunk]
+            await _send(producer, topic, ((e.partition, e.key, e.with_ts(e.ts_ms)) for e in part))
+    finally:
+        await producer.stop()
+
+
+async def create_topic(bootstrap: str, topic: str, partitions: int = PARTITIONS) -> None:
+    from tests.integration import kafka_tools
+
+    await kafka_tools.create_topics(bootstrap, {topic: partitions})
+
+
+@dataclass
+class PacedProducer:
+    """Sends ``items`` at ``rate`` events/s from a thread of its own, stamping ``ts_ms`` = send time."""
+
+    bootstrap: str
+    topic: str
+    items: Sequence[Encoded]
+    rate: int
+    tick_s: float = 0.005
+    sent: int = 0
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    ticks: list[tuple[int, int]] = field(default_factory=list)
+    """(events sent so far, their ts_ms) per send: the send time of every event, in send order."""
+    error: BaseException | None = None
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="bench-paced-producer", daemon=True)
+        self._thread.start()
+
+    def join(self, timeout_s: float | None = None) -> None:
+        assert self._thread is not None
+        self._thread.join(timeout_s)
+        if self.error is not None:
+            raise RuntimeError(f"the paced producer failed: {self.error!r}") from self.error
+
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._send_all())
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread by join()
+            self.error = exc
+
+    async def _send_all(self) -> None:
+        producer = _producer(self.bootstrap)
+        await producer.start()
+        try:
+            self.started_at = time.time()
+            start = time.monotonic()
+            total = len(self.items)
+            while self.sent < total:
+                due = min(total, int((time.monotonic() - start) * self.rate))
+                if due > self.sent:
+                    now_ms = int(time.time() * 1000)
+                    part = self.items[self.sent : due]
+                    await _send(producer, self.topic, ((e.partition, e.key, e.with_ts(now_ms)) for e in part))
+                    self.sent = due
+                    self.ticks.append((due, now_ms))
+                await asyncio.sleep(self.tick_s)
+            await producer.flush()
+            self.finished_at = time.time()
+        finally:
+            await producer.stop()
+
+
+# ---------------------------------------------------------------- contenders
+
+
+def _session(config: BenchConfig) -> Any:
+    from spark_sink.session import build_session
+
+    return build_session(_sink_settings(config, lake="unused", topic="unused"), app_name="binlake-sink-bench")
+
+
+def _sink_settings(config: BenchConfig, *, lake: str, topic: str, **overrides: Any) -> Any:
+    from spark_sink.settings import SinkSettings
+
+    conf = {"spark.driver.memory": "4g"}
+    conf.update(config.spark_conf)
+    values: dict[str, Any] = {
+        "topic": topic,
+        "lake_uri": lake,
+        "master": "local[*]",
+        "shuffle_partitions": config.shuffle_partitions,
+        "trigger": "available-now",
+        "max_offsets_per_trigger": config.max_offsets_per_trigger,
+        "log_level": "ERROR",
+        "spark_conf": conf,
+    }
+    values.update(overrides)
+    return SinkSettings.model_validate(values)
+
+
+def bare_copy(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> float:
+    """Kafka -> Delta append of the raw records, available-now; seconds from start to termination."""
+    from spark_sink.source import kafka_options
+
+    frame = (
+        spark.readStream.format("kafka")
+        .options(**kafka_options(kafka))
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("failOnDataLoss", "true")
+        .option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
+        .load()
+        .select("key", "value", "topic", "partition", "offset")
+    )
+    started = time.perf_counter()
+    query = (
+        frame.writeStream.format("delta")
+        .option("checkpointLocation", (lake / "_checkpoint").as_uri())
+        .trigger(availableNow=True)
+        .start((lake / "raw").as_uri())
+    )
+    query.awaitTermination()
+    seconds = time.perf_counter() - started
+    if query.exception() is not None:
+        raise RuntimeError(f"the bare copy failed: {query.exception()}")
+    return seconds
+
+
+@dataclass
+class SinkRun:
+    seconds: float
+    reports: list[Any]
+    progress: list[dict[str, Any]]
+
+
+def sink_copy(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> SinkRun:
+    from spark_sink import job
+    from spark_sink.metrics import SinkMetrics
+
+    settings = _sink_settings(config, lake=lake.as_uri(), topic=topic)
+    reports: list[Any] = []
+    metrics = SinkMetrics()
+    listener = job.attach_listener(spark, metrics)
+    started = time.perf_counter()
+    query = job.start(spark, settings, kafka, on_batch=reports.append, metrics=metrics)
+    query.awaitTermination()
+    seconds = time.perf_counter() - started
+    job.detach_listener(spark, listener, query.runId)
+    if query.exception() is not None:
+        raise RuntimeError(f"the sink failed: {query.exception()}")
+    return SinkRun(seconds, reports, [json.loads(p.json) for p in query.recentProgress])
+
+
+def _rate(events: int, seconds: float) -> int:
+    return round(events / seconds) if seconds > 0 else 0
+
+
+def _phases(progress: list[dict[str, Any]]) -> dict[str, Any]:
+    """Sum of each progress phase (ms) over the batches: where the time goes."""
+    totals: dict[str, int] = {}
+    for entry in progress:
+        for phase, ms in (entry.get("durationMs") or {}).items():
+            totals[phase] = totals.get(phase, 0) + int(ms)
+    return {"batches": len(progress), "ms_by_phase": dict(sorted(totals.items()))}
+
+
+# ---------------------------------------------------------------- freshness
+
+
+def weighted_percentiles(values: Iterable[tuple[float, int]], quantiles: Sequence[float]) -> list[float | None]:
+    """The smallest value at or above each quantile of the weighted values (nearest rank)."""
+    ordered = sorted((v, c) for v, c in values if c > 0)
+    total = sum(c for _, c in ordered)
+    out: list[float | None] = []
+    for q in quantiles:
+        if total == 0:
+            out.append(None)
+            continue
+        rank = max(1, math.ceil(q * total))
+        seen = 0
+        for value, count in ordered:
+            seen += count
+            if seen >= rank:
+                out.append(value)
+                break
+    return out
+
+
+def freshness_samples(reports: Iterable[Any], *, sent_from_ms: float = -math.inf) -> Iterator[tuple[float, int]]:
+    """(freshness s, events) per event-time bucket of every batch, for buckets sent at or after ``sent_from_ms``."""
+    for report in reports:
+        if report.visible_at_s is None:
+            continue
+        for bucket, (seconds, count) in zip(
+            report.stats.event_time, report.stats.freshness(report.visible_at_s), strict=True
+        ):
+            if bucket.mid_ms >= sent_from_ms:
+                yield seconds, count
+
+
+def pending_ages(ticks: Sequence[tuple[int, int]], committed: int, at_s: float) -> list[tuple[float, int]]:
+    """(age at ``at_s``, events) of the events sent after the first ``committed`` ones: a lower bound of
+    their freshness. Each partition is read in offset order, so the uncommitted events are about the last sent."""
+    out: list[tuple[float, int]] = []
+    before = 0
+    for cumulative, ts_ms in ticks:
+        first = max(before, committed)
+        if cumulative > first:
+            out.append((at_s - ts_ms / 1000, cumulative - first))
+        before = cumulative
+    return out
+
+
+def _summary(samples: list[tuple[float, int]]) -> dict[str, Any]:
+    p50, p90, p99 = weighted_percentiles(samples, (0.5, 0.9, 0.99))
+    return {
+        "events": sum(c for _, c in samples),
+        "p50_s": _round(p50),
+        "p90_s": _round(p90),
+        "p99_s": _round(p99),
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> dict[str, Any]:
+    """A steady input rate while the sink runs with the processing-time trigger; freshness percentiles."""
+    from spark_sink import job
+    from spark_sink.metrics import SinkMetrics
+
+    total = int(config.rate * config.seconds)
+    items = generate(total, seed=23)
+    settings = _sink_settings(
+        config,
+        lake=lake.as_uri(),
+        topic=topic,
+        trigger="processing-time",
+        trigger_interval_s=config.trigger_s,
+        # 20 s of input at most per batch: a sink that falls behind reads bounded batches (and the
+        # run ends) instead of one batch of the whole backlog; below 20 s of lag it changes nothing.
+        max_offsets_per_trigger=config.rate * 20,
+    )
+    reports: list[Any] = []
+    committed = threading.Condition()
+
+    def on_batch(report: Any) -> None:
+        with committed:
+            reports.append(report)
+            committed.notify_all()
+
+    def rows() -> int:
+        return sum(r.changelog_rows for r in reports)
+
+    metrics = SinkMetrics()
+    listener = job.attach_listener(spark, metrics)
+    query = job.start(spark, settings, kafka, on_batch=on_batch, metrics=metrics)
+    producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
+    try:
+        producer.start()
+        producer.join()
+        with committed:
+            lag_at_end = producer.sent - rows()
+        deadline = time.monotonic() + max(120.0, config.seconds)
+        with committed:
+            while rows() < producer.sent and time.monotonic() < deadline and query.isActive:
+                committed.wait(1.0)
+            committed_at_stop = rows()
+            caught_up = committed_at_stop == producer.sent
+        caught_up_at = time.time()
+        if not query.isActive and query.exception() is not None:
+            raise RuntimeError(f"the sink failed: {query.exception()}")
+    finally:
+        query.stop()  # without catching up: interrupts the running batch, which the lake never sees
+        job.detach_listener(spark, listener, query.runId)
+    all_samples = list(freshness_samples(reports))
+    steady_samples = list(freshness_samples(reports, sent_from_ms=producer.started_at * 1000 + config.warmup_s * 1000))
+    oldest = [
+        r.visible_at_s - r.stats.oldest_ts_ms() / 1000
+        for r in reports
+        if r.visible_at_s is not None and r.stats.oldest_ts_ms() is not None
+    ]
+    progress = [json.loads(p.json) for p in query.recentProgress]
+    durations = sorted(int(p["durationMs"].get("triggerExecution", 0)) for p in progress if p.get("numInputRows"))
+    send_seconds = producer.finished_at - producer.started_at
+    return {
+        "target_rate": config.rate,
+        "seconds": config.seconds,
+        "trigger_interval_s": config.trigger_s,
+        "sent": producer.sent,
+        "achieved_rate": _rate(producer.sent, send_seconds),
+        "committed": committed_at_stop,
+        "lag_when_input_stopped": lag_at_end,
+        "caught_up_after_input_s": round(caught_up_at - producer.finished_at, 3) if caught_up else None,
+        "kept_up": caught_up and caught_up_at - producer.finished_at <= TARGET_P99_S,
+        "freshness_all": {**_summary(all_samples), "max_s": _round(max(oldest) if oldest else None)},
+        "freshness_steady": {**_summary(steady_samples), "after_s": config.warmup_s},
+        "freshness_incl_uncommitted_lower_bound": None
+        if caught_up
+        else _summary(all_samples + pending_ages(producer.ticks, committed_at_stop, caught_up_at)),
+        "target_p99_s": TARGET_P99_S,
+        "batches": len(reports),
+        "batch_rows_median": sorted(r.changelog_rows for r in reports)[len(reports) // 2] if reports else 0,
+        "batch_ms_p50_p90_max": [durations[len(durations) // 2], durations[int(len(durations) * 0.9)], durations[-1]]
+        if durations
+        else None,
+        "progress": _phases(progress),
+    }
+
+
+# ---------------------------------------------------------------- entry points
+
+
+def _throughput(
+    spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path, items: list[Encoded]
+) -> dict[str, Any]:
+    bootstrap = kafka.bootstrap_servers
+    suffix = os.urandom(4).hex()
+    warm, main = f"bench-sink-warm-{suffix}", f"bench-sink-{suffix}"
+    asyncio.run(create_topic(bootstrap, warm))
+    asyncio.run(create_topic(bootstrap, main))
+    asyncio.run(produce(bootstrap, warm, items[: config.warmup_events]))
+    asyncio.run(produce(bootstrap, main, items))
+    bare_copy(spark, kafka, config, warm, tmp / "warm-bare")
+    sink_copy(spark, kafka, config, warm, tmp / "warm-sink")
+    bare_s = bare_copy(spark, kafka, config, main, tmp / "bare")
+    shutil.rmtree(tmp / "bare", ignore_errors=True)
+    sink = sink_copy(spark, kafka, config, main, tmp / "sink")
+    events = len(items)
+    written = sum(r.changelog_rows for r in sink.reports)
+    if written != events:
+        raise RuntimeError(f"the sink wrote {written} changelog rows for {events} events")
+    bare_rate, sink_rate = _rate(events, bare_s), _rate(events, sink.seconds)
+    return {
+        "events": events,
+        "max_offsets_per_trigger": config.max_offsets_per_trigger,
+        "bare_copy": {"seconds": round(bare_s, 3), "events_per_s": bare_rate},
+        "sink": {
+            "seconds": round(sink.seconds, 3),
+            "events_per_s": sink_rate,
+            "batches": len(sink.reports),
+            "progress": _phases(sink.progress),
+        },
+        "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
+        "target_ratio": TARGET_RATIO,
+    }
+
+
+PARTS: Final = ("throughput", "freshness")
+
+
+def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] = PARTS) -> dict[str, Any]:
+    """The measurements (``parts``) on the broker at ``bootstrap``; a JSON-able dict."""
+    config = config or BenchConfig()
+    kafka = kafka_settings(bootstrap)
+    load_before = os.getloadavg()
+    started = time.perf_counter()
+    items = generate(config.events) if "throughput" in parts else []
+    generation_s = time.perf_counter() - started
+    with tempfile.TemporaryDirectory(prefix="sink-bench-") as name:
+        tmp = Path(name)
+        spark = _session(config)
+        try:
+            report: dict[str, Any] = {
+                "session": {
+                    "master": spark.sparkContext.master,
+                    "default_parallelism": spark.sparkContext.defaultParallelism,
+                    "shuffle_partitions": spark.conf.get("spark.sql.shuffle.partitions"),
+                    "adaptive": spark.conf.get("spark.sql.adaptive.enabled"),
+                    "driver_memory": spark.conf.get("spark.driver.memory"),
+                    "extra_conf": config.spark_conf,
+                },
+                "input": {"partitions": PARTITIONS, "tables": TABLES, "format": FORMAT},
+                "generation_s": round(generation_s, 1),
+            }
+            if "throughput" in parts:
+                report["throughput"] = _throughput(spark, kafka, config, tmp, items)
+            del items
+            if "freshness" in parts:
+                topic = f"bench-sink-fresh-{os.urandom(4).hex()}"
+                asyncio.run(create_topic(bootstrap, topic))
+                report["freshness"] = freshness(spark, kafka, config, topic, tmp / "fresh")
+        finally:
+            spark.stop()
+    # Other processes' CPU use shows here: the numbers above are only comparable at a low load.
+    report["load_average_1_5_15"] = {
+        "before": [round(x, 1) for x in load_before],
+        "after": [round(x, 1) for x in os.getloadavg()],
+    }
+    return report
+
+
+def main(argv: list[str] | None = None) -> int:
+    from shared.devbroker import broker
+
+    parser = argparse.ArgumentParser(prog="python -m tests.bench.sink_bench", description=__doc__.split("\n")[0])
+    parser.add_argument("--only", choices=PARTS, action="append", help="run only this part (repeatable)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="sink-bench-broker-") as run_dir:
+        info = broker.start(Path(run_dir), timeout_s=120)
+        try:
+            report = run(info.bootstrap, parts=args.only or PARTS)
+        finally:
+            with contextlib.suppress(broker.BrokerError):
+                broker.stop(Path(run_dir))
+    json.dump(report, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
