@@ -38,10 +38,15 @@ keyed and partitioned like the normalizer does (``event_key``,
    placeholder ``ts_ms``, whose 6 varint bytes are overwritten at send time:
    the producer's per-event cost is a byte splice, not an Avro encoding.
 
-Settings (environment): ``BINLAKE_BENCH_SINK_MAX_OFFSETS`` (records per
-throughput micro-batch, 25,000), ``BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS``
-(8, the sink's default), ``BINLAKE_BENCH_SINK_SPARK_CONF`` (JSON, extra
-session settings for tuning; the driver gets 4 GB), ``BINLAKE_BENCH_SINK_WARMUP_EVENTS``.
+Session (the same for both contenders, reported under ``session``):
+``local[*]``, 4 GB driver, shuffle partitions and default parallelism = the
+core count (``BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS``; the sink's own default
+is 8), Delta ``snapshotPartitions`` = the core count (``TUNING``), AQE on
+(Spark's default); ``BINLAKE_BENCH_SINK_SPARK_CONF`` (JSON) adds or overrides
+settings. ``BINLAKE_BENCH_SINK_MAX_OFFSETS``: records per throughput
+micro-batch (25,000); ``BINLAKE_BENCH_SINK_WARMUP_EVENTS``: warm-up size (5,000).
+``load_average_1_5_15`` shows how busy the machine was: the numbers compare
+only between runs at a similar load.
 
 ``python -m tests.bench.sink_bench`` starts its own broker and prints the JSON;
 ``tests/bench/run.py`` includes it as the ``spark_sink`` section.
@@ -495,7 +500,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         if r.visible_at_s is not None and r.stats.oldest_ts_ms() is not None
     ]
     progress = [json.loads(p.json) for p in query.recentProgress]
-    durations = sorted(int(p["durationMs"].get("triggerExecution", 0)) for p in progress if p.get("numInputRows"))
+    durations = sorted(int(p["durationMs"].get("triggerExecution", 0)) for p in progress)
     send_seconds = producer.finished_at - producer.started_at
     return {
         "target_rate": config.rate,
