@@ -22,6 +22,7 @@ from spark_sink import batch_stats, changelog, delta_tables, mirror
 from spark_sink.batch_stats import BatchStats
 from spark_sink.settings import SinkSettings
 from spark_sink.source import decode
+from spark_sink.steps import StepClock
 
 
 @dataclass(slots=True)
@@ -32,6 +33,8 @@ class BatchReport:
     tables: list[str] = field(default_factory=list)
     stats: BatchStats = field(default_factory=BatchStats)
     """Rows per (table, op) and event times of the rows appended to the changelog (metrics, benchmark)."""
+    steps: StepClock = field(default_factory=StepClock)
+    """Wall time per step of ``process`` (metrics, benchmark)."""
     visible_at_s: float | None = None
     """Wall time (epoch s) when the batch's commits were visible: set by the job when ``process`` returns."""
 
@@ -41,35 +44,58 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
     report = BatchReport(batch_id)
     decoded = decode(raw).persist(StorageLevel.MEMORY_AND_DISK)
     pinned: list[DataFrame] = [decoded]
+    checkpointed: list[DataFrame] = []
+    step = report.steps.step
     try:
         changelog_uri, quarantine_uri = settings.changelog_uri(), settings.quarantine_uri()
-        changelog_version = delta_tables.current_version(spark, changelog_uri)
-        quarantine_version = delta_tables.current_version(spark, quarantine_uri)
+        with step("pin_versions"):
+            changelog_version = delta_tables.current_version(spark, changelog_uri)
+            quarantine_version = delta_tables.current_version(spark, quarantine_uri)
 
         rows = changelog.changelog_rows(decoded)
-        partitions = rows.select(*settings.changelog_partition_by).distinct().collect()
+        with step("changelog_partitions"):
+            partitions = rows.select(*settings.changelog_partition_by).distinct().collect()
+            ranges = changelog.offset_ranges(decoded)
         prune: dict[str, list[object]] = {
             c: sorted({row[c] for row in partitions}) for c in settings.changelog_partition_by
         }
         written = None if changelog_version is None else delta_tables.read_at(spark, changelog_uri, changelog_version)
-        fresh = changelog.not_yet_written(rows, written, prune).persist(StorageLevel.MEMORY_AND_DISK)
-        pinned.append(fresh)
+        with step("not_yet_written"):
+            # Materialized with its lineage cut: the mirrors' concurrent MERGEs then plan over plain rows.
+            # Spark's from_avro expression is not safe to plan from several threads at once (its
+            # options map is evaluated through a shared builder), and a short plan is quicker to plan.
+            fresh = changelog.not_yet_written(rows, written, prune, ranges).localCheckpoint(
+                eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK
+            )
+            checkpointed.append(fresh)
+            report.changelog_rows = fresh.count()
         bad_written = (
             None if quarantine_version is None else delta_tables.read_at(spark, quarantine_uri, quarantine_version)
         )
-        bad = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_written, {})
+        bad = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_written, {}, ranges)
 
-        report.tables = mirror.apply(spark, settings, fresh, app_id, batch_id)
-        report.quarantined = bad.count()
-        if report.quarantined:
-            delta_tables.append(bad, quarantine_uri, app_id, batch_id)
-        report.changelog_rows = fresh.count()
-        report.stats = batch_stats.collect(fresh) if report.changelog_rows else BatchStats()
+        report.tables = mirror.apply(spark, settings, fresh, app_id, batch_id, step=step)
+        with step("quarantine"):
+            report.quarantined = bad.count()
+            if report.quarantined:
+                delta_tables.append(bad, quarantine_uri, app_id, batch_id)
+        with step("batch_stats"):
+            report.stats = batch_stats.collect(fresh) if report.changelog_rows else BatchStats()
         if report.changelog_rows:
-            delta_tables.append(
-                fresh, changelog_uri, app_id, batch_id, partition_by=list(settings.changelog_partition_by)
-            )
+            with step("changelog_append"):
+                delta_tables.append(
+                    fresh, changelog_uri, app_id, batch_id, partition_by=list(settings.changelog_partition_by)
+                )
     finally:
         for frame in pinned:
             frame.unpersist()
+        for frame in checkpointed:
+            _release(frame)
     return report
+
+
+def _release(frame: DataFrame) -> None:
+    """Free a local checkpoint's blocks now (Spark would keep them until the RDD is garbage-collected)."""
+    plan = frame._jdf.queryExecution().analyzed()
+    if plan.getClass().getSimpleName() == "LogicalRDD":
+        plan.rdd().unpersist(False)

@@ -11,11 +11,12 @@ skipped by Delta itself, so a micro-batch replayed after a crash changes nothing
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Final
 
-from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructType
 
@@ -33,15 +34,43 @@ def ref(uri: str) -> str:
     return f"delta.{quote(uri)}"
 
 
+@dataclass(frozen=True, slots=True)
+class TableState:
+    """A Delta table's latest version, schema and properties, as its transaction log says."""
+
+    version: int
+    schema: StructType
+    properties: dict[str, str]
+
+
+def state(spark: SparkSession, uri: str) -> TableState | None:
+    """The table's state from Delta's transaction log (None: no table there), without running a Spark job.
+
+    Delta's ``DeltaLog`` is cached per path in the JVM, and ``update`` reads only
+    the commits since its last look (a directory listing when nothing changed),
+    so this costs milliseconds where ``DeltaTable.detail()``/``history()`` each
+    run a job; a micro-batch asks it a few times per table. ``DeltaLog`` is
+    Delta's internal API: the pinned delta-spark version is tested against it.
+    """
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
+    snapshot = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+    version = int(snapshot.version())
+    if version < 0:
+        return None
+    metadata = json.loads(snapshot.metadata().json())["metaData"]
+    schema = StructType.fromJson(json.loads(metadata["schemaString"]))
+    return TableState(version, schema, dict(metadata.get("configuration") or {}))
+
+
 def exists(spark: SparkSession, uri: str) -> bool:
-    return DeltaTable.isDeltaTable(spark, uri)
+    return state(spark, uri) is not None
 
 
 def current_version(spark: SparkSession, uri: str) -> int | None:
-    if not exists(spark, uri):
-        return None
-    row = DeltaTable.forPath(spark, uri).history(1).select("version").first()
-    return None if row is None else int(row[0])
+    found = state(spark, uri)
+    return None if found is None else found.version
 
 
 def read_at(spark: SparkSession, uri: str, version: int) -> DataFrame:
@@ -73,12 +102,15 @@ def _properties_sql(values: dict[str, str]) -> str:
 
 
 def schema(spark: SparkSession, uri: str) -> StructType:
-    return DeltaTable.forPath(spark, uri).toDF().schema
+    found = state(spark, uri)
+    if found is None:
+        raise ValueError(f"no Delta table at {uri}")
+    return found.schema
 
 
 def properties(spark: SparkSession, uri: str) -> dict[str, str]:
-    row = DeltaTable.forPath(spark, uri).detail().select("properties").first()
-    return {} if row is None else dict(row[0])
+    found = state(spark, uri)
+    return {} if found is None else found.properties
 
 
 def add_columns(spark: SparkSession, uri: str, columns: list[tuple[str, DataType]]) -> None:
@@ -105,7 +137,21 @@ def append(frame: DataFrame, uri: str, app_id: str, version: int, *, partition_b
 
 @contextmanager
 def idempotent_dml(spark: SparkSession, app_id: str, version: int) -> Iterator[None]:
-    """MERGE/UPDATE/DELETE inside commit under (app_id, version), or not at all if already committed."""
+    """MERGE/UPDATE/DELETE inside commit under (app_id, version), or not at all if already committed.
+
+    The transaction id lives in session settings, shared by every thread: the
+    sink sets it once around a batch's concurrent per-table MERGEs (all under
+    the same id), and a nested use with the same id leaves it in place. A
+    nested use with another id would change it under the other threads' feet,
+    so it is refused.
+    """
+    wanted = (app_id, str(version))
+    current = (spark.conf.get(TXN_APP_ID, None), spark.conf.get(TXN_VERSION, None))
+    if current == wanted:
+        yield
+        return
+    if current != (None, None):
+        raise RuntimeError(f"a Delta transaction id {current} is already set; cannot commit under {wanted} inside it")
     spark.conf.set(TXN_APP_ID, app_id)
     spark.conf.set(TXN_VERSION, str(version))
     try:

@@ -174,6 +174,13 @@ class SinkMetrics:
             ["phase"],
             registry=r,
         )
+        self.step_seconds = Counter(
+            "binlake_sink_batch_step_seconds",
+            "Wall seconds per step of the sink's micro-batch work (schema, floors, merge, changelog_append...),"
+            " summed over tables, which run concurrently",
+            ["step"],
+            registry=r,
+        )
         self.kafka_lag = Gauge(
             "binlake_sink_kafka_lag",
             "Records after the last micro-batch's end offset, up to the latest offset seen then",
@@ -232,6 +239,8 @@ class SinkMetrics:
         if report.quarantined:
             self.quarantined.inc(report.quarantined)
         self.last_commit.set(visible_at)
+        for name, seconds in report.steps.seconds.items():
+            self.step_seconds.labels(name).inc(seconds)
 
     def observe_progress(self, progress: Mapping[str, Any]) -> None:
         """One ``StreamingQueryProgress`` (or its JSON as a dict)."""

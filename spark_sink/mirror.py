@@ -16,8 +16,14 @@ already committed):
    from the last event that knows it (absent from the image = unknown =
    untouched), and columns of a row deleted earlier in the same batch restart
    from NULL; an UPDATE that changes the key deletes the old key. The result
-   is MERGEd into the mirror, then the deletes into the tombstone table;
+   is MERGEd into the mirror, then the deletes are appended to the tombstones;
 5. history (SCD2) tables, for the tables that ask for one (``history``).
+
+Steps 1-2 run table by table; steps 3-5 of all the batch's tables run on a
+thread pool (``table_parallelism``): Spark schedules their jobs side by side,
+and each table is its own Delta table with its own log, so they do not
+conflict. They all commit under the batch's one transaction id, set once for
+the session around them (``delta_tables.idempotent_dml``).
 
 Tables without a primary key are append-only: each row event is appended with
 ``_binlake_op`` and ``_binlake_order_key``.
@@ -25,6 +31,10 @@ Tables without a primary key are append-only: each row event is appended with
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Final
 
 from delta.tables import DeltaTable
@@ -36,7 +46,7 @@ from shared.event.model import ROW_OPS
 from spark_sink import delta_tables, history, tombstones
 from spark_sink.control_events import TableControl, collect
 from spark_sink.delta_tables import quote
-from spark_sink.mirror_plan import OP, ORDER_KEY, ColumnDesc, Descriptor
+from spark_sink.mirror_plan import OP, ORDER_KEY, ColumnDesc, Descriptor, Plan
 from spark_sink.mirror_project import DESC, IS_DELETE, project, with_descriptor_id
 from spark_sink.mirror_schema import prepare
 from spark_sink.settings import SinkSettings
@@ -64,21 +74,94 @@ def descriptors(rows: DataFrame) -> dict[str, list[Descriptor]]:
     return found
 
 
-def apply(spark: SparkSession, settings: SinkSettings, rows: DataFrame, app_id: str, batch_id: int) -> list[str]:
-    """Apply a batch's new changelog rows to the mirrors; return the tables touched."""
-    control = collect(rows)
+Step = Callable[[str], AbstractContextManager[None]]
+"""Times a named step of the batch (``StepClock.step``)."""
+
+
+def apply(
+    spark: SparkSession, settings: SinkSettings, rows: DataFrame, app_id: str, batch_id: int, *, step: Step
+) -> list[str]:
+    """Apply a batch's new changelog rows to the mirrors; return the tables touched.
+
+    Schema changes and TRUNCATEs run table by table first (DDL, and commits under
+    the TRUNCATE's own transaction id); then the row events of all tables are
+    MERGEd concurrently (``table_parallelism``), every commit under the batch's
+    one transaction id.
+    """
+    with step("control_events"):
+        control = collect(rows)
     row_events = with_descriptor_id(rows.where(F.col("op").isin(sorted(ROW_OPS))))
-    tables = descriptors(row_events)
+    with step("descriptors"):
+        tables = descriptors(row_events)
     touched: list[str] = []
+    work: list[_TableWork] = []
     for table in sorted(set(tables) | set(control)):
         descs = tables.get(table, [])
         if not descs and not delta_tables.exists(spark, settings.mirror_uri(table)):
             continue  # DDL or TRUNCATE of a table no row event has described yet: nothing to apply it to
-        events = row_events.where(F.col("source_table") == table)
         ctl = control.get(table, TableControl())
-        _apply_table(spark, settings, table, descs=descs, ctl=ctl, events=events, app_id=app_id, batch_id=batch_id)
+        prepared = _prepare_table(
+            spark, settings, table, descs=descs, ctl=ctl, app_id=app_id, batch_id=batch_id, step=step
+        )
         touched.append(table)
+        if prepared is not None:
+            work.append(prepared)
+    with delta_tables.idempotent_dml(spark, app_id, batch_id):
+        if len(work) <= 1 or settings.table_parallelism == 1:
+            for item in work:
+                _apply_rows(spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step)
+        else:
+            with ThreadPoolExecutor(min(settings.table_parallelism, len(work)), "binlake-mirror") as pool:
+                futures = [
+                    pool.submit(
+                        _apply_rows, spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step
+                    )
+                    for item in work
+                ]
+                for future in futures:
+                    future.result()  # the first failure fails the batch (Spark replays it)
     return touched
+
+
+@dataclass(frozen=True, slots=True)
+class _TableWork:
+    """A table's row events to apply, with its schema decided (by the serial phase)."""
+
+    table: str
+    descs: list[Descriptor]
+    result: Plan
+    key: list[str]
+    truncated_at: str | None
+
+
+def _prepare_table(
+    spark: SparkSession,
+    settings: SinkSettings,
+    table: str,
+    *,
+    descs: list[Descriptor],
+    ctl: TableControl,
+    app_id: str,
+    batch_id: int,
+    step: Step,
+) -> _TableWork | None:
+    """Schema (mirror, tombstones, history) and TRUNCATE of one table; its row work, if it has row events."""
+    declared = [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
+    with step("mirror_schema"):
+        result, key = prepare(spark, settings, table, descs + declared)
+    with step("truncate"):
+        truncated_at = _truncate(spark, settings, table, ctl=ctl, app_id=app_id, batch_id=batch_id)
+    if not descs:
+        return None
+    if key:
+        missing = [k for k in key if k not in result.types]
+        if missing:
+            raise ValueError(f"{table}: key columns {missing} are not described by its events")
+        with step("tombstones_schema"):
+            tombstones.ensure(spark, settings.tombstones_uri(table), key, result.types, table)
+            if settings.wants_history(table):
+                history.prepare(spark, settings.history_uri(table), table, key, result.types)
+    return _TableWork(table, descs, result, key, truncated_at)
 
 
 def _truncate(
@@ -112,26 +195,23 @@ def _truncate(
     return wanted
 
 
-def _apply_table(
+def _apply_rows(
     spark: SparkSession,
     settings: SinkSettings,
-    table: str,
+    work: _TableWork,
+    row_events: DataFrame,
     *,
-    descs: list[Descriptor],
-    ctl: TableControl,
-    events: DataFrame,
     app_id: str,
     batch_id: int,
+    step: Step,
 ) -> None:
-    declared = [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
-    result, key = prepare(spark, settings, table, descs + declared)
-    truncated_at = _truncate(spark, settings, table, ctl=ctl, app_id=app_id, batch_id=batch_id)
-    if not descs:
-        return
+    """MERGE one table's row events (runs on a worker thread, under the batch's transaction id)."""
+    table, descs, result, key = work.table, work.descs, work.result, work.key
     uri = settings.mirror_uri(table)
     physical = list(result.types)
-    if truncated_at is not None:
-        events = events.where(F.col("order_key") > F.lit(truncated_at))
+    events = row_events.where(F.col("source_table") == table)
+    if work.truncated_at is not None:
+        events = events.where(F.col("order_key") > F.lit(work.truncated_at))
     is_delete = F.col("op") == "DELETE"
     image = F.when(is_delete, F.col("before")).otherwise(F.col("after"))
     projected = project(events, image, is_delete, descs=descs, result=result, physical=physical)
@@ -141,11 +221,9 @@ def _apply_table(
             ORDER_KEY,
             OP,
         )
-        delta_tables.append(appended, uri, app_id, batch_id)
+        with step("append_keyless"):
+            delta_tables.append(appended, uri, app_id, batch_id)
         return
-    missing = [k for k in key if k not in result.types]
-    if missing:
-        raise ValueError(f"{table}: key columns {missing} are not described by its events")
     key_index = [physical.index(k) for k in key]
     key_cols = [f"_v{i}" for i in key_index]
     # An UPDATE that moves a row to another key deletes the old key.
@@ -158,33 +236,42 @@ def _apply_table(
     all_events = projected.unionByName(old.withColumn(OP, F.lit("DELETE"))).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         tomb_uri = settings.tombstones_uri(table)
-        tombstones.ensure(spark, tomb_uri, key, result.types, table)
-        floor = tombstones.floors(
-            spark, mirror_uri=uri, tomb_uri=tomb_uri, key=key, key_cols=key_cols, types=[result.types[k] for k in key]
-        )
+        with step("floors"):
+            floor = tombstones.floors(
+                spark,
+                mirror_uri=uri,
+                tomb_uri=tomb_uri,
+                key=key,
+                key_cols=key_cols,
+                types=[result.types[k] for k in key],
+            )
         fresh = tombstones.above_floor(all_events, floor, key_cols)
+        # Persisted for the two MERGEs; the floors are read at pinned versions, so the mirror MERGE
+        # changing the mirror does not change this result if Spark has to recompute a lost block.
         folded = _fold(fresh, key_index, len(physical)).persist(StorageLevel.MEMORY_AND_DISK)
         try:
-            folded.count()  # materialize before the MERGE changes the mirror the floor was read from
-            _merge(spark, uri, source=folded, key_index=key_index, physical=physical, app_id=app_id, batch_id=batch_id)
-            tombstones.record(
-                spark, tomb_uri, folded=folded, key=key, key_cols=key_cols, app_id=app_id, batch_id=batch_id
-            )
+            with step("merge"):
+                _merge(
+                    spark, uri, source=folded, key_index=key_index, physical=physical, app_id=app_id, batch_id=batch_id
+                )
+            with step("tombstones_merge"):
+                tombstones.record(
+                    spark, tomb_uri, folded=folded, key=key, key_cols=key_cols, app_id=app_id, batch_id=batch_id
+                )
         finally:
             folded.unpersist()
         if settings.wants_history(table):
-            history_uri = settings.history_uri(table)
-            history.prepare(spark, history_uri, table, key, result.types)
-            history.apply(
-                spark,
-                history_uri,
-                new_events=all_events,
-                physical=physical,
-                types=result.types,
-                key_index=key_index,
-                app_id=app_id,
-                batch_id=batch_id,
-            )
+            with step("history"):
+                history.apply(
+                    spark,
+                    settings.history_uri(table),
+                    new_events=all_events,
+                    physical=physical,
+                    types=result.types,
+                    key_index=key_index,
+                    app_id=app_id,
+                    batch_id=batch_id,
+                )
     finally:
         all_events.unpersist()
 

@@ -63,6 +63,9 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.sql.shuffle.partitions", str(settings.shuffle_partitions))
+        # Delta rebuilds a table's state with 50 partitions by default: a fixed cost per table and batch
+        # that dominates on mirrors of a few thousand rows.
+        .config("spark.databricks.delta.snapshotPartitions", str(settings.shuffle_partitions))
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

@@ -60,6 +60,11 @@ class SinkSettings(BaseSettings):
         "earliest", description="Where a new checkpoint starts reading the topic."
     )
     shuffle_partitions: int = Field(8, ge=1, description="spark.sql.shuffle.partitions of the sink's session.")
+    table_parallelism: int = Field(
+        4,
+        ge=1,
+        description="Mirror tables a micro-batch MERGEs at the same time (Spark runs their jobs side by side).",
+    )
     changelog_partition_by: Annotated[list[PartitionColumn], NoDecode] = Field(
         default_factory=lambda: list[PartitionColumn](["source_table", "event_date"]),
         description="Partition columns of the changelog table (source_table, event_date), fixed at creation.",

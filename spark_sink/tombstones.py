@@ -1,15 +1,18 @@
 """Tombstones: the deleted keys of a mirror, so an event older than a delete never brings the row back.
 
-``tombstones/<table>/`` holds, per deleted key, the ``order_key`` of its
-delete. With the mirror's own ``_binlake_order_key`` it gives every key's
-*floor*: the newest change already applied to it. A micro-batch ignores row
+``tombstones/<table>/`` holds, per delete a batch applied, the key and the
+``order_key`` of the delete. It is append-only (an append is much cheaper than
+a MERGE): a key deleted twice has two rows, and a key inserted again after its
+delete keeps its old row, which is harmless since the mirror row's newer
+``order_key`` is then the key's floor. With the mirror's own
+``_binlake_order_key`` it gives every key's *floor*: the newest change already
+applied to it, the largest of the two. A micro-batch ignores row
 events at or below their key's floor (out-of-order and replayed input);
 "at" rather than "below" so that a batch replayed after a crash between the
 mirror's commit and the tombstones' commit still sees each key's last event
 (the mirror's MERGE is then skipped by its transaction id, the tombstones'
-MERGE runs). A key re-inserted after its delete loses its tombstone (the
-mirror row's order_key is the newer floor). Tombstones are kept until a
-TRUNCATE older than them; they cost one small row per deleted key.
+append runs). Tombstones are kept until a TRUNCATE newer than them; they cost
+one small row per delete.
 """
 
 from __future__ import annotations
@@ -17,8 +20,7 @@ from __future__ import annotations
 import json
 from typing import Final
 
-from delta.tables import DeltaTable
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
@@ -72,20 +74,12 @@ def above_floor(events: DataFrame, floor: DataFrame, key_cols: list[str]) -> Dat
 
 def record(
     spark: SparkSession, uri: str, *, folded: DataFrame, key: list[str], key_cols: list[str], app_id: str, batch_id: int
-) -> None:
-    """MERGE the batch's net result per key: a delete sets the tombstone, a live key clears it."""
-    condition = " AND ".join(f"t.{quote(k)} = s.{c}" for k, c in zip(key, key_cols, strict=True))
-    newer = f"t.{ORDER_KEY} < s.{ORDER_KEY}"
-    insert: dict[str, str | Column] = {quote(k): f"s.{c}" for k, c in zip(key, key_cols, strict=True)}
-    insert[ORDER_KEY] = f"s.{ORDER_KEY}"
-    source = folded.select(*key_cols, ORDER_KEY, "_delete")
-    with delta_tables.idempotent_dml(spark, app_id, batch_id):
-        (
-            DeltaTable.forPath(spark, uri)
-            .alias("t")
-            .merge(source.alias("s"), condition)
-            .whenMatchedUpdate(condition=f"s._delete AND {newer}", set={ORDER_KEY: f"s.{ORDER_KEY}"})
-            .whenMatchedDelete(condition=f"NOT s._delete AND {newer}")
-            .whenNotMatchedInsert(condition="s._delete", values=insert)
-            .execute()
-        )
+) -> int:
+    """Append the batch's deleted keys with their delete's order_key; return how many (no commit if none)."""
+    deleted = folded.where(F.col("_delete")).select(
+        *[F.col(c).alias(k) for k, c in zip(key, key_cols, strict=True)], ORDER_KEY
+    )
+    count = deleted.count()
+    if count:
+        delta_tables.append(deleted, uri, app_id, batch_id)
+    return count

@@ -313,7 +313,8 @@ def _sink_settings(config: BenchConfig, *, lake: str, topic: str, **overrides: A
         "spark_conf": conf,
     }
     values.update(overrides)
-    return SinkSettings.model_validate(values)
+    # Through the constructor, so BINLAKE_SINK_* variables (e.g. TABLE_PARALLELISM) tune what is not set here.
+    return SinkSettings(**values)
 
 
 def bare_copy(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> float:
@@ -380,6 +381,15 @@ def _phases(progress: list[dict[str, Any]]) -> dict[str, Any]:
         for phase, ms in (entry.get("durationMs") or {}).items():
             totals[phase] = totals.get(phase, 0) + int(ms)
     return {"batches": len(progress), "ms_by_phase": dict(sorted(totals.items()))}
+
+
+def _steps(reports: Iterable[Any]) -> dict[str, float]:
+    """Seconds per step of ``spark_sink.batch.process`` over the batches (``BatchReport.steps``)."""
+    totals: dict[str, float] = {}
+    for report in reports:
+        for name, seconds in report.steps.seconds.items():
+            totals[name] = totals.get(name, 0.0) + seconds
+    return {name: round(seconds, 2) for name, seconds in sorted(totals.items(), key=lambda item: -item[1])}
 
 
 # ---------------------------------------------------------------- freshness
@@ -559,6 +569,7 @@ def _throughput(
             "events_per_s": sink_rate,
             "batches": len(sink.reports),
             "progress": _phases(sink.progress),
+            "seconds_by_step": _steps(sink.reports),
         },
         "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
         "target_ratio": TARGET_RATIO,
