@@ -214,7 +214,8 @@ def _apply_rows(
         events = events.where(F.col("order_key") > F.lit(work.truncated_at))
     is_delete = F.col("op") == "DELETE"
     image = F.when(is_delete, F.col("before")).otherwise(F.col("after"))
-    projected = project(events, image, is_delete, descs=descs, result=result, physical=physical)
+    with step("project"):
+        projected = project(events, image, is_delete, descs=descs, result=result, physical=physical)
     if not key:
         appended = projected.select(
             *[F.when(F.col(f"_k{i}"), F.col(f"_v{i}")).alias(phys) for i, phys in enumerate(physical)],
@@ -226,14 +227,17 @@ def _apply_rows(
         return
     key_index = [physical.index(k) for k in key]
     key_cols = [f"_v{i}" for i in key_index]
-    # An UPDATE that moves a row to another key deletes the old key.
-    differs = F.lit(False)
-    for name in key:
-        before, after = (convert(F.col(side)[name], result.types[name]) for side in ("before", "after"))
-        differs = differs | ~before.eqNullSafe(after)
-    moved = events.where((F.col("op") == "UPDATE") & F.col("before").isNotNull() & F.col("after").isNotNull())
-    old = project(moved.where(differs), F.col("before"), F.lit(True), descs=descs, result=result, physical=physical)
-    all_events = projected.unionByName(old.withColumn(OP, F.lit("DELETE"))).persist(StorageLevel.MEMORY_AND_DISK)
+    with step("project"):
+        # An UPDATE that moves a row to another key deletes the old key.
+        differs = F.lit(False)
+        for name in key:
+            before, after = (convert(F.col(side)[name], result.types[name]) for side in ("before", "after"))
+            differs = differs | ~before.eqNullSafe(after)
+        moved = events.where((F.col("op") == "UPDATE") & F.col("before").isNotNull() & F.col("after").isNotNull())
+        old = project(moved.where(differs), F.col("before"), F.lit(True), descs=descs, result=result, physical=physical)
+        all_events = projected.unionByName(old.withColumn(OP, F.lit("DELETE")))
+    with step("persist_events"):
+        all_events = all_events.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         tomb_uri = settings.tombstones_uri(table)
         with step("floors"):
@@ -245,10 +249,13 @@ def _apply_rows(
                 key_cols=key_cols,
                 types=[result.types[k] for k in key],
             )
-        fresh = tombstones.above_floor(all_events, floor, key_cols)
-        # Persisted for the two MERGEs; the floors are read at pinned versions, so the mirror MERGE
-        # changing the mirror does not change this result if Spark has to recompute a lost block.
-        folded = _fold(fresh, key_index, len(physical)).persist(StorageLevel.MEMORY_AND_DISK)
+        with step("fold_plan"):
+            fresh = tombstones.above_floor(all_events, floor, key_cols)
+            folded = _fold(fresh, key_index, len(physical))
+        with step("persist_folded"):
+            # Persisted for the MERGE and the tombstones; the floors are read at pinned versions, so the
+            # mirror MERGE changing the mirror does not change this result if Spark recomputes a lost block.
+            folded = folded.persist(StorageLevel.MEMORY_AND_DISK)
         try:
             with step("merge"):
                 _merge(
@@ -259,7 +266,8 @@ def _apply_rows(
                     spark, tomb_uri, folded=folded, key=key, key_cols=key_cols, app_id=app_id, batch_id=batch_id
                 )
         finally:
-            folded.unpersist()
+            with step("unpersist"):
+                folded.unpersist()
         if settings.wants_history(table):
             with step("history"):
                 history.apply(
@@ -273,7 +281,8 @@ def _apply_rows(
                     batch_id=batch_id,
                 )
     finally:
-        all_events.unpersist()
+        with step("unpersist"):
+            all_events.unpersist()
 
 
 def _fold(projected: DataFrame, key_index: list[int], width: int) -> DataFrame:

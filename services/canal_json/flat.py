@@ -59,11 +59,19 @@ def order_by_es_then_id(doc: dict[str, Any], es_ms: int | None) -> tuple[int, in
 
 def _row_types(doc: dict[str, Any], profile: FlatProfile, zone: _dt.tzinfo) -> RowTypes:
     mysql_type = opt_obj(doc, "mysqlType")
+    # Names and type texts as two flat tuples: the same key as the (name, text)
+    # pairs, hashed without a tuple per column (this runs for every message).
     if mysql_type:
-        key: tuple[Any, ...] = (profile.dialect, profile.bytes_encoding, zone, *mysql_type.items())
+        key: tuple[Any, ...] = (
+            profile.dialect,
+            profile.bytes_encoding,
+            zone,
+            tuple(mysql_type),
+            tuple(mysql_type.values()),
+        )
     else:
         sql_type = opt_obj(doc, "sqlType") or {}
-        key = (profile.dialect, profile.bytes_encoding, zone, "jdbc", *sql_type.items())
+        key = (profile.dialect, profile.bytes_encoding, zone, "jdbc", tuple(sql_type), tuple(sql_type.values()))
     try:
         cached = _TYPE_CACHE.get(key)
     except TypeError:  # an unhashable type entry (a list, an object): not a valid type map

@@ -44,7 +44,9 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Final
 
-from services.debezium_json import connect
+import orjson
+
+from services.debezium_json import connect, envelope
 from shared.event.model import ChangeEvent, Op, Source
 from shared.event.values import Image
 from shared.parsing.binary import BYTES_ENCODINGS, BytesEncoding
@@ -58,7 +60,7 @@ from shared.parsing.errors import (
     WRONG_FORMAT,
     RejectError,
 )
-from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_obj, opt_str, req_str
+from shared.parsing.jsondoc import InexactNumber, decode_and_parse, decode_exact, opt_int, opt_obj, opt_str, req_str
 from shared.parsing.order import binlog_index, order_key
 from shared.parsing.result import Heartbeat, Parsed
 from shared.parsing.rows import UNTYPED, RowTypes, require_key_columns
@@ -76,7 +78,30 @@ _TOMBSTONE: Final = "tombstone"
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
     if not raw.strip():
         return Parsed([], control=_TOMBSTONE)  # a Kafka tombstone (null value)
-    return decode_and_parse(raw, lambda doc: parse_document(doc, ctx))
+    split = envelope.split(raw)
+    if split is not None and split[0].doc is not None:  # a remembered schema: decode the payload alone
+        known, payload_raw = split
+        try:
+            payload = orjson.loads(payload_raw)
+        except orjson.JSONDecodeError:
+            pass  # not one JSON value on its own: the full decode below decides
+        else:
+            try:
+                return _parse_enveloped(payload, known, ctx)
+            except InexactNumber:
+                try:
+                    exact = decode_exact(payload_raw)
+                except RejectError:
+                    pass  # the full decode below words the error for the whole message
+                else:
+                    return _parse_enveloped(exact, known, ctx)
+
+    def parse_doc(doc: Any) -> Parsed:
+        if split is None and isinstance(doc, dict) and isinstance(doc.get("schema"), dict):
+            envelope.remember(raw, doc["schema"])  # so that the next message with this schema takes the shortcut
+        return parse_document(doc, ctx)
+
+    return decode_and_parse(raw, parse_doc)
 
 
 def parse_document(doc: Any, ctx: ParseContext) -> Parsed:
@@ -96,6 +121,15 @@ def parse_document(doc: Any, ctx: ParseContext) -> Parsed:
             raise RejectError(BAD_FIELD, "field 'schema' must be a JSON object or null")
         return _parse_payload(payload, schema, ctx, enveloped=True)
     return _parse_payload(doc, None, ctx, enveloped=False)
+
+
+def _parse_enveloped(payload: Any, known: envelope.KnownSchema, ctx: ParseContext) -> Parsed:
+    """``parse_document`` of ``{"schema": known.doc, "payload": payload}`` (see ``envelope``)."""
+    if payload is None:
+        return Parsed([], control=_TOMBSTONE)
+    if not isinstance(payload, dict):
+        raise RejectError(BAD_FIELD, "field 'payload' must be a JSON object or null")
+    return _parse_payload(payload, known.doc, ctx, enveloped=True, known=known)
 
 
 def primary_key_option(ctx: ParseContext) -> list[str]:
@@ -125,7 +159,11 @@ def bytes_encoding_option(ctx: ParseContext, default: BytesEncoding) -> BytesEnc
 
 
 def _parse_payload(
-    payload: dict[str, Any], schema: dict[str, Any] | None, ctx: ParseContext, enveloped: bool
+    payload: dict[str, Any],
+    schema: dict[str, Any] | None,
+    ctx: ParseContext,
+    enveloped: bool,
+    known: envelope.KnownSchema | None = None,
 ) -> Parsed:
     if "op" not in payload:
         return _parse_non_change(payload, ctx, enveloped)
@@ -154,7 +192,11 @@ def _parse_payload(
     encoding = bytes_encoding_option(ctx, "hex" if oms else "base64")
     before_raw = payload.get("before")
     after_raw = payload.get("after")
-    types = _row_types(schema, encoding, oms, after_raw, before_raw)
+    types = known.row_types.get(encoding) if known is not None else None
+    if types is None:
+        types = _row_types(schema, encoding, oms, after_raw, before_raw)
+        if known is not None and schema is not None and _image_schema(schema) is not None:
+            known.row_types[encoding] = types  # then the types depend on the schema alone
     primary_key = primary_key_option(ctx)
     before: Image | None = None
     after: Image | None = None

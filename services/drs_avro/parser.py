@@ -178,8 +178,21 @@ def _framing_hint(raw: bytes) -> str:
     return ""
 
 
+_AS_IS: Final = frozenset({str, int, bool, type(None)})
+"""Exact types ``_plain`` returns unchanged; checked first, inline, since nearly every value is one."""
+
+
 def _plain(value: Any) -> Any:
     """A decoded Avro value as the JSON the drs-json reader expects."""
+    kind = type(value)
+    if kind in _AS_IS:
+        return value
+    if kind is dict:
+        return {str(key): item if type(item) in _AS_IS else _plain(item) for key, item in value.items()}
+    if kind is list:
+        return [item if type(item) in _AS_IS else _plain(item) for item in value]
+    if kind is bytes:
+        return "[" + ", ".join(map(str, value)) + "]"
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
         return _plain(value[1])  # a named union branch: (type name, value)
     if isinstance(value, float):

@@ -61,6 +61,12 @@ def decimal_text(value: Decimal) -> str:
     reads better and parses everywhere. Values with hundreds of leading zeros
     (OceanBase OMS prints doubles' exact expansions) keep scientific notation.
     """
+    plain = str(value)
+    if "E" not in plain:
+        # str() already wrote plain notation, which is exactly what f"{value:f}"
+        # gives (same digits, same point): the common case, without the cost of
+        # as_tuple() (a tuple of every digit) and a second formatting.
+        return plain
     exponent = value.as_tuple().exponent
     if isinstance(exponent, int) and -40 <= exponent <= 40 and -40 <= value.adjusted() <= 40:
         return f"{value:f}"

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import base64
 import binascii
 from collections.abc import Callable
 from typing import Any, Final, Literal
@@ -27,8 +26,13 @@ def from_latin1(text: str) -> bytes:
 
 
 def from_base64(text: str) -> bytes:
+    """Strict base64: ``base64.b64decode(text, validate=True)`` without its Python wrapper (this runs per value)."""
     try:
-        return base64.b64decode(text, validate=True)
+        data = text.encode("ascii")
+    except UnicodeEncodeError:
+        raise ValueError("string argument should contain only ASCII characters") from None
+    try:
+        return binascii.a2b_base64(data, strict_mode=True)
     except binascii.Error as exc:
         raise ValueError(f"invalid base64: {exc}") from None
 
@@ -48,7 +52,12 @@ def from_list_text(text: str) -> bytes:
     inner = body[1:-1].strip()
     if not inner:
         return b""
-    return from_int_list([part.strip() for part in inner.split(",")])
+    parts = inner.split(",")
+    try:
+        # The common case, in C: every item an unsigned byte (int() ignores the blanks).
+        return bytes(map(int, parts))
+    except ValueError:
+        return from_int_list([part.strip() for part in parts])  # signed bytes, and the worded errors
 
 
 def from_int_list(items: list[Any]) -> bytes:

@@ -18,8 +18,9 @@ class ParseContext:
     name (debezium-smt). ``source_timezone`` is the zone in which wall-clock
     TIMESTAMP strings are read (MySQL TIMESTAMP rendered without zone).
     ``options`` carries format-specific settings, e.g. the drs-avro schema.
-    Parsers treat it as read-only (it is not frozen only because a frozen
-    dataclass costs microseconds per message to build).
+    Parsers treat it as read-only and copy the coordinates they keep (it is
+    not frozen because a frozen dataclass costs microseconds per message to
+    build, and so that the runtime can move one context from record to record).
     """
 
     topic: str = ""

@@ -49,12 +49,17 @@ def decode_exact(raw: bytes) -> Any:
     except UnicodeDecodeError as exc:
         raise RejectError(MALFORMED, f"invalid UTF-8: {exc}") from exc
     try:
-        return json.loads(text, parse_float=Decimal, parse_constant=_no_constants)
+        if text.startswith("\ufeff"):
+            return json.loads(text)  # raises the standard library's "Unexpected UTF-8 BOM" error
+        return _EXACT_DECODER.decode(text)
     except ArithmeticError as exc:  # decimal.InvalidOperation: an exponent beyond Decimal's range
         raise RejectError(MALFORMED, "invalid JSON: a number's exponent is beyond any SQL or decimal range") from exc
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is the int-digit limit
         raise RejectError(MALFORMED, f"invalid JSON: {exc}") from exc
 
+
+_EXACT_DECODER: Final = json.JSONDecoder(parse_float=Decimal, parse_constant=_no_constants)
+"""Built once: ``json.loads`` with these options would build a decoder per message."""
 
 _FRACTIONAL_NUMBER: Final = re.compile(rb"[:\[,]\s*-?\d+(?:\.\d|[eE])")
 """A JSON number with a fraction or exponent right after a ``:``, ``[`` or ``,``."""

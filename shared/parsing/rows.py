@@ -13,19 +13,20 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from shared.event.model import Column, Columns
-from shared.event.values import Image, Value
+from shared.event.values import INT64_MAX, INT64_MIN, Image, Value
 from shared.parsing.binary import BytesEncoding
 from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError
 from shared.parsing.sqltypes import Converter, Dialect, SqlType, infer, inferred_logical, sql_type, text
 from shared.parsing.temporal import UTC
 
 _CONVERSION_ERRORS: Final = (ValueError, TypeError, ArithmeticError)
+_INFERRED_SHAPES_LIMIT: Final = 4096
 
 
 class RowTypes:
     """Declared column types of a table shape, and image conversion under them."""
 
-    __slots__ = ("columns", "converters", "types")
+    __slots__ = ("_with_inferred", "columns", "converters", "types")
 
     def __init__(self, declared: Iterable[tuple[str, SqlType]]) -> None:
         self.types: dict[str, SqlType] = dict(declared)
@@ -33,6 +34,8 @@ class RowTypes:
         self.columns = Columns(
             Column(name, t.text, t.logical, t.precision, t.scale, t.text is None) for name, t in self.types.items()
         )
+        self._with_inferred: dict[tuple[tuple[str, ...], tuple[type, ...]], Columns] = {}
+        """Declared plus inferred columns, by the undeclared names and their value types."""
 
     @classmethod
     def from_texts(
@@ -55,9 +58,17 @@ class RowTypes:
             if value is None:
                 out[name] = None
                 continue
-            convert = converters.get(name, infer)
-            if convert is text and type(value) is str:
-                out[name] = value  # text stays text: skip the call
+            convert = converters.get(name)
+            # Skip the call where the converter would return the value as it is:
+            # text in a text column, and (undeclared, inferred) text, booleans and int64s.
+            kind = type(value)
+            if convert is None:
+                if kind is str or kind is bool or (kind is int and INT64_MIN <= value <= INT64_MAX):
+                    out[name] = value
+                    continue
+                convert = infer
+            elif convert is text and kind is str:
+                out[name] = value
                 continue
             try:
                 out[name] = convert(value)
@@ -72,19 +83,35 @@ class RowTypes:
     def columns_for(self, *images: Image | None) -> list[Column]:
         """Declared columns plus an inferred column for every undeclared name in the images."""
         declared = self.types.keys()
-        if all(not image or image.keys() <= declared for image in images):
-            return self.columns  # the common case: every column is declared (a C-level set check)
-        extra: dict[str, Value] = {}
         for image in images:
-            if not image:
-                continue
-            for name, value in image.items():
-                if name not in self.types and (name not in extra or extra[name] is None):
-                    extra[name] = value
+            if image and not image.keys() <= declared:
+                break
+        else:
+            return self.columns  # the common case: every column is declared (a C-level set check)
+        # Each undeclared name with its first non-null value across the images.
+        present = [image for image in images if image]
+        extra: dict[str, Value]
+        if not declared and len(present) == 1:
+            extra = present[0]  # all undeclared, one image: itself (only read below)
+        else:
+            extra = {}
+            for image in present:
+                for name, value in image.items():
+                    if name not in declared and extra.get(name) is None:
+                        extra[name] = value
         if not extra:
             return self.columns
-        inferred = [Column(name, None, inferred_logical(value), None, None, True) for name, value in extra.items()]
-        return self.columns + inferred
+        # Untyped vendors (Maxwell, GoldenGate) take this path for every row: the
+        # descriptors are built once per shape and shared, so the codecs' caches
+        # on Columns apply. A value's exact type decides its inferred logical type.
+        key = (tuple(extra), tuple(map(type, extra.values())))
+        cached = self._with_inferred.get(key)
+        if cached is None:
+            inferred = [Column(name, None, inferred_logical(value), None, None, True) for name, value in extra.items()]
+            if len(self._with_inferred) >= _INFERRED_SHAPES_LIMIT:
+                self._with_inferred.clear()
+            cached = self._with_inferred[key] = Columns(self.columns + inferred)
+        return cached
 
 
 UNTYPED: Final = RowTypes(())

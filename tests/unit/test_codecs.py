@@ -172,3 +172,16 @@ def test_fast_writer_matches_fastavro_on_generated_traffic() -> None:
 def test_fast_writer_matches_fastavro_on_any_values(values: list[Value], number: int) -> None:
     event = _event({f"c{i}": v for i, v in enumerate(values)} | {"n": number}, {"id": BigInt(2**64 - 1)})
     assert avro.encode_body(event) == avro.encode_body_reference(event)
+
+
+def test_fast_writer_matches_fastavro_at_varint_boundaries() -> None:
+    # The writer builds varints from 14-bit groups: check every group count,
+    # on both sides of each power of two, in values and envelope longs.
+    numbers = [0, 1, -1, 63, -64, 64, -65, -(2**63), 2**63 - 1]
+    for bits in range(1, 63):
+        numbers += [2**bits - 1, 2**bits, -(2**bits), -(2**bits) - 1]
+    for number in numbers:
+        event = _event({"n": number, "local": dt.datetime(1, 1, 1), "instant": dt.datetime(9999, 12, 31, tzinfo=UTC)})
+        event.ts_ms = number
+        event.origin.offset = abs(number) if number != -(2**63) else 0
+        assert avro.encode_body(event) == avro.encode_body_reference(event), number

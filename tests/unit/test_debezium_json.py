@@ -353,3 +353,74 @@ def test_schema_value_rejects() -> None:
 def test_bad_options_are_config_rejects() -> None:
     assert reject(change(), ParseContext(options={"bytes_encoding": "rot13"})).code == errors.CONFIG
     assert reject(change(), ParseContext(options={"primary_key": "a,,b"})).code == errors.CONFIG
+
+
+# ---------------------------------------------------------------- remembered schemas
+
+
+def compact(doc: Any) -> bytes:
+    """The JsonConverter's layout: no blanks, schema first."""
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def full_decode(raw: bytes) -> Parsed:
+    from services.debezium_json.parser import parse_document
+    from shared.parsing.jsondoc import decode_exact
+
+    return parse_document(decode_exact(raw), CTX)
+
+
+def test_a_remembered_schema_reads_messages_exactly_as_the_full_decode() -> None:
+    from services.debezium_json import envelope
+
+    columns: list[dict[str, Any]] = [
+        {"type": "int32", "field": "id"},
+        {"type": "bytes", "name": DECIMAL, "parameters": {"scale": "3"}, "field": "d"},
+        {"type": "string", "field": "s"},
+    ]
+    first = compact(with_schema(change(after={"id": 1, "d": b64(b"\x01"), "s": "a"}), columns))
+    assert envelope.split(first) is None  # not seen yet: the full decode, which remembers the schema
+    run(first)
+    messages = [
+        compact(with_schema(change(after={"id": 2, "d": b64(b"\x02"), "s": 'b,"payload":'}), columns)),
+        compact(with_schema(change("d", before={"id": 3, "d": b64(b"\xff"), "s": None}, after=None), columns)),
+        # A fractional JSON number (decimal.format=NUMERIC) needs the exact decode: of the payload alone.
+        compact(with_schema(change(after={"id": 4, "d": 0, "s": "c"}), columns)).replace(b'"d":0', b'"d":1.250'),
+    ]
+    for raw in messages:
+        assert envelope.split(raw) is not None  # the shortcut is taken...
+        assert run(raw) == full_decode(raw)  # ...and reads what the full decode reads
+    decimal = one(messages[2]).after
+    assert decimal is not None and str(decimal["d"]) == "1.250"
+    tombstone = compact(with_schema(change(), columns)).split(b',"payload":')[0] + b',"payload":null}'
+    assert envelope.split(tombstone) is not None
+    assert run(tombstone).control == "tombstone"
+
+
+def test_other_layouts_take_the_full_decode() -> None:
+    from services.debezium_json import envelope
+
+    columns = [{"type": "int32", "field": "id"}]
+    run(compact(with_schema(change(), columns)))
+    base = compact(with_schema(change(after={"id": 5}), columns))
+    extra_key = base[:-1] + b',"extra":1}'
+    assert one(extra_key).after == {"id": 5}  # the payload bytes alone are no JSON value: full decode
+    repeated = base[:-1] + b',"payload":null}'
+    assert run(repeated) == full_decode(repeated)  # the last payload wins, as in the full decode
+    spaced = json.dumps(with_schema(change(after={"id": 6}), columns)).encode()
+    assert envelope.split(spaced) is None
+    run(spaced)
+    assert envelope.split(spaced) is None  # nothing remembered for other layouts
+    assert one(spaced).after == {"id": 6}
+
+
+def test_schemas_with_fractional_numbers_are_not_remembered() -> None:
+    from services.debezium_json import envelope
+
+    columns = [{"type": "double", "field": "x", "default": 1.5}]
+    raw = compact(with_schema(change(after={"x": 2.5}), columns))
+    run(raw)
+    split = envelope.split(raw)
+    assert split is not None and split[0].doc is None  # remembered as unfit: always the full decode
+    event = one(raw)
+    assert event.after == {"x": 2.5}

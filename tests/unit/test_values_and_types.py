@@ -78,6 +78,7 @@ def test_compact_ckafka_time_uses_zone() -> None:
         ("base64", "aGVsbG8gd29ybGQ=", b"hello world"),
         ("hex", "6A00", b"j\x00"),
         ("list", "[106, 103, -1]", b"jg\xff"),
+        ("list", "[ 0 ,255 ]", b"\x00\xff"),
         ("list", "[]", b""),
     ],
 )
@@ -89,6 +90,36 @@ def test_binary_decoders(encoding: str, text: str, expected: bytes) -> None:
 def test_binary_decoders_refuse_garbage(encoding: str, text: str) -> None:
     with pytest.raises(ValueError):
         binary.DECODERS[encoding](text)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "text", "message"),
+    [
+        ("base64", "aGk", "invalid base64: Incorrect padding"),
+        ("base64", "aG=k", "invalid base64: Discontinuous padding not allowed"),
+        ("base64", "aGé=", "string argument should contain only ASCII characters"),
+        ("list", "[1, -129]", "byte list item '-129' is outside -128..255"),
+        ("list", "[1, x]", "byte list item 'x' is not an integer"),
+    ],
+)
+def test_binary_decoder_errors_say_what_is_wrong(encoding: str, text: str, message: str) -> None:
+    with pytest.raises(ValueError) as info:
+        binary.DECODERS[encoding](text)
+    assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        *("1.500", "-0", "0.000001", "0.0000001", "0E-10", "123E+2", "-0.0000000001", "1E-400", "1E+41"),
+        *("NaN", "-Infinity", "1972293937850893561724804200.0484140889", "0." + "0" * 45 + "1", "1" * 50 + ".5"),
+    ],
+)
+def test_decimal_text_is_plain_unless_the_exponent_is_extreme(text: str) -> None:
+    value = Decimal(text)
+    exponent = value.as_tuple().exponent
+    plain = isinstance(exponent, int) and -40 <= exponent <= 40 and -40 <= value.adjusted() <= 40
+    assert decimal_text(value) == (f"{value:f}" if plain else str(value))
 
 
 @pytest.mark.parametrize(
@@ -178,3 +209,23 @@ def test_exponents_beyond_decimal_range_are_malformed_not_crashes() -> None:
 
     with pytest.raises(RejectError, match="invalid JSON"):
         decode_exact(b'{"a": 1.5e99999999999999999999}')
+
+
+def test_inferred_column_descriptors_are_shared_per_shape() -> None:
+    from shared.event.model import Column, Columns
+    from shared.parsing.rows import RowTypes
+
+    types = RowTypes([("id", sql_type("bigint"))])
+    first = types.columns_for({"id": 1, "name": "a", "n": 5})
+    again = types.columns_for({"id": 2, "name": "b"}, {"id": 2, "n": 7})
+    assert again is first  # one Columns per shape, so the codecs' caches apply
+    assert isinstance(first, Columns)
+    assert first == [
+        Column("id", "bigint", "int64", None, None, False),
+        Column("name", None, "string", None, None, True),
+        Column("n", None, "int64", None, None, True),
+    ]
+    # Another value type is another shape: the inferred logical type follows the value.
+    wide = types.columns_for({"id": 3, "name": None, "n": BigInt(2**64)})
+    assert [(c.name, c.logical_type) for c in wide[1:]] == [("name", "unknown"), ("n", "integer")]
+    assert types.columns_for({"id": 4}) is types.columns
