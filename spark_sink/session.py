@@ -51,6 +51,26 @@ def standalone_jars(settings: SinkSettings) -> list[Path]:
     return out
 
 
+_IVY_SETTINGS = """<ivysettings>
+  <!-- Written by binlake: Maven Central only. Spark's built-in chain also reads
+       ~/.m2, where Maven may have left a POM without its jar (the dev broker's
+       build does), and then fails with "download failed: ...jar". -->
+  <settings defaultResolver="central"/>
+  <resolvers>
+    <ibiblio name="central" m2compatible="true"/>
+  </resolvers>
+</ivysettings>
+"""
+
+
+def ivy_settings_file(base: Path) -> Path:
+    """The Ivy settings that ``spark.jars.packages`` resolves with (written into the Ivy folder)."""
+    path = base / "ivysettings.xml"
+    if not path.exists() or path.read_text("utf-8") != _IVY_SETTINGS:
+        path.write_text(_IVY_SETTINGS, "utf-8")
+    return path
+
+
 def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> SparkSession:
     """A SparkSession with the Kafka source, spark-avro and Delta; the session time zone is UTC."""
     base = ivy_dir(settings)
@@ -60,6 +80,7 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         .master(settings.master)
         .config("spark.jars.packages", ",".join(settings.spark_packages))
         .config("spark.jars.ivy", str(base))
+        .config("spark.jars.ivySettings", str(ivy_settings_file(base)))
         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.sql.shuffle.partitions", str(settings.shuffle_partitions))

@@ -32,12 +32,12 @@ from shared.parsing.errors import BAD_FIELD, RejectError
 from shared.parsing.rows import RowTypes
 from shared.parsing.sqltypes import Converter, SqlType, infer, sql_type
 
-_INT: Final = sql_type("bigint").convert
-_DECIMAL: Final = sql_type("decimal").convert
-FLOAT: Final = sql_type("double").convert
-_BOOLEAN: Final = sql_type("boolean").convert
-_TEXT: Final = sql_type("varchar").convert
-_JSON: Final = sql_type("json").convert
+_INT: Final[Converter] = sql_type("bigint").convert
+_DECIMAL: Final[Converter] = sql_type("decimal").convert
+FLOAT: Final[Converter] = sql_type("double").convert
+_BOOLEAN: Final[Converter] = sql_type("boolean").convert
+_TEXT: Final[Converter] = sql_type("varchar").convert
+_JSON: Final[Converter] = sql_type("json").convert
 
 _INT_BITS: Final = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
 _FLOATS: Final = {"float32": "float32", "float64": "float64", "float": "float64", "double": "float64"}

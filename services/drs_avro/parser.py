@@ -68,9 +68,9 @@ def parse(raw: bytes, ctx: ParseContext) -> Parsed:
     if not isinstance(record, dict):
         raise RejectError(WRONG_FORMAT, "the configured Avro schema does not decode to a record")
     lowered = {str(key).lower(): value for key, value in record.items()}
-    if ("operation" in lowered or "optype" in lowered) and _DTS_MARKERS & lowered.keys():
+    if ("operation" in lowered or "optype" in lowered) and not _DTS_MARKERS.isdisjoint(lowered):
         return parse_dts_record(lowered, ctx, FORMAT_ID)
-    if ("type" in lowered or "optype" in lowered) and _FLAT_MARKERS & lowered.keys():
+    if ("type" in lowered or "optype" in lowered) and not _FLAT_MARKERS.isdisjoint(lowered):
         doc = {_FLAT_NAMES.get(key, key): _plain(value) for key, value in lowered.items()}
         try:
             return parse_drs_doc(doc, ctx, FORMAT_ID, "either")

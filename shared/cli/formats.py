@@ -8,9 +8,9 @@ unit test compares them).
 from __future__ import annotations
 
 import argparse
-import importlib
 import inspect
 
+from shared.native import module_docstring
 from shared.parsing import registry
 
 _INTRO = """\
@@ -52,10 +52,9 @@ def markdown() -> str:
             continue
         seen.add(module_name)
         ids = [fid for fid, t in registry.FORMATS.items() if t.split(":")[0] == module_name]
-        module = importlib.import_module(module_name)
         # The docstrings are reStructuredText-ish: "::" introduces an indented
         # block, which Markdown shows as code once the marker is dropped.
-        doc = inspect.cleandoc(module.__doc__ or "").replace("::\n", ":\n").replace("\n:\n", "\n")
+        doc = inspect.cleandoc(module_docstring(module_name) or "").replace("::\n", ":\n").replace("\n:\n", "\n")
         title, _, body = doc.partition("\n")
         parts.append(f"## {', '.join(f'`{i}`' for i in ids)}\n\n{title.split(': ', 1)[-1]}\n{body}\n")
         del format_id

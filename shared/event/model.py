@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from mypy_extensions import mypyc_attr
+
 from shared.event.values import Image
 
 Op = Literal["INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "TRUNCATE", "UPSERT"]
@@ -66,6 +68,7 @@ class Column:
     """True when the vendor gave no type and the type was inferred from the value."""
 
 
+@mypyc_attr(native_class=False)  # mypyc compiles no subclass of a builtin container or int
 class Columns(list[Column]):
     """The column descriptors of one table shape, shared by all its events.
 

@@ -32,10 +32,13 @@ import datetime as _dt
 from decimal import Decimal
 from typing import Final
 
+from mypy_extensions import mypyc_attr
+
 INT64_MIN: Final = -(2**63)
 INT64_MAX: Final = 2**63 - 1
 
 
+@mypyc_attr(native_class=False)  # mypyc compiles no subclass of a builtin container or int
 class BigInt(int):
     """An integer outside the int64 range.
 

@@ -43,6 +43,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPa
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError, ProducerFenced
 
+from shared import native
 from shared.codec import avro
 from shared.config.settings import KafkaSettings, NormalizerSettings, TableRule
 from shared.errors import ConfigError
@@ -361,7 +362,16 @@ class Normalizer:
         consumer.subscribe(settings.input_topics, listener=_Listener(self))
         await consumer.start()
         self.health.ready = True
-        log.info("consuming", extra={"topics": settings.input_topics, "format": settings.format})
+        compiled = native.status()
+        log.info(
+            "consuming",
+            extra={
+                "topics": settings.input_topics,
+                "format": settings.format,
+                # The pure-Python build works the same at about half the speed: say which this is.
+                "compiled_modules": f"{sum(compiled.values())}/{len(compiled)}",
+            },
+        )
         while not self._stopping.is_set():
             self.health.beat()
             batches = await consumer.getmany(timeout_ms=settings.batch_max_ms, max_records=settings.batch_max_messages)

@@ -37,17 +37,18 @@ REJECT_CODES: Final = frozenset(
 )
 
 
+MAX_REASON: Final = 1000
+"""Reasons travel in Kafka headers and logs: values quoted in them are cut to fit."""
+
+
 class RejectError(BinlakeError):
     """The message cannot be normalized; it goes to the dead-letter output."""
 
     retriable = False
 
-    MAX_REASON = 1000
-    """Reasons travel in Kafka headers and logs: values quoted in them are cut to fit."""
-
     def __init__(self, code: str, reason: str) -> None:
-        if len(reason) > self.MAX_REASON:
-            reason = reason[: self.MAX_REASON - 1] + "…"
+        if len(reason) > MAX_REASON:
+            reason = reason[: MAX_REASON - 1] + "…"
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason

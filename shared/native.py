@@ -1,0 +1,113 @@
+"""Which modules mypyc compiles, and whether this process runs them compiled.
+
+The modules below are the per-message hot path: parse (every vendor parser and
+the toolkit they share), the event model, the Avro writer and the unified
+topic's keys. They are ordinary, strictly typed Python; ``setup.py`` compiles
+them with mypyc into C extensions that import in their place (an extension
+module next to a ``.py`` file wins the import). ``BINLAKE_COMPILE=0`` at
+install time keeps them pure Python.
+
+To add a module: it must pass ``mypy --strict`` (it does, being in this
+repository), avoid what mypyc does not compile (classes that subclass builtins
+other than ``object`` need ``@mypyc_attr(native_class=False)``), and not be
+monkeypatched by tests. Then add it to ``COMPILED`` and run ``make``.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+from pathlib import Path
+from typing import Final
+
+_ROOT: Final = Path(__file__).resolve().parents[1]
+
+COMPILED: Final = (
+    "shared.errors",
+    "shared.event.values",
+    "shared.event.model",
+    "shared.codec.avro_writer",
+    "shared.kafka.records",
+    "shared.parsing.binary",
+    "shared.parsing.common",
+    "shared.parsing.context",
+    "shared.parsing.ddl",
+    "shared.parsing.errors",
+    "shared.parsing.jsondoc",
+    "shared.parsing.order",
+    "shared.parsing.result",
+    "shared.parsing.rows",
+    "shared.parsing.sqltypes",
+    "shared.parsing.temporal",
+    "shared.parsing.validate",
+    "services.canal_json.flat",
+    "services.canal_json.parser",
+    "services.ckafka_v1.parser",
+    "services.debezium_json.connect",
+    "services.debezium_json.envelope",
+    "services.debezium_json.parser",
+    "services.debezium_smt.parser",
+    "services.drs_avro.dts",
+    "services.drs_avro.parser",
+    "services.drs_json.parser",
+    "services.kafkariver_canal.parser",
+    "services.maxwell_json.parser",
+    "services.maxwell_json.values",
+    "services.ogg_json.parser",
+    "services.ogg_json.values",
+    "services.oms_avro.parser",
+    "services.oms_avro.values",
+    "services.oms_dataworks.parser",
+    "services.oms_default.parser",
+    "services.oms_default.types",
+    "services.oms_shareplex.parser",
+)
+"""Dotted names of the modules mypyc compiles."""
+
+
+def compiled_sources() -> list[str]:
+    """``COMPILED`` as source paths relative to the repository root (what mypycify takes)."""
+    return [name.replace(".", "/") + ".py" for name in COMPILED]
+
+
+def is_compiled(module_name: str) -> bool:
+    """Whether ``module_name`` was imported from a compiled extension rather than its ``.py`` source."""
+    module = importlib.import_module(module_name)
+    origin = getattr(module, "__file__", None) or ""
+    return not origin.endswith(".py")
+
+
+def status() -> dict[str, bool]:
+    """Each compiled-list module and whether it runs compiled in this process."""
+    return {name: is_compiled(name) for name in COMPILED}
+
+
+def stale() -> list[str]:
+    """Modules whose in-place build is older than their source (a rebuild is due: ``make``).
+
+    The code of every compiled module lives in one shared library at the
+    repository root (``<hash>__mypyc.cpython-*.so``); the per-module
+    extensions are small shims that mypyc leaves alone when only code changes.
+    """
+    libraries = list(_ROOT.glob("*__mypyc.cpython-*.so"))
+    out = []
+    for name in COMPILED:
+        source = _ROOT / (name.replace(".", "/") + ".py")
+        built = libraries or list(source.parent.glob(source.stem + ".cpython-*.so"))
+        if built and source.exists() and max(b.stat().st_mtime for b in built) < source.stat().st_mtime:
+            out.append(name)
+    return out
+
+
+def module_docstring(module_name: str) -> str | None:
+    """A module's docstring, read from its source: compiled modules carry none (``__doc__`` is None)."""
+    spec = importlib.util.find_spec(module_name)
+    if spec is None or spec.origin is None:
+        return None
+    source = Path(spec.origin)
+    if source.suffix != ".py":
+        source = source.with_name(module_name.rsplit(".", 1)[-1] + ".py")
+    if not source.exists():
+        return importlib.import_module(module_name).__doc__
+    return ast.get_docstring(ast.parse(source.read_text("utf-8")), clean=False)
