@@ -5,9 +5,9 @@ PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The hot path compiled by mypyc (setup.py; the list is in shared/native.py),
-# rebuilt in place when one of its sources changes. BINLAKE_COMPILE=0 removes
-# the compiled modules and runs everything as pure Python.
+# The hot path compiled by mypyc (setup.py; the list is in shared/native.py)
+# and the Rust fast lane (shared/fastlane), rebuilt in place when one of their
+# sources changes. BINLAKE_COMPILE=0 removes both and runs pure Python.
 COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
@@ -21,8 +21,11 @@ $(STAMP): pyproject.toml
 	BINLAKE_COMPILE=0 $(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-$(NATIVE): $(STAMP) setup.py shared/native.py $(COMPILED_SOURCES)
-	rm -f $(VENV)/.compiled-* *__mypyc.cpython-*.so $(addsuffix .cpython-*.so,$(basename $(COMPILED_SOURCES)))
+RUST_SOURCES := shared/fastlane/Cargo.toml shared/fastlane/Cargo.lock $(wildcard shared/fastlane/src/*.rs)
+
+$(NATIVE): $(STAMP) setup.py shared/native.py $(COMPILED_SOURCES) $(RUST_SOURCES)
+	rm -f $(VENV)/.compiled-* *__mypyc.cpython-*.so shared/*__mypyc.cpython-*.so $(addsuffix .cpython-*.so,$(basename $(COMPILED_SOURCES)))
+	rm -f shared/fastlane/_native.cpython-*.so
 	if [ $(COMPILE) = 1 ]; then $(BIN)/python setup.py --quiet build_ext --inplace; fi
 	touch $(NATIVE)
 

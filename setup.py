@@ -6,8 +6,13 @@ mypy, which already checks this code strictly) they run about twice as fast,
 from the very same source: there is no second implementation to keep in step.
 The list lives in ``shared/native.py``, where the tests also read it.
 
-``BINLAKE_COMPILE=0`` installs the pure-Python modules instead (no C compiler
-needed); the code behaves the same, slower. ``make`` builds the compiled
+It also builds the native fast lane, ``shared.fastlane._native`` (Rust, through
+setuptools-rust and cargo; see ``shared/fastlane/__init__.py``). It is optional:
+without a Rust toolchain the install goes on and the Python parsers do all the
+work.
+
+``BINLAKE_COMPILE=0`` installs the pure-Python modules instead and no fast lane
+(no C compiler or cargo needed); the code behaves the same, slower. ``make`` builds the compiled
 modules in place and rebuilds them when a compiled source changes
 (docs/development.md).
 """
@@ -31,7 +36,30 @@ def _ext_modules() -> list[Extension]:
     from mypyc.build import mypycify
 
     # mypycify builds setuptools' Extension when setuptools is imported (it is, above).
-    return [ext for ext in mypycify(compiled_sources(), opt_level="3", debug_level="0") if isinstance(ext, Extension)]
+    # One shared library, shared/hotpath__mypyc.*.so, inside a package: the editable install's
+    # import path covers the packages, not the repository root.
+    built = mypycify(compiled_sources(), opt_level="3", debug_level="0", group_name="shared.hotpath")
+    return [ext for ext in built if isinstance(ext, Extension)]
 
 
-setup(ext_modules=_ext_modules())
+def _rust_extensions() -> list[object]:
+    if os.environ.get("BINLAKE_COMPILE", "1") == "0":
+        return []
+    from setuptools_rust import Binding, RustExtension
+
+    # Cargo's output under build/, not inside the Python package (mypy and setuptools would walk it).
+    os.environ.setdefault("CARGO_TARGET_DIR", str(Path(__file__).resolve().parent / "build" / "cargo"))
+
+    return [
+        RustExtension(
+            "shared.fastlane._native",
+            path="shared/fastlane/Cargo.toml",
+            binding=Binding.PyO3,
+            optional=True,  # no cargo: no fast lane, same behaviour
+            debug=False,  # in-place builds too: the lane exists to be fast
+            args=["--locked"],
+        )
+    ]
+
+
+setup(ext_modules=_ext_modules(), rust_extensions=_rust_extensions())

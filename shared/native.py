@@ -86,11 +86,11 @@ def status() -> dict[str, bool]:
 def stale() -> list[str]:
     """Modules whose in-place build is older than their source (a rebuild is due: ``make``).
 
-    The code of every compiled module lives in one shared library at the
-    repository root (``<hash>__mypyc.cpython-*.so``); the per-module
+    The code of every compiled module lives in one shared library,
+    ``shared/hotpath__mypyc.cpython-*.so``; the per-module
     extensions are small shims that mypyc leaves alone when only code changes.
     """
-    libraries = list(_ROOT.glob("*__mypyc.cpython-*.so"))
+    libraries = list((_ROOT / "shared").glob("hotpath__mypyc.cpython-*.so"))
     out = []
     for name in COMPILED:
         source = _ROOT / (name.replace(".", "/") + ".py")
@@ -101,13 +101,17 @@ def stale() -> list[str]:
 
 
 def module_docstring(module_name: str) -> str | None:
-    """A module's docstring, read from its source: compiled modules carry none (``__doc__`` is None)."""
-    spec = importlib.util.find_spec(module_name)
-    if spec is None or spec.origin is None:
+    """A module's docstring, read from its source: compiled modules carry none (``__doc__`` is None).
+
+    The source is found from the top-level package (never compiled), not from
+    the module's own ``__file__``: mypyc sets that relative to the shared
+    library when one compiled module imports another.
+    """
+    parts = module_name.split(".")
+    top = importlib.util.find_spec(parts[0])
+    if top is None or top.origin is None:
         return None
-    source = Path(spec.origin)
-    if source.suffix != ".py":
-        source = source.with_name(module_name.rsplit(".", 1)[-1] + ".py")
+    source = Path(top.origin).parent.joinpath(*parts[1:]).with_suffix(".py")
     if not source.exists():
         return importlib.import_module(module_name).__doc__
     return ast.get_docstring(ast.parse(source.read_text("utf-8")), clean=False)

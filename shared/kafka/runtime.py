@@ -43,7 +43,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPa
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError, ProducerFenced
 
-from shared import native
+from shared import fastlane, native
 from shared.codec import avro
 from shared.config.settings import KafkaSettings, NormalizerSettings, TableRule
 from shared.errors import ConfigError
@@ -75,6 +75,8 @@ class _Tally:
     filtered: Counter[str] = field(default_factory=Counter)
     events: Counter[tuple[str, str]] = field(default_factory=Counter)
     last_seen: dict[str, int] = field(default_factory=dict)
+    lane_taken: int = 0
+    lane_declined: int = 0
 
     def seen(self, table: str, ts_ms: int) -> None:
         if ts_ms > self.last_seen.get(table, -(2**63)):
@@ -104,6 +106,8 @@ class Normalizer:
             except (OSError, orjson.JSONDecodeError) as exc:
                 raise ConfigError(f"BINLAKE_AVRO_SCHEMA_FILE: cannot read a JSON Avro schema: {exc}") from exc
         self._base_ctx = ParseContext(source_timezone=zone(self.settings.source_timezone), options=options)
+        # The native fast lane, where this format has one: same records, much less CPU (shared/fastlane).
+        self._lane = fastlane.lane_for(self.settings.format, self._base_ctx) if self.settings.fast_lane else None
         self._contexts: dict[str, ParseContext] = {}
         self._include = [TableRule(pattern=p).regex() for p in self.settings.include_tables]
         self._exclude = [TableRule(pattern=p).regex() for p in self.settings.exclude_tables]
@@ -191,7 +195,10 @@ class Normalizer:
     def _wanted(self, event: ChangeEvent) -> bool:
         if not self._include and not self._exclude:
             return True
-        name = f"{event.source.database or ''}.{event.source.table or ''}"
+        return self._wanted_table(f"{event.source.database or ''}.{event.source.table or ''}")
+
+    def _wanted_table(self, name: str) -> bool:
+        """The include/exclude rules on a ``database.table`` name."""
         if self._include and not any(rule.match(name) for rule in self._include):
             return False
         return not any(rule.match(name) for rule in self._exclude)
@@ -216,8 +223,25 @@ class Normalizer:
         tally = _Tally()
         try:
             await producer.begin_transaction()
+            lane = self._lane
+            rules = bool(self._include or self._exclude)
             for record in records:
                 raw = record.value if record.value is not None else b""
+                if lane is not None:
+                    fast = lane.parse(raw, tp.topic, tp.partition, record.offset)
+                    if fast is not None:
+                        tally.lane_taken += 1
+                        for key, value, table, op, ts_ms in fast:
+                            if rules and not self._wanted_table(table):
+                                tally.filtered[table] += 1
+                                continue
+                            tally.events[(table, op)] += 1
+                            if ts_ms is not None:
+                                tally.seen(table, ts_ms)
+                            sends.append(await producer.send(settings.output_topic, value, key=key))
+                            result.events += 1
+                        continue
+                    tally.lane_declined += 1
                 ctx.offset = record.offset
                 outcome = self.parser(raw, ctx)
                 if isinstance(outcome, Parsed):
@@ -296,6 +320,10 @@ class Normalizer:
             metrics.events.labels(table, op).inc(count)
         for table, ts_ms in tally.last_seen.items():
             metrics.source_last_seen.labels(table).set(ts_ms / 1000)
+        if tally.lane_taken:
+            metrics.fast_lane.labels("taken").inc(tally.lane_taken)
+        if tally.lane_declined:
+            metrics.fast_lane.labels("declined").inc(tally.lane_declined)
 
     async def _abort(self, tp: TopicPartition, state: _PartitionState) -> None:
         """Undo a failed batch: abort its transaction and rewind to its first record."""
@@ -370,6 +398,7 @@ class Normalizer:
                 "format": settings.format,
                 # The pure-Python build works the same at about half the speed: say which this is.
                 "compiled_modules": f"{sum(compiled.values())}/{len(compiled)}",
+                "fast_lane": self._lane is not None,
             },
         )
         while not self._stopping.is_set():

@@ -27,6 +27,12 @@ class NormalizerMetrics:
             "binlake_filtered_events", "Events skipped by the include/exclude table rules", ["table"], registry=r
         )
         self.events = Counter("binlake_events", "Canonical events by table and op", ["table", "op"], registry=r)
+        self.fast_lane = Counter(
+            "binlake_fast_lane_messages",
+            "Messages the native fast lane read (taken) or left to the Python parser (declined)",
+            ["result"],
+            registry=r,
+        )
         self.batch_seconds = Histogram(
             "binlake_batch_seconds",
             "Time to parse, produce and commit one partition batch",

@@ -261,6 +261,19 @@ def _geometry(value: Any) -> Value:
     raise ValueError(f"expected a geometry as text, got {type(value).__name__}")
 
 
+# The converters the native fast lane reproduces, by public name (shared/fastlane/plan.py
+# maps them to the lane's kinds; its differential tests hold the two to the same values).
+convert_int: Final = _int
+convert_year: Final = _year
+convert_decimal: Final = _decimal
+convert_float: Final = _float
+convert_json_text: Final = _json_text
+convert_boolean: Final = _boolean
+convert_date: Final = _date
+convert_time: Final = _time
+convert_local_datetime: Final = _local_datetime
+
+
 def infer(value: Any) -> Value:
     """Convert a JSON value of an untyped column (see ``inferred_logical``)."""
     if isinstance(value, str | bool):

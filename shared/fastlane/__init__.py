@@ -1,0 +1,24 @@
+"""The normalizer's native fast lane: common vendor messages straight to unified-topic records.
+
+The Python parsers are the specification of every format. For the commonest
+shapes of a format, a *lane* written in Rust (``shared/fastlane/src``) does the
+same work several times faster and returns exactly the records the Python path
+would produce (record key, single-object Avro value), or ``None`` for any
+message it does not read with certainty, which then goes to the Python parser
+as before: DDL, unusual value spellings, rejects, other profiles. The column
+types stay Python's: a lane asks its planner (``plan.py``, built on
+``shared.parsing.sqltypes``) once per type map.
+
+Plug-in point: a format gets a lane by a Rust implementation (``src/<format>.rs``
+behind a ``#[pyclass]`` in ``src/lib.rs``), a factory in ``lanes.py`` and a
+differential test in ``tests/unit/test_fastlane.py`` that compares the lane
+with the Python path byte for byte on the golden corpus, generated traffic and
+mutated messages. Today: ``canal-json`` (the Canal profile).
+
+The extension is optional at install time (no Rust toolchain: no lane, the
+Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.
+"""
+
+from shared.fastlane.lanes import Lane, Record, available, lane_for
+
+__all__ = ["Lane", "Record", "available", "lane_for"]

@@ -1,0 +1,16 @@
+"""Types of the Rust extension (shared/fastlane/src/lib.rs)."""
+
+from collections.abc import Callable
+
+class CanalLane:
+    def __init__(
+        self,
+        fingerprint: bytes,
+        format_id: str,
+        db_type: str,
+        planner: Callable[[list[str], list[str | None]], tuple[list[str], list[int], bytes] | None],
+    ) -> None: ...
+    def parse(
+        self, raw: bytes, topic: str, partition: int, offset: int
+    ) -> list[tuple[bytes, bytes, str, str, int | None]] | None: ...
+    def planned(self) -> int: ...

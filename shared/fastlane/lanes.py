@@ -1,0 +1,52 @@
+"""Which lane runs a format, and the record it returns."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Protocol
+
+from shared.codec import avro
+from shared.parsing.context import ParseContext
+
+log = logging.getLogger("binlake.fastlane")
+
+Record = tuple[bytes, bytes, str, str, int | None]
+"""(record key, single-object Avro value, "database.table", op, event time in ms or None)."""
+
+
+class Lane(Protocol):
+    def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> list[Record] | None:
+        """The records of one message, or None: the Python parser takes the message."""
+        ...
+
+    def planned(self) -> int:
+        """How many type maps the lane has planned so far."""
+        ...
+
+
+def available() -> bool:
+    """Whether the native extension was built (it is optional: no Rust toolchain, no lane)."""
+    try:
+        from shared.fastlane import _native  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def lane_for(format_id: str, ctx: ParseContext) -> Lane | None:
+    """The lane for ``format_id`` under these parse settings, or None (the Python parser does it all)."""
+    if format_id != "canal-json" or not available() or not _plain_canal(ctx.options):
+        return None
+    from services.canal_json.parser import CANAL
+    from shared.fastlane import _native
+    from shared.fastlane.plan import planner
+
+    plan = planner(CANAL.dialect, CANAL.bytes_encoding, ctx.source_timezone)
+    lane: Lane = _native.CanalLane(avro.fingerprint(), CANAL.format_id, CANAL.db_type or "", plan)
+    return lane
+
+
+def _plain_canal(options: Mapping[str, object]) -> bool:
+    """Canal's own conventions: no option, or the binary encoding Canal uses anyway."""
+    return all(key == "bytes_encoding" and value == "latin1" for key, value in options.items())

@@ -1,0 +1,75 @@
+"""What a lane asks Python once per type map: each column's conversion kind and its Avro descriptors.
+
+The kinds are the converters of ``shared.parsing.sqltypes`` that the Rust
+side reproduces (``src/values.rs``) on a strict subset of value texts. A
+column whose converter is not among them (BIT, geometry, a TIMESTAMP read in
+a zone other than UTC...) gets ``UNSUPPORTED``: a message with a non-null
+value there goes to the Python parser.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable
+from typing import Final
+
+from shared.codec.avro_writer import encode_columns
+from shared.parsing import sqltypes
+from shared.parsing.binary import BytesEncoding
+from shared.parsing.rows import RowTypes
+from shared.parsing.sqltypes import Converter, Dialect, SqlType
+from shared.parsing.temporal import UTC
+
+UNSUPPORTED: Final = 0
+INT: Final = 1
+YEAR: Final = 2
+DECIMAL: Final = 3
+FLOAT: Final = 4
+TEXT: Final = 5
+BOOLEAN: Final = 6
+BYTES_LATIN1: Final = 7
+DATE: Final = 8
+TIME: Final = 9
+DATETIME: Final = 10
+INSTANT_UTC: Final = 11
+"""The codes of ``Kind::from_code`` in ``src/values.rs``."""
+
+_BY_CONVERTER: Final[dict[Converter, int]] = {
+    sqltypes.convert_int: INT,
+    sqltypes.convert_year: YEAR,
+    sqltypes.convert_decimal: DECIMAL,
+    sqltypes.convert_float: FLOAT,
+    sqltypes.text: TEXT,
+    sqltypes.convert_json_text: TEXT,
+    sqltypes.convert_boolean: BOOLEAN,
+    sqltypes.convert_date: DATE,
+    sqltypes.convert_time: TIME,
+    sqltypes.convert_local_datetime: DATETIME,
+}
+
+PlanAnswer = tuple[list[str], list[int], bytes] | None
+Planner = Callable[[list[str], list[str | None]], PlanAnswer]
+
+
+def kind(t: SqlType, bytes_encoding: BytesEncoding, zone: _dt.tzinfo) -> int:
+    """The lane's conversion for one declared column type."""
+    found = _BY_CONVERTER.get(t.convert)
+    if found is not None:
+        return found
+    # The two converters built per setting (closures): known by their logical type and setting.
+    if t.logical == "bytes" and bytes_encoding == "latin1":
+        return BYTES_LATIN1
+    if t.logical == "timestamp" and zone is UTC:
+        return INSTANT_UTC
+    return UNSUPPORTED
+
+
+def planner(dialect: Dialect, bytes_encoding: BytesEncoding, zone: _dt.tzinfo) -> Planner:
+    """plan(names, type texts) -> (declared names, kinds, Avro columns); None texts are undeclared columns."""
+
+    def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
+        types = RowTypes.from_texts(zip(names, texts, strict=True), dialect, bytes_encoding, zone)
+        kinds = [kind(t, bytes_encoding, zone) for t in types.types.values()]
+        return list(types.types), kinds, encode_columns(types.columns)
+
+    return plan

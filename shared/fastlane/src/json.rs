@@ -1,0 +1,273 @@
+//! A small JSON reader that refuses rather than guesses.
+//!
+//! The fast lane must read a message exactly as the Python parser's decoder
+//! (orjson) does, or not at all. This reader keeps numbers as their source
+//! text (no float rounding), decodes strings (escapes, surrogate pairs), and
+//! returns `None` for anything it does not read with certainty: invalid JSON,
+//! a lone surrogate, an object with a repeated key (orjson keeps the last
+//! value at the first position; the Python parser then decides), nesting
+//! deeper than `MAX_DEPTH`. A `None` sends the message to the Python parser,
+//! which accepts or rejects it with a worded reason.
+
+use std::borrow::Cow;
+
+const MAX_DEPTH: usize = 64;
+
+pub enum Json<'a> {
+    Null,
+    Bool(bool),
+    /// A number's source text: `-?int(.frac)?(e[+-]?exp)?`.
+    Number(&'a str),
+    Str(Cow<'a, str>),
+    Array(Vec<Json<'a>>),
+    /// Members in source order, with the raw source bytes of the whole object.
+    Object(Vec<(Cow<'a, str>, Json<'a>)>, &'a [u8]),
+}
+
+impl<'a> Json<'a> {
+    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
+        match self {
+            Json::Object(members, _) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+}
+
+pub fn parse(raw: &[u8]) -> Option<Json<'_>> {
+    let text = std::str::from_utf8(raw).ok()?;
+    let mut reader = Reader { src: text, bytes: raw, pos: 0 };
+    reader.skip_ws();
+    let value = reader.value(0)?;
+    reader.skip_ws();
+    if reader.pos != raw.len() {
+        return None;
+    }
+    Some(value)
+}
+
+struct Reader<'a> {
+    src: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn skip_ws(&mut self) {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if b == b' ' || b == b'\n' || b == b'\r' || b == b'\t' {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn eat(&mut self, literal: &[u8]) -> Option<()> {
+        if self.bytes[self.pos..].starts_with(literal) {
+            self.pos += literal.len();
+            Some(())
+        } else {
+            None
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> Option<Json<'a>> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match *self.bytes.get(self.pos)? {
+            b'{' => self.object(depth),
+            b'[' => self.array(depth),
+            b'"' => self.string().map(Json::Str),
+            b't' => self.eat(b"true").map(|_| Json::Bool(true)),
+            b'f' => self.eat(b"false").map(|_| Json::Bool(false)),
+            b'n' => self.eat(b"null").map(|_| Json::Null),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    fn object(&mut self, depth: usize) -> Option<Json<'a>> {
+        let start = self.pos;
+        self.pos += 1;
+        let mut members: Vec<(Cow<'a, str>, Json<'a>)> = Vec::new();
+        self.skip_ws();
+        if self.bytes.get(self.pos) == Some(&b'}') {
+            self.pos += 1;
+            return Some(Json::Object(members, &self.bytes[start..self.pos]));
+        }
+        loop {
+            self.skip_ws();
+            if self.bytes.get(self.pos) != Some(&b'"') {
+                return None;
+            }
+            let key = self.string()?;
+            if members.iter().any(|(k, _)| *k == key) {
+                return None; // a repeated key: the Python parser decides
+            }
+            self.skip_ws();
+            self.eat(b":")?;
+            self.skip_ws();
+            let value = self.value(depth + 1)?;
+            members.push((key, value));
+            self.skip_ws();
+            match *self.bytes.get(self.pos)? {
+                b',' => self.pos += 1,
+                b'}' => {
+                    self.pos += 1;
+                    return Some(Json::Object(members, &self.bytes[start..self.pos]));
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> Option<Json<'a>> {
+        self.pos += 1;
+        let mut items = Vec::new();
+        self.skip_ws();
+        if self.bytes.get(self.pos) == Some(&b']') {
+            self.pos += 1;
+            return Some(Json::Array(items));
+        }
+        loop {
+            self.skip_ws();
+            items.push(self.value(depth + 1)?);
+            self.skip_ws();
+            match *self.bytes.get(self.pos)? {
+                b',' => self.pos += 1,
+                b']' => {
+                    self.pos += 1;
+                    return Some(Json::Array(items));
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn number(&mut self) -> Option<Json<'a>> {
+        let start = self.pos;
+        let b = self.bytes;
+        if b.get(self.pos) == Some(&b'-') {
+            self.pos += 1;
+        }
+        match b.get(self.pos)? {
+            b'0' => self.pos += 1,
+            b'1'..=b'9' => {
+                while matches!(b.get(self.pos), Some(b'0'..=b'9')) {
+                    self.pos += 1;
+                }
+            }
+            _ => return None,
+        }
+        if b.get(self.pos) == Some(&b'.') {
+            self.pos += 1;
+            let digits = self.pos;
+            while matches!(b.get(self.pos), Some(b'0'..=b'9')) {
+                self.pos += 1;
+            }
+            if self.pos == digits {
+                return None;
+            }
+        }
+        if matches!(b.get(self.pos), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(b.get(self.pos), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            let digits = self.pos;
+            while matches!(b.get(self.pos), Some(b'0'..=b'9')) {
+                self.pos += 1;
+            }
+            if self.pos == digits {
+                return None;
+            }
+        }
+        Some(Json::Number(&self.src[start..self.pos]))
+    }
+
+    fn hex4(&mut self) -> Option<u32> {
+        let digits = self.src.get(self.pos..self.pos + 4)?;
+        if !digits.bytes().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        self.pos += 4;
+        u32::from_str_radix(digits, 16).ok()
+    }
+
+    fn string(&mut self) -> Option<Cow<'a, str>> {
+        self.pos += 1; // the opening quote
+        let start = self.pos;
+        let b = self.bytes;
+        // The common case: no escapes, borrowed as is.
+        loop {
+            match *b.get(self.pos)? {
+                b'"' => {
+                    let text = &self.src[start..self.pos];
+                    self.pos += 1;
+                    return Some(Cow::Borrowed(text));
+                }
+                b'\\' => break,
+                c if c < 0x20 => return None, // raw control characters are invalid JSON
+                _ => self.pos += 1,
+            }
+        }
+        let mut out = String::with_capacity(self.pos - start + 16);
+        out.push_str(&self.src[start..self.pos]);
+        loop {
+            let c = *b.get(self.pos)?;
+            match c {
+                b'"' => {
+                    self.pos += 1;
+                    return Some(Cow::Owned(out));
+                }
+                b'\\' => {
+                    self.pos += 1;
+                    let e = *b.get(self.pos)?;
+                    self.pos += 1;
+                    match e {
+                        b'"' => out.push('"'),
+                        b'\\' => out.push('\\'),
+                        b'/' => out.push('/'),
+                        b'b' => out.push('\u{8}'),
+                        b'f' => out.push('\u{c}'),
+                        b'n' => out.push('\n'),
+                        b'r' => out.push('\r'),
+                        b't' => out.push('\t'),
+                        b'u' => {
+                            let unit = self.hex4()?;
+                            let code = if (0xD800..0xDC00).contains(&unit) {
+                                // A high surrogate must be followed by a low one; anything else
+                                // (a lone surrogate) is left to the Python parser.
+                                self.eat(b"\\u")?;
+                                let low = self.hex4()?;
+                                if !(0xDC00..0xE000).contains(&low) {
+                                    return None;
+                                }
+                                0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
+                            } else if (0xDC00..0xE000).contains(&unit) {
+                                return None;
+                            } else {
+                                unit
+                            };
+                            out.push(char::from_u32(code)?);
+                        }
+                        _ => return None,
+                    }
+                }
+                c if c < 0x20 => return None,
+                _ => {
+                    // Copy the run up to the next quote or backslash (valid UTF-8: the input was checked).
+                    let run = self.pos;
+                    while let Some(&d) = b.get(self.pos) {
+                        if d == b'"' || d == b'\\' || d < 0x20 {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                    out.push_str(&self.src[run..self.pos]);
+                }
+            }
+        }
+    }
+}

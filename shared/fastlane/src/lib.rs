@@ -1,0 +1,128 @@
+//! `shared.fastlane._native`: the normalizer's fast lane, in Rust.
+//!
+//! A lane turns one vendor message into the unified topic's records (key,
+//! single-object Avro value, table, op, event time), byte for byte what the
+//! Python parser + `shared.codec.avro` + `shared.kafka.records.event_key`
+//! produce, or declines (`None`) so that the Python parser handles the
+//! message. The column types stay Python's: on a type map it has not seen,
+//! a lane calls its planner (`shared/fastlane/plan.py`), which reads the types
+//! with `shared.parsing.sqltypes` and answers with a conversion kind per
+//! column and the encoded column descriptors. A panic is caught and declines.
+
+mod avro;
+mod canal;
+mod json;
+mod values;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::rc::Rc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+
+use canal::{Coordinates, Outcome, Plan, Profile};
+use values::Kind;
+
+const PLAN_LIMIT: usize = 4096;
+
+/// The Canal flat JSON lane (the Canal profile of `canal-json`).
+#[pyclass(unsendable)]
+struct CanalLane {
+    profile: Profile,
+    planner: Py<PyAny>,
+    plans: RefCell<HashMap<Vec<u8>, Option<Rc<Plan>>>>,
+}
+
+#[pymethods]
+impl CanalLane {
+    #[new]
+    fn new(fingerprint: &[u8], format_id: String, db_type: String, planner: Py<PyAny>) -> PyResult<Self> {
+        let fingerprint: [u8; 8] =
+            fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
+        Ok(CanalLane { profile: Profile { fingerprint, format_id, db_type }, planner, plans: RefCell::new(HashMap::new()) })
+    }
+
+    /// The records of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let at = Coordinates { topic, partition, offset };
+        for _ in 0..2 {
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                let plans = self.plans.borrow();
+                let lookup = |raw_map: &[u8]| plans.get(raw_map).cloned();
+                match canal::parse(raw, &self.profile, &at, &lookup) {
+                    Outcome::Records(records) => Ok(records),
+                    Outcome::NeedPlan(map) => Err(Some((map.raw.to_vec(), map.columns))),
+                    Outcome::Decline => Err(None),
+                }
+            }));
+            match outcome {
+                Err(_) => return Ok(None), // a panic: decline, never crash the service
+                Ok(Err(None)) => return Ok(None),
+                Ok(Err(Some((raw_map, columns)))) => {
+                    let plan = self.ask_planner(py, columns)?;
+                    let mut plans = self.plans.borrow_mut();
+                    if plans.len() >= PLAN_LIMIT {
+                        plans.clear();
+                    }
+                    plans.insert(raw_map, plan);
+                }
+                Ok(Ok(records)) => {
+                    let list = PyList::empty(py);
+                    for r in records {
+                        let item = PyTuple::new(
+                            py,
+                            [
+                                PyBytes::new(py, &r.key).into_any(),
+                                PyBytes::new(py, &r.value).into_any(),
+                                r.table.into_pyobject(py)?.into_any(),
+                                r.op.into_pyobject(py)?.into_any(),
+                                r.ts_ms.into_pyobject(py)?.into_any(),
+                            ],
+                        )?;
+                        list.append(item)?;
+                    }
+                    return Ok(Some(list));
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// How many type maps this lane has planned (for tests and metrics).
+    fn planned(&self) -> usize {
+        self.plans.borrow().len()
+    }
+}
+
+impl CanalLane {
+    /// planner(names, texts) -> (names, kinds, columns_avro) | None
+    fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Rc<Plan>>> {
+        let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();
+        let answer = self.planner.call1(py, (names, texts))?;
+        if answer.is_none(py) {
+            return Ok(None);
+        }
+        let (names, kinds, columns_avro): (Vec<String>, Vec<i64>, Vec<u8>) = answer.extract(py)?;
+        if names.len() != kinds.len() {
+            return Err(PyValueError::new_err("planner: one kind per declared column"));
+        }
+        let kinds = kinds.into_iter().map(Kind::from_code).collect();
+        Ok(Some(Rc::new(Plan { names, kinds, columns_avro })))
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CanalLane>()?;
+    Ok(())
+}

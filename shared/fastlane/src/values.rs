@@ -1,0 +1,328 @@
+//! Column values from their vendor text to the canonical value union, in Avro.
+//!
+//! Each kind mirrors one converter of `shared/parsing/sqltypes.py` on the
+//! strict subset of texts written here, where both give the same value; any
+//! other text returns `None` and the whole message goes to the Python parser
+//! (which converts it, or rejects it with a reason). Branch bytes are the
+//! union index times two, in the order of change_event.v1's value union:
+//! null, boolean, long, double, string, bytes, BigInteger, Decimal, Date,
+//! Time, LocalDateTime, Instant, Unparsed.
+
+use crate::avro;
+
+/// A column's conversion, chosen by the Python planner (`shared/fastlane/plan.py`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// Not handled here (BIT, geometry, a zone other than UTC...): a non-null value declines.
+    Unsupported,
+    Int,
+    Year,
+    Decimal,
+    Float,
+    Text,
+    Boolean,
+    BytesLatin1,
+    Date,
+    Time,
+    DateTime,
+    InstantUtc,
+}
+
+impl Kind {
+    pub fn from_code(code: i64) -> Kind {
+        match code {
+            1 => Kind::Int,
+            2 => Kind::Year,
+            3 => Kind::Decimal,
+            4 => Kind::Float,
+            5 => Kind::Text,
+            6 => Kind::Boolean,
+            7 => Kind::BytesLatin1,
+            8 => Kind::Date,
+            9 => Kind::Time,
+            10 => Kind::DateTime,
+            11 => Kind::InstantUtc,
+            _ => Kind::Unsupported,
+        }
+    }
+}
+
+const LONG: u8 = 0x04;
+const DOUBLE: u8 = 0x06;
+const STRING: u8 = 0x08;
+const BYTES: u8 = 0x0a;
+const BIG_INTEGER: u8 = 0x0c;
+const DECIMAL: u8 = 0x0e;
+const DATE: u8 = 0x10;
+const TIME: u8 = 0x12;
+const LOCAL_DATE_TIME: u8 = 0x14;
+const INSTANT: u8 = 0x16;
+
+/// A converted value: its Avro union bytes, and how it renders in the record key.
+pub struct Value {
+    pub avro: Vec<u8>,
+    pub key: KeyPart,
+}
+
+pub enum KeyPart {
+    /// A JSON number (an int64).
+    Number(i64),
+    /// A JSON string (text, decimals, integers beyond int64).
+    Text(String),
+    /// Not renderable here: a key column of this kind declines.
+    Other,
+}
+
+pub fn null() -> Value {
+    Value { avro: vec![0], key: KeyPart::Other }
+}
+
+pub fn convert(kind: Kind, text: &str) -> Option<Value> {
+    match kind {
+        Kind::Unsupported => None,
+        Kind::Int => integer(text, None),
+        Kind::Year => integer(text, Some(9999)),
+        Kind::Decimal => decimal(text),
+        Kind::Float => float(text),
+        Kind::Text => Some(tagged(STRING, text.as_bytes(), KeyPart::Text(text.to_owned()))),
+        Kind::Boolean => boolean(text),
+        Kind::BytesLatin1 => latin1(text),
+        Kind::Date => date(text),
+        Kind::Time => time(text),
+        Kind::DateTime => date_time(text).map(|micros| long_value(LOCAL_DATE_TIME, micros)),
+        Kind::InstantUtc => date_time(text).map(|micros| long_value(INSTANT, micros)),
+    }
+}
+
+fn tagged(branch: u8, data: &[u8], key: KeyPart) -> Value {
+    let mut avro = Vec::with_capacity(data.len() + 4);
+    avro.push(branch);
+    avro::bytes(&mut avro, data);
+    Value { avro, key }
+}
+
+fn long_value(branch: u8, n: i64) -> Value {
+    let mut avro = Vec::with_capacity(11);
+    avro.push(branch);
+    avro::long(&mut avro, n);
+    Value { avro, key: KeyPart::Other }
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// Digits with no superfluous leading zero ("0" alone is fine).
+fn canonical_digits(s: &str) -> bool {
+    all_digits(s) && (s.len() == 1 || !s.starts_with('0'))
+}
+
+/// `_int` (and `_year` with a maximum): `-?digits`, canonical, at most 38 digits.
+fn integer(text: &str, max: Option<i64>) -> Option<Value> {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if !canonical_digits(digits) || digits.len() > 38 || text == "-0" {
+        return None;
+    }
+    let n: i128 = text.parse().ok()?;
+    if let Some(top) = max {
+        return if (0..=top as i128).contains(&n) { Some(long_with_key(n as i64)) } else { None };
+    }
+    if (i64::MIN as i128..=i64::MAX as i128).contains(&n) {
+        Some(long_with_key(n as i64))
+    } else {
+        // BigInt: the same digits (canonical, so int.__repr__ gives them back).
+        Some(tagged(BIG_INTEGER, text.as_bytes(), KeyPart::Text(text.to_owned())))
+    }
+}
+
+fn long_with_key(n: i64) -> Value {
+    let mut avro = Vec::with_capacity(11);
+    avro.push(LONG);
+    avro::long(&mut avro, n);
+    Value { avro, key: KeyPart::Number(n) }
+}
+
+/// `_decimal` then `decimal_text`: `-?int(.frac)?` with at most 40 digits on either side of the
+/// point, where `str(Decimal(text))` (or its `:f` form) is the text itself.
+fn decimal(text: &str) -> Option<Value> {
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let (int_part, frac) = match body.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (body, None),
+    };
+    if !canonical_digits(int_part) || int_part.len() > 40 {
+        return None;
+    }
+    if let Some(f) = frac {
+        if !all_digits(f) || f.len() > 40 {
+            return None;
+        }
+    }
+    Some(tagged(DECIMAL, text.as_bytes(), KeyPart::Text(text.to_owned())))
+}
+
+/// `_float`: a plain JSON-style number, read with correct rounding (as CPython's float()).
+fn float(text: &str) -> Option<Value> {
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let mantissa_end = body.find(['e', 'E']).unwrap_or(body.len());
+    let (mantissa, exponent) = body.split_at(mantissa_end);
+    let (int_part, frac) = match mantissa.split_once('.') {
+        Some((i, f)) => (i, Some(f)),
+        None => (mantissa, None),
+    };
+    if !all_digits(int_part) || frac.is_some_and(|f| !all_digits(f)) {
+        return None;
+    }
+    if !exponent.is_empty() {
+        let e = &exponent[1..];
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        if !all_digits(e) || e.len() > 4 {
+            return None;
+        }
+    }
+    let value: f64 = text.parse().ok()?;
+    if !value.is_finite() {
+        return None;
+    }
+    let mut avro = Vec::with_capacity(9);
+    avro.push(DOUBLE);
+    avro.extend_from_slice(&value.to_le_bytes());
+    Some(Value { avro, key: KeyPart::Other })
+}
+
+/// `_boolean` on its four plain spellings.
+fn boolean(text: &str) -> Option<Value> {
+    let flag = match text {
+        "1" | "true" => 1u8,
+        "0" | "false" => 0u8,
+        _ => return None,
+    };
+    Some(Value { avro: vec![0x02, flag], key: KeyPart::Other })
+}
+
+/// Canal's binary rendering: each character is one byte (ISO-8859-1).
+fn latin1(text: &str) -> Option<Value> {
+    let mut data = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        let code = c as u32;
+        if code > 0xFF {
+            return None; // not ISO-8859-1: the Python parser words the reject
+        }
+        data.push(code as u8);
+    }
+    Some(tagged(BYTES, &data, KeyPart::Other))
+}
+
+fn two(b: &[u8], at: usize) -> Option<i64> {
+    let (h, l) = (*b.get(at)?, *b.get(at + 1)?);
+    if h.is_ascii_digit() && l.is_ascii_digit() {
+        Some(((h - b'0') * 10 + (l - b'0')) as i64)
+    } else {
+        None
+    }
+}
+
+fn is_leap(y: i64) -> bool {
+    (y % 4 == 0 && y % 100 != 0) || y % 400 == 0
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if is_leap(y) => 29,
+        _ => 28,
+    }
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY-MM-DD`, a real date in years 1-9999 (zero dates go to the Python parser).
+fn ymd(b: &[u8]) -> Option<i64> {
+    if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let year = two(b, 0)? * 100 + two(b, 2)?;
+    let (month, day) = (two(b, 5)?, two(b, 8)?);
+    if year < 1 || !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    Some(days_from_civil(year, month, day))
+}
+
+fn date(text: &str) -> Option<Value> {
+    let b = text.as_bytes();
+    if b.len() != 10 {
+        return None;
+    }
+    Some(long_value(DATE, ymd(b)?))
+}
+
+/// Up to six fraction digits as microseconds ("5" is 500000).
+fn fraction(digits: &[u8], max_len: usize) -> Option<i64> {
+    if digits.is_empty() || digits.len() > max_len || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut micros = 0i64;
+    for i in 0..6 {
+        micros = micros * 10 + digits.get(i).map_or(0, |d| (d - b'0') as i64);
+    }
+    Some(micros)
+}
+
+/// `parse_time`: `-?H{1,3}:MM:SS(.f{1,9})?`, minutes and seconds below 60.
+fn time(text: &str) -> Option<Value> {
+    let (negative, body) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let b = body.as_bytes();
+    let colon = b.iter().position(|&c| c == b':')?;
+    if !(1..=3).contains(&colon) || !b[..colon].iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let hours: i64 = body[..colon].parse().ok()?;
+    let rest = &b[colon..];
+    if rest.len() < 6 || rest[0] != b':' || rest[3] != b':' {
+        return None;
+    }
+    let (minutes, seconds) = (two(rest, 1)?, two(rest, 4)?);
+    if minutes > 59 || seconds > 59 {
+        return None;
+    }
+    let frac = match &rest[6..] {
+        [] => 0,
+        [b'.', digits @ ..] => fraction(digits, 9)?,
+        _ => return None,
+    };
+    let micros = ((hours * 60 + minutes) * 60 + seconds) * 1_000_000 + frac;
+    Some(long_value(TIME, if negative { -micros } else { micros }))
+}
+
+/// `YYYY-MM-DD HH:MM:SS(.f{1,6})?` (or `T`): micros since 1970-01-01T00:00 of that wall clock.
+fn date_time(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() < 19 || b.len() > 26 || (b[10] != b' ' && b[10] != b'T') || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let days = ymd(&b[..10])?;
+    let (hour, minute, second) = (two(b, 11)?, two(b, 14)?, two(b, 17)?);
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let frac = match &b[19..] {
+        [] => 0,
+        [b'.', digits @ ..] => fraction(digits, 6)?,
+        _ => return None,
+    };
+    Some(((days * 24 + hour) * 60 + minute) * 60_000_000 + second * 1_000_000 + frac)
+}
