@@ -11,13 +11,14 @@ from shared.parsing.context import ParseContext
 
 log = logging.getLogger("binlake.fastlane")
 
-Record = tuple[bytes, bytes, str, str, int | None]
-"""(record key, single-object Avro value, "database.table", op, event time in ms or None)."""
+Taken = tuple[str, str, int | None, list[bytes]]
+"""What a lane makes of one message: ("database.table", op, event time in ms or None,
+[record key, single-object Avro value, key, value, ...] for its rows in order)."""
 
 
 class Lane(Protocol):
-    def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> list[Record] | None:
-        """The records of one message, or None: the Python parser takes the message."""
+    def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
+        """What the lane makes of one message, or None: the Python parser takes the message."""
         ...
 
     def planned(self) -> int:

@@ -14,9 +14,13 @@ topic exactly once (as each understands it):
 - ``faust``: the faust-streaming peer (``services.faust_peer``, a subprocess,
   ``processing_guarantee="exactly_once"``), canal-json only.
 
-Each run gets fresh topics (input 3 partitions, unified topic 4, dead letters 1)
-and a fresh group. The input is generated with ``shared.generate`` and produced
-before the clock starts; the clock stops when the group has committed every
+The input (3 partitions) is generated with ``shared.generate`` and produced
+once per format, before any clock starts; every run reads it with a fresh
+group into a fresh unified topic (4 partitions) and dead-letter topic. The
+normalizer and the passthrough run ``rounds`` times each, alternating which
+goes first; the report gives the per-field medians, the median of the
+per-round ratios, and every round (this machine's speed drifts by tens of
+percent between runs, so one pair proves little). the clock stops when the group has committed every
 input offset (polled every 50 ms). ``events_per_s`` counts from the runtime's
 start (group join and, for faust, interpreter start-up included);
 ``steady_events_per_s`` counts from the group's first commit, which takes
@@ -35,7 +39,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -126,13 +132,26 @@ class _Progress:
             await self.consumer.stop()
 
 
+@functools.cache
+def _traffic(format_id: str, events: int) -> list[tuple[bytes, bytes]]:
+    """The generated input, made once per format for every runtime (the same bytes for each)."""
+    return messages(format_id, Workload(seed=11, tables=3), events, "UTC")
+
+
+_INPUTS: dict[tuple[str, str, int], str] = {}
+
+
 async def _prepare(bootstrap: str, format_id: str, events: int, name: str) -> Topics:
-    topics = Topics.fresh(name)
-    await kafka_tools.create_topics(
-        bootstrap, {topics.vendor: INPUT_PARTITIONS, topics.events: OUTPUT_PARTITIONS, topics.dlq: 1}
-    )
-    items = messages(format_id, Workload(seed=11, tables=3), events, "UTC")
-    await kafka_tools.produce(bootstrap, topics.vendor, items)
+    """Fresh output topics and group; the input topic is produced once per format and read by every run."""
+    fresh = Topics.fresh(name)
+    vendor = _INPUTS.get((bootstrap, format_id, events))
+    if vendor is None:
+        vendor = fresh.vendor
+        await kafka_tools.create_topics(bootstrap, {vendor: INPUT_PARTITIONS})
+        await kafka_tools.produce(bootstrap, vendor, _traffic(format_id, events))
+        _INPUTS[(bootstrap, format_id, events)] = vendor
+    topics = Topics(vendor, fresh.events, fresh.dlq, fresh.group)
+    await kafka_tools.create_topics(bootstrap, {topics.events: OUTPUT_PARTITIONS, topics.dlq: 1})
     return topics
 
 
@@ -174,7 +193,7 @@ def bench_parse_encode(format_id: str, events: int, tmp: Path) -> dict[str, Any]
     topics = Topics("in", "out", "dlq", "group")
     settings = normalizer_settings(format_id, topics, tmp, "UTC")
     normalizer = Normalizer(settings, kafka_settings("127.0.0.1:1"))
-    items = messages(format_id, Workload(seed=11, tables=3), events, "UTC")
+    items = _traffic(format_id, events)
     ctx = normalizer._context(topics.vendor)
     started = time.perf_counter()
     produced = 0
@@ -301,9 +320,10 @@ async def bench_faust(bootstrap: str, format_id: str, events: int, tmp: Path) ->
 # ---------------------------------------------------------------- entry points
 
 
-async def _run(bootstrap: str, formats: list[str], events: int) -> dict[str, Any]:
+async def _run(bootstrap: str, formats: list[str], events: int, rounds: int) -> dict[str, Any]:
     report: dict[str, Any] = {
         "events": events,
+        "rounds": rounds,
         "input_partitions": INPUT_PARTITIONS,
         "batch_max_messages": BATCH_MAX_MESSAGES,
         "batch_max_ms": BATCH_MAX_MS,
@@ -312,17 +332,41 @@ async def _run(bootstrap: str, formats: list[str], events: int) -> dict[str, Any
     with tempfile.TemporaryDirectory(prefix="kafka-bench-") as name:
         tmp = Path(name)
         for format_id in formats:
-            normalizer = (await bench_normalizer(bootstrap, format_id, events, tmp)).report()
-            passthrough = (await bench_passthrough(bootstrap, format_id, events)).report()
-            entry: dict[str, Any] = {"normalizer": normalizer, "passthrough": passthrough}
+            normalizers: list[dict[str, Any]] = []
+            passthroughs: list[dict[str, Any]] = []
+            for round_index in range(rounds):
+                # Alternate who goes first, so a drift in machine load favours neither.
+                async def norm() -> None:
+                    normalizers.append((await bench_normalizer(bootstrap, format_id, events, tmp)).report())
+
+                async def passthrough() -> None:
+                    passthroughs.append((await bench_passthrough(bootstrap, format_id, events)).report())
+
+                for step in (norm, passthrough) if round_index % 2 == 0 else (passthrough, norm):
+                    await step()
+            ratios = [_ratio(n, p) for n, p in zip(normalizers, passthroughs, strict=True)]
+            entry: dict[str, Any] = {
+                "normalizer": _median(normalizers),
+                "passthrough": _median(passthroughs),
+                "ratio_normalizer_vs_passthrough": _median(ratios),
+                "rounds": {"normalizer": normalizers, "passthrough": passthroughs, "ratios": ratios},
+            }
             entry["parse_encode_only"] = bench_parse_encode(format_id, events, tmp)
-            entry["ratio_normalizer_vs_passthrough"] = _ratio(normalizer, passthrough)
             if format_id in FAUST_FORMATS:
                 faust = (await bench_faust(bootstrap, format_id, events, tmp)).report()
                 entry["faust"] = faust
-                entry["ratio_normalizer_vs_faust"] = _ratio(normalizer, faust)
+                entry["ratio_normalizer_vs_faust"] = _ratio(entry["normalizer"], faust)
             report["formats"][format_id] = entry
     return report
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The per-field median over rounds (None values left out)."""
+    out: dict[str, Any] = {}
+    for field in runs[0]:
+        values = [run[field] for run in runs if run.get(field) is not None]
+        out[field] = statistics.median(values) if values else None
+    return out
 
 
 def _ratio(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float | None]:
@@ -333,21 +377,22 @@ def _ratio(a: dict[str, Any], b: dict[str, Any]) -> dict[str, float | None]:
     return out
 
 
-def run(bootstrap: str, formats: list[str], events: int) -> dict[str, Any]:
+def run(bootstrap: str, formats: list[str], events: int, rounds: int = 3) -> dict[str, Any]:
     """Measure every runtime on the broker at ``bootstrap``; events/s and ratios as a JSON-able dict."""
-    return asyncio.run(_run(bootstrap, formats, events))
+    return asyncio.run(_run(bootstrap, formats, events, rounds))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench.kafka_bench", description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=50000, metavar="N", help="input messages per run")
     parser.add_argument("--formats", default=",".join(DEFAULT_FORMATS), metavar="IDS", help="comma list")
+    parser.add_argument("--rounds", type=int, default=3, metavar="R", help="normalizer/passthrough pairs per format")
     args = parser.parse_args(argv)
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     with tempfile.TemporaryDirectory(prefix="kafka-bench-broker-") as run_dir:
         info = broker.start(Path(run_dir), timeout_s=120)
         try:
-            report = run(info.bootstrap, formats, args.events)
+            report = run(info.bootstrap, formats, args.events, args.rounds)
         finally:
             with contextlib.suppress(broker.BrokerError):
                 broker.stop(Path(run_dir))

@@ -15,7 +15,7 @@ from typing import Any
 from tests.bench import kafka_bench, normalize_bench, sink_bench
 
 
-def _kafka(events: int) -> dict[str, Any]:
+def _kafka(events: int, rounds: int) -> dict[str, Any]:
     """Kafka -> runtime -> Kafka on a broker of its own (needs java and mvn)."""
     import contextlib
     import shutil
@@ -29,7 +29,7 @@ def _kafka(events: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-broker-") as run_dir:
         info = broker.start(Path(run_dir), timeout_s=120)
         try:
-            return kafka_bench.run(info.bootstrap, kafka_bench.DEFAULT_FORMATS, events)
+            return kafka_bench.run(info.bootstrap, kafka_bench.DEFAULT_FORMATS, events, rounds)
         finally:
             with contextlib.suppress(broker.BrokerError):
                 broker.stop(Path(run_dir))
@@ -59,7 +59,9 @@ def main() -> int:
     report: dict[str, Any] = {
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "normalize_canal_json": normalize_bench.run(),
-        "kafka_normalizer": _kafka(int(os.environ.get("BINLAKE_BENCH_EVENTS", "30000"))),
+        "kafka_normalizer": _kafka(
+            int(os.environ.get("BINLAKE_BENCH_EVENTS", "60000")), int(os.environ.get("BINLAKE_BENCH_ROUNDS", "3"))
+        ),
         "spark_sink": _spark_sink(),
     }
     json.dump(report, sys.stdout, indent=2)

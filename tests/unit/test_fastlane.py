@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from shared.cli.generate import messages
 from shared.codec import avro
-from shared.fastlane import Lane, Record, available, lane_for
+from shared.fastlane import Lane, Taken, available, lane_for
 from shared.generate.workload import Workload
 from shared.kafka.records import event_key
 from shared.parsing import registry
@@ -49,21 +49,21 @@ def the_lane(ctx: ParseContext) -> Lane:
     return lane
 
 
-def python_records(raw: bytes, ctx: ParseContext, offset: int) -> list[Record] | None:
-    """What the runtime publishes for ``raw`` through the Python parser (None: a reject)."""
+def python_records(raw: bytes, ctx: ParseContext, offset: int) -> Taken | None:
+    """What the runtime publishes for ``raw`` through the Python parser, in the lane's shape (None: a reject)."""
     outcome = registry.get("canal-json")(raw, ctx.at(TOPIC, 3, offset))
-    if not isinstance(outcome, Parsed):
+    if not isinstance(outcome, Parsed) or not outcome.events:
         return None
-    return [
-        (
-            event_key(e),
-            avro.encode(e),
-            f"{e.source.database or ''}.{e.source.table or ''}",
-            e.op,
-            e.ts_ms,
+    first = outcome.events[0]
+    for e in outcome.events:  # one message: one table, op and event time
+        assert (e.source.database, e.source.table, e.op, e.ts_ms) == (
+            first.source.database,
+            first.source.table,
+            first.op,
+            first.ts_ms,
         )
-        for e in outcome.events
-    ]
+    table = f"{first.source.database or ''}.{first.source.table or ''}"
+    return table, first.op, first.ts_ms, [part for e in outcome.events for part in (event_key(e), avro.encode(e))]
 
 
 def check(lane: Lane, raw: bytes, ctx: ParseContext, offset: int = 41) -> bool:

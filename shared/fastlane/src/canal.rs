@@ -7,11 +7,9 @@
 //! `values.rs`, anything the Python parser would reject) returns `None` and
 //! takes the Python parser.
 
-use std::borrow::Cow;
-
 use crate::avro;
 use crate::json::{self, Json};
-use crate::values::{self, KeyPart, Kind, Value};
+use crate::values::{self, KeyPart, Kind};
 
 /// What the planner made of one `mysqlType` object.
 pub struct Plan {
@@ -22,7 +20,11 @@ pub struct Plan {
 }
 
 impl Plan {
-    fn kind(&self, name: &str) -> Option<Kind> {
+    /// The kind of column `name`; `hint` is where it usually is (rows list columns in mysqlType's order).
+    fn kind(&self, name: &str, hint: usize) -> Option<Kind> {
+        if self.names.get(hint).is_some_and(|n| n == name) {
+            return Some(self.kinds[hint]);
+        }
         self.names.iter().position(|n| n == name).map(|i| self.kinds[i])
     }
 }
@@ -37,7 +39,7 @@ pub struct Profile {
 pub struct Record {
     pub key: Vec<u8>,
     pub value: Vec<u8>,
-    /// `database.table` as the runtime's table rules and metrics name it.
+    /// `database.table` as the runtime's table rules and metrics name it (the same for every row).
     pub table: String,
     pub op: &'static str,
     pub ts_ms: Option<i64>,
@@ -57,10 +59,11 @@ pub enum Outcome<'a> {
 }
 
 const SECONDS_LIMIT: i64 = 100_000_000_000;
+const BUILT: &[&str] = &["data", "old", "database", "table", "type", "isDdl", "es", "ts", "id", "gtid", "pkNames"];
 const ORDER_MAX: i64 = i64::MAX; // order_key's own bound (10**20 - 1) is above any i64
 
-fn int_field(doc: &Json, key: &str) -> Result<Option<i64>, ()> {
-    match doc.get(key) {
+fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
+    match value {
         None | Some(Json::Null) => Ok(None),
         Some(Json::Number(text)) => {
             let digits = text.strip_prefix('-').unwrap_or(text);
@@ -73,8 +76,8 @@ fn int_field(doc: &Json, key: &str) -> Result<Option<i64>, ()> {
     }
 }
 
-fn str_field<'d>(doc: &'d Json, key: &str) -> Result<Option<&'d str>, ()> {
-    match doc.get(key) {
+fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
+    match value {
         None | Some(Json::Null) => Ok(None),
         Some(Json::Str(text)) => Ok(Some(text.as_ref())),
         Some(_) => Err(()),
@@ -109,43 +112,105 @@ fn json_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
-type Image<'a> = Vec<(Cow<'a, str>, Value)>;
+/// A converted image: the Avro union bytes of every value in one buffer, and each entry's place.
+struct Image<'t> {
+    buf: Vec<u8>,
+    entries: Vec<Entry<'t>>,
+}
+
+struct Entry<'t> {
+    name: &'t str,
+    start: usize,
+    end: usize,
+    key: KeyPart<'t>,
+}
+
+impl<'t> Image<'t> {
+    fn get(&self, name: &str) -> Option<&Entry<'t>> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    fn bytes(&self, entry: &Entry<'t>) -> &[u8] {
+        &self.buf[entry.start..entry.end]
+    }
+}
 
 /// `RowTypes.convert` on the strict subset: every column declared, string or null values.
-fn convert<'a>(row: &Json<'a>, plan: &Plan) -> Option<Image<'a>> {
-    let Json::Object(members, _) = row else { return None };
-    let mut image = Vec::with_capacity(members.len());
-    for (name, value) in members {
-        let kind = plan.kind(name)?; // undeclared: an inferred column, left to Python
-        let converted = match value {
-            Json::Null => values::null(),
-            Json::Str(text) => values::convert(kind, text)?,
+fn convert<'t>(row: &'t Json<'t>, plan: &Plan) -> Option<Image<'t>> {
+    let Json::Object(members, raw) = row else { return None };
+    let mut image = Image { buf: Vec::with_capacity(raw.len() + 16), entries: Vec::with_capacity(members.len()) };
+    for (index, (name, value)) in members.iter().enumerate() {
+        let kind = plan.kind(name, index)?; // undeclared: an inferred column, left to Python
+        let start = image.buf.len();
+        let key = match value {
+            Json::Null => {
+                image.buf.push(0);
+                KeyPart::Null
+            }
+            Json::Str(text) => values::convert(kind, text, &mut image.buf)?,
             _ => return None,
         };
-        image.push((name.clone(), converted));
+        image.entries.push(Entry { name, start, end: image.buf.len(), key });
     }
     Some(image)
 }
 
-fn lookup<'i, 'a>(image: &'i Image<'a>, name: &str) -> Option<&'i Value> {
-    image.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+/// `overlay(after, old)`: after's columns with old's values, then the columns only old has.
+fn overlay<'t>(after: &Image<'t>, old: &Image<'t>) -> Image<'t> {
+    let mut merged = Image { buf: Vec::with_capacity(after.buf.len() + old.buf.len()), entries: Vec::new() };
+    let mut push = |name: &'t str, bytes: &[u8]| {
+        let start = merged.buf.len();
+        merged.buf.extend_from_slice(bytes);
+        merged.entries.push(Entry { name, start, end: merged.buf.len(), key: KeyPart::Other });
+    };
+    for entry in &after.entries {
+        match old.get(entry.name) {
+            Some(changed) => push(entry.name, old.bytes(changed)),
+            None => push(entry.name, after.bytes(entry)),
+        }
+    }
+    for entry in &old.entries {
+        if after.get(entry.name).is_none() {
+            push(entry.name, old.bytes(entry));
+        }
+    }
+    merged
 }
 
 fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
     match image {
         None => out.push(0),
-        Some(entries) => {
+        Some(image) => {
             out.push(2);
-            if !entries.is_empty() {
-                avro::long(out, entries.len() as i64);
-                for (name, value) in entries {
-                    avro::string(out, name);
-                    out.extend_from_slice(&value.avro);
+            if !image.entries.is_empty() {
+                avro::long(out, image.entries.len() as i64);
+                for entry in &image.entries {
+                    avro::string(out, entry.name);
+                    out.extend_from_slice(image.bytes(entry));
                 }
             }
             out.push(0);
         }
     }
+}
+
+/// `%020d.%020d.%06d` for non-negative numbers.
+fn order_key(out: &mut Vec<u8>, major: i64, minor: i64, row: usize) {
+    let mut text = [b'0'; 48];
+    let mut put = |mut n: u64, end: usize| {
+        let mut i = end;
+        while n > 0 {
+            i -= 1;
+            text[i] = b'0' + (n % 10) as u8;
+            n /= 10;
+        }
+    };
+    put(major as u64, 20);
+    put(minor as u64, 41);
+    put(row as u64, 48);
+    text[20] = b'.';
+    text[41] = b'.';
+    avro::bytes(out, &text);
 }
 
 pub struct Coordinates<'t> {
@@ -166,17 +231,60 @@ pub fn parse<'a>(
     }
 }
 
+/// The message fields the lane reads, found in one pass over the members.
+#[derive(Default)]
+struct Fields<'d, 'a> {
+    id: Option<&'d Json<'a>>,
+    kind: Option<&'d Json<'a>>,
+    is_ddl: Option<&'d Json<'a>>,
+    es: Option<&'d Json<'a>>,
+    ts: Option<&'d Json<'a>>,
+    database: Option<&'d Json<'a>>,
+    table: Option<&'d Json<'a>>,
+    gtid: Option<&'d Json<'a>>,
+    data: Option<&'d Json<'a>>,
+    old: Option<&'d Json<'a>>,
+    pk_names: Option<&'d Json<'a>>,
+    mysql_type: Option<&'d Json<'a>>,
+}
+
+impl<'d, 'a> Fields<'d, 'a> {
+    fn of(members: &'d [(std::borrow::Cow<'a, str>, Json<'a>)]) -> Self {
+        let mut f = Fields::default();
+        for (key, value) in members {
+            let slot = match key.as_ref() {
+                "id" => &mut f.id,
+                "type" => &mut f.kind,
+                "isDdl" => &mut f.is_ddl,
+                "es" => &mut f.es,
+                "ts" => &mut f.ts,
+                "database" => &mut f.database,
+                "table" => &mut f.table,
+                "gtid" => &mut f.gtid,
+                "data" => &mut f.data,
+                "old" => &mut f.old,
+                "pkNames" => &mut f.pk_names,
+                "mysqlType" => &mut f.mysql_type,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        f
+    }
+}
+
 fn parse_inner<'a>(
     raw: &'a [u8],
     profile: &Profile,
     at: &Coordinates,
     plan_for: &dyn Fn(&[u8]) -> Option<Option<std::rc::Rc<Plan>>>,
 ) -> Result<Outcome<'a>, ()> {
-    let doc = json::parse(raw).ok_or(())?;
-    let Json::Object(..) = doc else { return Err(()) };
+    // Only the fields read are built; the rest (sqlType, sql...) is checked and skipped.
+    let members = json::parse_message(raw, BUILT).ok_or(())?;
+    let doc = Fields::of(&members);
     // The Canal profile only: a message without "id" is read with OMS conventions.
-    let id = int_field(&doc, "id")?.ok_or(())?;
-    let kind = match doc.get("type") {
+    let id = int_field(doc.id)?.ok_or(())?;
+    let kind = match doc.kind {
         Some(Json::Str(k)) if k.is_ascii() => k.to_ascii_uppercase(),
         _ => return Err(()),
     };
@@ -187,20 +295,20 @@ fn parse_inner<'a>(
         "INIT" => "SNAPSHOT",
         _ => return Err(()),
     };
-    match doc.get("isDdl") {
+    match doc.is_ddl {
         None | Some(Json::Null) | Some(Json::Bool(false)) => {}
         _ => return Err(()),
     }
-    let es_ms = int_field(&doc, "es")?.map(epoch_ms);
-    let ts_ms = int_field(&doc, "ts")?.map(epoch_ms);
-    let database = str_field(&doc, "database")?.filter(|s| !s.is_empty());
-    let table = str_field(&doc, "table")?.filter(|s| !s.is_empty()).ok_or(())?;
-    let gtid = str_field(&doc, "gtid")?.filter(|s| !s.is_empty());
+    let es_ms = int_field(doc.es)?.map(epoch_ms);
+    let ts_ms = int_field(doc.ts)?.map(epoch_ms);
+    let database = str_field(doc.database)?.filter(|s| !s.is_empty());
+    let table = str_field(doc.table)?.filter(|s| !s.is_empty()).ok_or(())?;
+    let gtid = str_field(doc.gtid)?.filter(|s| !s.is_empty());
     let (major, minor) = (es_ms.unwrap_or(0), id);
     if !(0..=ORDER_MAX).contains(&major) || !(0..=ORDER_MAX).contains(&minor) {
         return Err(());
     }
-    let rows = match doc.get("data") {
+    let rows = match doc.data {
         Some(Json::Array(rows)) if !rows.is_empty() => rows,
         _ => return Err(()),
     };
@@ -208,7 +316,7 @@ fn parse_inner<'a>(
         return Err(());
     }
     let olds = if op == "UPDATE" {
-        match doc.get("old") {
+        match doc.old {
             None | Some(Json::Null) => None,
             Some(Json::Array(olds)) => Some(olds),
             Some(_) => return Err(()),
@@ -216,7 +324,7 @@ fn parse_inner<'a>(
     } else {
         None
     };
-    let primary_key: Vec<&str> = match doc.get("pkNames") {
+    let primary_key: Vec<&str> = match doc.pk_names {
         None | Some(Json::Null) => Vec::new(),
         Some(Json::Array(names)) => {
             let mut out = Vec::with_capacity(names.len());
@@ -228,26 +336,27 @@ fn parse_inner<'a>(
         }
         Some(_) => return Err(()),
     };
-    let type_map = match doc.get("mysqlType") {
-        Some(map @ Json::Object(members, raw_map)) if !members.is_empty() => {
-            let _ = map;
-            (members, *raw_map)
-        }
+    let raw_map = match doc.mysql_type {
+        Some(Json::Raw(raw_map)) if raw_map.first() == Some(&b'{') => *raw_map,
         _ => return Err(()), // sqlType-only (JDBC codes) or no types: the Python parser
     };
-    let plan = match plan_for(type_map.1) {
+    let plan = match plan_for(raw_map) {
         Some(Some(plan)) => plan,
         Some(None) => return Err(()), // the planner declined this type map
         None => {
-            let mut columns = Vec::with_capacity(type_map.0.len());
-            for (name, text) in type_map.0 {
+            let Some(Json::Object(members, _)) = json::parse(raw_map) else { return Err(()) };
+            if members.is_empty() {
+                return Err(()); // an empty mysqlType: the sqlType path
+            }
+            let mut columns = Vec::with_capacity(members.len());
+            for (name, text) in &members {
                 match text {
                     Json::Str(t) => columns.push((name.to_string(), Some(t.to_string()))),
                     Json::Null => columns.push((name.to_string(), None)),
                     _ => return Err(()),
                 }
             }
-            return Ok(Outcome::NeedPlan(TypeMap { raw: type_map.1, columns }));
+            return Ok(Outcome::NeedPlan(TypeMap { raw: raw_map, columns }));
         }
     };
 
@@ -287,7 +396,7 @@ fn parse_inner<'a>(
     let mut records = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
         let converted = convert(row, &plan).ok_or(())?;
-        let (before, after, changed): (Option<Image>, Option<Image>, Option<Vec<Cow<str>>>) = if op == "DELETE" {
+        let (before, after, changed): (Option<Image>, Option<Image>, Option<Vec<&str>>) = if op == "DELETE" {
             (Some(converted), None, None)
         } else {
             let old = olds.and_then(|o| o.get(index)).filter(|o| !matches!(o, Json::Null));
@@ -295,19 +404,8 @@ fn parse_inner<'a>(
                 None => (None, Some(converted), None),
                 Some(old_row) => {
                     let old_image = convert(old_row, &plan).ok_or(())?;
-                    let changed: Vec<Cow<str>> = old_image.iter().map(|(n, _)| n.clone()).collect();
-                    // overlay(after, old): after's columns with old's values, then old-only columns.
-                    let mut merged: Image = Vec::with_capacity(converted.len() + old_image.len());
-                    for (name, value) in &converted {
-                        let v = lookup(&old_image, name).unwrap_or(value);
-                        merged.push((name.clone(), Value { avro: v.avro.clone(), key: KeyPart::Other }));
-                    }
-                    for (name, value) in &old_image {
-                        if lookup(&converted, name).is_none() {
-                            merged.push((name.clone(), Value { avro: value.avro.clone(), key: KeyPart::Other }));
-                        }
-                    }
-                    (Some(merged), Some(converted), Some(changed))
+                    let changed = old_image.entries.iter().map(|e| e.name).collect();
+                    (Some(overlay(&converted, &old_image)), Some(converted), Some(changed))
                 }
             }
         };
@@ -315,19 +413,17 @@ fn parse_inner<'a>(
         let identity = identity.ok_or(())?;
 
         // The record key: [database, schema, table, [key values]] as orjson writes it.
-        let mut key = key_head.clone();
+        let mut key = Vec::with_capacity(key_head.len() + 32);
+        key.extend_from_slice(&key_head);
         if !primary_key.is_empty() {
             key.extend_from_slice(b",[");
             for (i, name) in primary_key.iter().enumerate() {
                 if i > 0 {
                     key.push(b',');
                 }
-                let value = lookup(identity, name).ok_or(())?; // a missing key column: rejected by Python
-                if value.avro == [0] {
-                    key.extend_from_slice(b"null");
-                    continue;
-                }
-                match &value.key {
+                let entry = identity.get(name).ok_or(())?; // a missing key column: rejected by Python
+                match entry.key {
+                    KeyPart::Null => key.extend_from_slice(b"null"),
                     KeyPart::Number(n) => key.extend_from_slice(n.to_string().as_bytes()),
                     KeyPart::Text(t) => json_string(&mut key, t),
                     KeyPart::Other => return Err(()),
@@ -337,11 +433,12 @@ fn parse_inner<'a>(
         }
         key.push(b']');
 
-        let mut body = Vec::with_capacity(head.len() + plan.columns_avro.len() + 512);
+        let images = before.as_ref().map_or(0, |i| i.buf.len()) + after.as_ref().map_or(0, |i| i.buf.len());
+        let mut body = Vec::with_capacity(head.len() + plan.columns_avro.len() + 2 * images + 256);
         body.extend_from_slice(b"\xc3\x01");
         body.extend_from_slice(&profile.fingerprint);
         body.extend_from_slice(&head);
-        avro::string(&mut body, &format!("{:020}.{:020}.{:06}", major, minor, index));
+        order_key(&mut body, major, minor, index);
         avro::opt_long(&mut body, es_ms);
         avro::opt_long(&mut body, ts_ms);
         avro::strings(&mut body, &primary_key);

@@ -22,15 +22,70 @@ pub enum Json<'a> {
     Array(Vec<Json<'a>>),
     /// Members in source order, with the raw source bytes of the whole object.
     Object(Vec<(Cow<'a, str>, Json<'a>)>, &'a [u8]),
+    /// A value checked but not built (`parse_message`): its source bytes.
+    Raw(&'a [u8]),
 }
 
 impl<'a> Json<'a> {
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         match self {
-            Json::Object(members, _) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            Json::Object(members, _) => members.iter().find(|(k, _)| k.as_ref() == key).map(|(_, v)| v),
             _ => None,
         }
     }
+}
+
+/// A top-level object whose members named in `built` are built; the others are
+/// checked (valid JSON, same acceptance as `parse`) and kept as `Json::Raw`.
+pub fn parse_message<'a>(raw: &'a [u8], built: &[&str]) -> Option<Vec<(Cow<'a, str>, Json<'a>)>> {
+    let text = std::str::from_utf8(raw).ok()?;
+    let mut reader = Reader { src: text, bytes: raw, pos: 0 };
+    reader.skip_ws();
+    if reader.bytes.get(reader.pos) != Some(&b'{') {
+        return None;
+    }
+    reader.pos += 1;
+    let mut members: Vec<(Cow<'a, str>, Json<'a>)> = Vec::with_capacity(16);
+    reader.skip_ws();
+    if reader.bytes.get(reader.pos) == Some(&b'}') {
+        reader.pos += 1;
+    } else {
+        loop {
+            reader.skip_ws();
+            if reader.bytes.get(reader.pos) != Some(&b'"') {
+                return None;
+            }
+            let key = reader.string()?;
+            if members.iter().any(|(k, _)| *k == key) {
+                return None;
+            }
+            reader.skip_ws();
+            reader.eat(b":")?;
+            reader.skip_ws();
+            let value = if built.contains(&key.as_ref()) {
+                reader.value(1)?
+            } else {
+                let start = reader.pos;
+                reader.skip_value(1)?;
+                Json::Raw(&raw[start..reader.pos])
+            };
+            members.push((key, value));
+            reader.skip_ws();
+            match *reader.bytes.get(reader.pos)? {
+                b',' => reader.pos += 1,
+                b'}' => {
+                    reader.pos += 1;
+                    break;
+                }
+                _ => return None,
+            }
+        }
+    }
+    reader.skip_ws();
+    if reader.pos != raw.len() {
+        return None;
+    }
+    Some(members)
 }
 
 pub fn parse(raw: &[u8]) -> Option<Json<'_>> {
@@ -43,6 +98,18 @@ pub fn parse(raw: &[u8]) -> Option<Json<'_>> {
         return None;
     }
     Some(value)
+}
+
+/// Where the first `"`, `\\` or control character of `text` is (the end of a run of plain
+/// string bytes), found with SIMD: strings are most of a message's bytes.
+fn plain_run(text: &[u8]) -> Option<usize> {
+    let end = memchr::memchr2(b'"', b'\\', text)?;
+    // A branch-free check the compiler vectorizes; a control character is rare (and invalid).
+    let controls = text[..end].iter().fold(false, |seen, &c| seen | (c < 0x20));
+    if controls {
+        return text[..end].iter().position(|&c| c < 0x20);
+    }
+    Some(end)
 }
 
 struct Reader<'a> {
@@ -87,10 +154,63 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Check one value without building it (repeated keys inside are not looked for: nobody reads it).
+    fn skip_value(&mut self, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match *self.bytes.get(self.pos)? {
+            b'{' | b'[' => {
+                let close = if self.bytes[self.pos] == b'{' { b'}' } else { b']' };
+                let is_object = close == b'}';
+                self.pos += 1;
+                self.skip_ws();
+                if self.bytes.get(self.pos) == Some(&close) {
+                    self.pos += 1;
+                    return Some(());
+                }
+                loop {
+                    self.skip_ws();
+                    if is_object {
+                        if self.bytes.get(self.pos) != Some(&b'"') {
+                            return None;
+                        }
+                        self.skip_string()?;
+                        self.skip_ws();
+                        self.eat(b":")?;
+                        self.skip_ws();
+                    }
+                    self.skip_value(depth + 1)?;
+                    self.skip_ws();
+                    match *self.bytes.get(self.pos)? {
+                        b',' => self.pos += 1,
+                        c if c == close => {
+                            self.pos += 1;
+                            return Some(());
+                        }
+                        _ => return None,
+                    }
+                }
+            }
+            b'"' => self.skip_string(),
+            _ => self.value(depth).map(|_| ()),
+        }
+    }
+
+    fn skip_string(&mut self) -> Option<()> {
+        // The same checks as `string` (escapes, surrogates, controls) without building the text.
+        let n = plain_run(&self.bytes[self.pos + 1..])?;
+        if self.bytes[self.pos + 1 + n] == b'"' {
+            self.pos += n + 2;
+            return Some(());
+        }
+        self.string().map(|_| ())
+    }
+
     fn object(&mut self, depth: usize) -> Option<Json<'a>> {
         let start = self.pos;
         self.pos += 1;
-        let mut members: Vec<(Cow<'a, str>, Json<'a>)> = Vec::new();
+        let mut members: Vec<(Cow<'a, str>, Json<'a>)> = Vec::with_capacity(16);
         self.skip_ws();
         if self.bytes.get(self.pos) == Some(&b'}') {
             self.pos += 1;
@@ -200,17 +320,16 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         let b = self.bytes;
         // The common case: no escapes, borrowed as is.
-        loop {
-            match *b.get(self.pos)? {
-                b'"' => {
-                    let text = &self.src[start..self.pos];
-                    self.pos += 1;
-                    return Some(Cow::Borrowed(text));
-                }
-                b'\\' => break,
-                c if c < 0x20 => return None, // raw control characters are invalid JSON
-                _ => self.pos += 1,
+        let n = plain_run(&b[self.pos..])?;
+        self.pos += n;
+        match b[self.pos] {
+            b'"' => {
+                let text = &self.src[start..self.pos];
+                self.pos += 1;
+                return Some(Cow::Borrowed(text));
             }
+            b'\\' => {}
+            _ => return None, // raw control characters are invalid JSON
         }
         let mut out = String::with_capacity(self.pos - start + 16);
         out.push_str(&self.src[start..self.pos]);

@@ -21,7 +21,8 @@ use std::rc::Rc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::intern;
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
 use canal::{Coordinates, Outcome, Plan, Profile};
 use values::Kind;
@@ -34,6 +35,11 @@ struct CanalLane {
     profile: Profile,
     planner: Py<PyAny>,
     plans: RefCell<HashMap<Vec<u8>, Option<Rc<Plan>>>>,
+    /// The type map seen last and its plan: consecutive messages of a table share one, and
+    /// comparing its bytes costs less than hashing them.
+    last: RefCell<Option<(Vec<u8>, Option<Rc<Plan>>)>>,
+    /// Table names as Python strings, made once.
+    tables: RefCell<HashMap<String, Py<PyString>>>,
 }
 
 #[pymethods]
@@ -42,10 +48,16 @@ impl CanalLane {
     fn new(fingerprint: &[u8], format_id: String, db_type: String, planner: Py<PyAny>) -> PyResult<Self> {
         let fingerprint: [u8; 8] =
             fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
-        Ok(CanalLane { profile: Profile { fingerprint, format_id, db_type }, planner, plans: RefCell::new(HashMap::new()) })
+        Ok(CanalLane {
+            profile: Profile { fingerprint, format_id, db_type },
+            planner,
+            plans: RefCell::new(HashMap::new()),
+            last: RefCell::new(None),
+            tables: RefCell::new(HashMap::new()),
+        })
     }
 
-    /// The records of one message, or None: the Python parser takes it.
+    /// (table, op, event time, [key, value, ...]) of one message, or None: the Python parser takes it.
     fn parse<'py>(
         &self,
         py: Python<'py>,
@@ -53,12 +65,23 @@ impl CanalLane {
         topic: &str,
         partition: i64,
         offset: i64,
-    ) -> PyResult<Option<Bound<'py, PyList>>> {
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let at = Coordinates { topic, partition, offset };
         for _ in 0..2 {
             let outcome = catch_unwind(AssertUnwindSafe(|| {
                 let plans = self.plans.borrow();
-                let lookup = |raw_map: &[u8]| plans.get(raw_map).cloned();
+                let lookup = |raw_map: &[u8]| {
+                    if let Some((bytes, plan)) = self.last.borrow().as_ref() {
+                        if bytes.as_slice() == raw_map {
+                            return Some(plan.clone());
+                        }
+                    }
+                    let found = plans.get(raw_map).cloned();
+                    if let Some(plan) = &found {
+                        *self.last.borrow_mut() = Some((raw_map.to_vec(), plan.clone()));
+                    }
+                    found
+                };
                 match canal::parse(raw, &self.profile, &at, &lookup) {
                     Outcome::Records(records) => Ok(records),
                     Outcome::NeedPlan(map) => Err(Some((map.raw.to_vec(), map.columns))),
@@ -70,29 +93,14 @@ impl CanalLane {
                 Ok(Err(None)) => return Ok(None),
                 Ok(Err(Some((raw_map, columns)))) => {
                     let plan = self.ask_planner(py, columns)?;
+                    *self.last.borrow_mut() = None;
                     let mut plans = self.plans.borrow_mut();
                     if plans.len() >= PLAN_LIMIT {
                         plans.clear();
                     }
                     plans.insert(raw_map, plan);
                 }
-                Ok(Ok(records)) => {
-                    let list = PyList::empty(py);
-                    for r in records {
-                        let item = PyTuple::new(
-                            py,
-                            [
-                                PyBytes::new(py, &r.key).into_any(),
-                                PyBytes::new(py, &r.value).into_any(),
-                                r.table.into_pyobject(py)?.into_any(),
-                                r.op.into_pyobject(py)?.into_any(),
-                                r.ts_ms.into_pyobject(py)?.into_any(),
-                            ],
-                        )?;
-                        list.append(item)?;
-                    }
-                    return Ok(Some(list));
-                }
+                Ok(Ok(records)) => return self.to_python(py, records).map(Some),
             }
         }
         Ok(None)
@@ -105,6 +113,37 @@ impl CanalLane {
 }
 
 impl CanalLane {
+    /// (table, op, event time, [key, value, key, value...]): every row of a message shares the first three.
+    fn to_python<'py>(&self, py: Python<'py>, records: Vec<canal::Record>) -> PyResult<Bound<'py, PyTuple>> {
+        let first = &records[0];
+        let mut tables = self.tables.borrow_mut();
+        if tables.len() >= PLAN_LIMIT {
+            tables.clear();
+        }
+        let table = match tables.get(&first.table) {
+            Some(name) => name.clone_ref(py),
+            None => {
+                let name = PyString::new(py, &first.table).unbind();
+                tables.insert(first.table.clone(), name.clone_ref(py));
+                name
+            }
+        };
+        let op = match first.op {
+            "INSERT" => intern!(py, "INSERT"),
+            "UPDATE" => intern!(py, "UPDATE"),
+            "DELETE" => intern!(py, "DELETE"),
+            _ => intern!(py, "SNAPSHOT"),
+        };
+        let ts_ms = first.ts_ms.into_pyobject(py)?.into_any();
+        let mut items = Vec::with_capacity(2 * records.len());
+        for r in &records {
+            items.push(PyBytes::new(py, &r.key));
+            items.push(PyBytes::new(py, &r.value));
+        }
+        let list = PyList::new(py, items)?;
+        PyTuple::new(py, [table.into_bound(py).into_any(), op.clone().into_any(), ts_ms, list.into_any()])
+    }
+
     /// planner(names, texts) -> (names, kinds, columns_avro) | None
     fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Rc<Plan>>> {
         let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();

@@ -58,54 +58,48 @@ const TIME: u8 = 0x12;
 const LOCAL_DATE_TIME: u8 = 0x14;
 const INSTANT: u8 = 0x16;
 
-/// A converted value: its Avro union bytes, and how it renders in the record key.
-pub struct Value {
-    pub avro: Vec<u8>,
-    pub key: KeyPart,
-}
-
-pub enum KeyPart {
+/// How a converted value renders in the record key (the JSON view of a key column).
+#[derive(Clone, Copy)]
+pub enum KeyPart<'t> {
+    Null,
     /// A JSON number (an int64).
     Number(i64),
-    /// A JSON string (text, decimals, integers beyond int64).
-    Text(String),
+    /// A JSON string (text, decimals, integers beyond int64): the vendor's text itself.
+    Text(&'t str),
     /// Not renderable here: a key column of this kind declines.
     Other,
 }
 
-pub fn null() -> Value {
-    Value { avro: vec![0], key: KeyPart::Other }
-}
-
-pub fn convert(kind: Kind, text: &str) -> Option<Value> {
+/// Append the Avro union bytes of `text` read as `kind` to `out`; None: not in the strict subset.
+pub fn convert<'t>(kind: Kind, text: &'t str, out: &mut Vec<u8>) -> Option<KeyPart<'t>> {
     match kind {
         Kind::Unsupported => None,
-        Kind::Int => integer(text, None),
-        Kind::Year => integer(text, Some(9999)),
-        Kind::Decimal => decimal(text),
-        Kind::Float => float(text),
-        Kind::Text => Some(tagged(STRING, text.as_bytes(), KeyPart::Text(text.to_owned()))),
-        Kind::Boolean => boolean(text),
-        Kind::BytesLatin1 => latin1(text),
-        Kind::Date => date(text),
-        Kind::Time => time(text),
-        Kind::DateTime => date_time(text).map(|micros| long_value(LOCAL_DATE_TIME, micros)),
-        Kind::InstantUtc => date_time(text).map(|micros| long_value(INSTANT, micros)),
+        Kind::Int => integer(text, None, out),
+        Kind::Year => integer(text, Some(9999), out),
+        Kind::Decimal => decimal(text, out),
+        Kind::Float => float(text, out),
+        Kind::Text => {
+            tagged(STRING, text.as_bytes(), out);
+            Some(KeyPart::Text(text))
+        }
+        Kind::Boolean => boolean(text, out),
+        Kind::BytesLatin1 => latin1(text, out),
+        Kind::Date => date(text, out),
+        Kind::Time => time(text, out),
+        Kind::DateTime => long_value(LOCAL_DATE_TIME, date_time(text)?, out),
+        Kind::InstantUtc => long_value(INSTANT, date_time(text)?, out),
     }
 }
 
-fn tagged(branch: u8, data: &[u8], key: KeyPart) -> Value {
-    let mut avro = Vec::with_capacity(data.len() + 4);
-    avro.push(branch);
-    avro::bytes(&mut avro, data);
-    Value { avro, key }
+fn tagged(branch: u8, data: &[u8], out: &mut Vec<u8>) {
+    out.push(branch);
+    avro::bytes(out, data);
 }
 
-fn long_value(branch: u8, n: i64) -> Value {
-    let mut avro = Vec::with_capacity(11);
-    avro.push(branch);
-    avro::long(&mut avro, n);
-    Value { avro, key: KeyPart::Other }
+fn long_value(branch: u8, n: i64, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
+    out.push(branch);
+    avro::long(out, n);
+    Some(KeyPart::Other)
 }
 
 fn all_digits(s: &str) -> bool {
@@ -118,33 +112,35 @@ fn canonical_digits(s: &str) -> bool {
 }
 
 /// `_int` (and `_year` with a maximum): `-?digits`, canonical, at most 38 digits.
-fn integer(text: &str, max: Option<i64>) -> Option<Value> {
+fn integer<'t>(text: &'t str, max: Option<i64>, out: &mut Vec<u8>) -> Option<KeyPart<'t>> {
     let digits = text.strip_prefix('-').unwrap_or(text);
     if !canonical_digits(digits) || digits.len() > 38 || text == "-0" {
         return None;
     }
-    let n: i128 = text.parse().ok()?;
+    let n: i128 = if digits.len() <= 18 {
+        text.parse::<i64>().ok()? as i128
+    } else {
+        text.parse().ok()?
+    };
     if let Some(top) = max {
-        return if (0..=top as i128).contains(&n) { Some(long_with_key(n as i64)) } else { None };
+        if !(0..=top as i128).contains(&n) {
+            return None;
+        }
     }
     if (i64::MIN as i128..=i64::MAX as i128).contains(&n) {
-        Some(long_with_key(n as i64))
+        out.push(LONG);
+        avro::long(out, n as i64);
+        Some(KeyPart::Number(n as i64))
     } else {
         // BigInt: the same digits (canonical, so int.__repr__ gives them back).
-        Some(tagged(BIG_INTEGER, text.as_bytes(), KeyPart::Text(text.to_owned())))
+        tagged(BIG_INTEGER, text.as_bytes(), out);
+        Some(KeyPart::Text(text))
     }
-}
-
-fn long_with_key(n: i64) -> Value {
-    let mut avro = Vec::with_capacity(11);
-    avro.push(LONG);
-    avro::long(&mut avro, n);
-    Value { avro, key: KeyPart::Number(n) }
 }
 
 /// `_decimal` then `decimal_text`: `-?int(.frac)?` with at most 40 digits on either side of the
 /// point, where `str(Decimal(text))` (or its `:f` form) is the text itself.
-fn decimal(text: &str) -> Option<Value> {
+fn decimal<'t>(text: &'t str, out: &mut Vec<u8>) -> Option<KeyPart<'t>> {
     let body = text.strip_prefix('-').unwrap_or(text);
     let (int_part, frac) = match body.split_once('.') {
         Some((i, f)) => (i, Some(f)),
@@ -158,11 +154,12 @@ fn decimal(text: &str) -> Option<Value> {
             return None;
         }
     }
-    Some(tagged(DECIMAL, text.as_bytes(), KeyPart::Text(text.to_owned())))
+    tagged(DECIMAL, text.as_bytes(), out);
+    Some(KeyPart::Text(text))
 }
 
 /// `_float`: a plain JSON-style number, read with correct rounding (as CPython's float()).
-fn float(text: &str) -> Option<Value> {
+fn float(text: &str, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
     let body = text.strip_prefix('-').unwrap_or(text);
     let mantissa_end = body.find(['e', 'E']).unwrap_or(body.len());
     let (mantissa, exponent) = body.split_at(mantissa_end);
@@ -184,24 +181,28 @@ fn float(text: &str) -> Option<Value> {
     if !value.is_finite() {
         return None;
     }
-    let mut avro = Vec::with_capacity(9);
-    avro.push(DOUBLE);
-    avro.extend_from_slice(&value.to_le_bytes());
-    Some(Value { avro, key: KeyPart::Other })
+    out.push(DOUBLE);
+    out.extend_from_slice(&value.to_le_bytes());
+    Some(KeyPart::Other)
 }
 
 /// `_boolean` on its four plain spellings.
-fn boolean(text: &str) -> Option<Value> {
+fn boolean(text: &str, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
     let flag = match text {
         "1" | "true" => 1u8,
         "0" | "false" => 0u8,
         _ => return None,
     };
-    Some(Value { avro: vec![0x02, flag], key: KeyPart::Other })
+    out.extend_from_slice(&[0x02, flag]);
+    Some(KeyPart::Other)
 }
 
 /// Canal's binary rendering: each character is one byte (ISO-8859-1).
-fn latin1(text: &str) -> Option<Value> {
+fn latin1(text: &str, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
+    if text.is_ascii() {
+        tagged(BYTES, text.as_bytes(), out);
+        return Some(KeyPart::Other);
+    }
     let mut data = Vec::with_capacity(text.len());
     for c in text.chars() {
         let code = c as u32;
@@ -210,7 +211,8 @@ fn latin1(text: &str) -> Option<Value> {
         }
         data.push(code as u8);
     }
-    Some(tagged(BYTES, &data, KeyPart::Other))
+    tagged(BYTES, &data, out);
+    Some(KeyPart::Other)
 }
 
 fn two(b: &[u8], at: usize) -> Option<i64> {
@@ -259,12 +261,12 @@ fn ymd(b: &[u8]) -> Option<i64> {
     Some(days_from_civil(year, month, day))
 }
 
-fn date(text: &str) -> Option<Value> {
+fn date(text: &str, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
     let b = text.as_bytes();
     if b.len() != 10 {
         return None;
     }
-    Some(long_value(DATE, ymd(b)?))
+    long_value(DATE, ymd(b)?, out)
 }
 
 /// Up to six fraction digits as microseconds ("5" is 500000).
@@ -280,7 +282,7 @@ fn fraction(digits: &[u8], max_len: usize) -> Option<i64> {
 }
 
 /// `parse_time`: `-?H{1,3}:MM:SS(.f{1,9})?`, minutes and seconds below 60.
-fn time(text: &str) -> Option<Value> {
+fn time(text: &str, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
     let (negative, body) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, text),
@@ -305,7 +307,7 @@ fn time(text: &str) -> Option<Value> {
         _ => return None,
     };
     let micros = ((hours * 60 + minutes) * 60 + seconds) * 1_000_000 + frac;
-    Some(long_value(TIME, if negative { -micros } else { micros }))
+    long_value(TIME, if negative { -micros } else { micros }, out)
 }
 
 /// `YYYY-MM-DD HH:MM:SS(.f{1,6})?` (or `T`): micros since 1970-01-01T00:00 of that wall clock.
