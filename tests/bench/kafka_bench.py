@@ -336,14 +336,11 @@ async def _run(bootstrap: str, formats: list[str], events: int, rounds: int) -> 
             passthroughs: list[dict[str, Any]] = []
             for round_index in range(rounds):
                 # Alternate who goes first, so a drift in machine load favours neither.
-                async def norm() -> None:
-                    normalizers.append((await bench_normalizer(bootstrap, format_id, events, tmp)).report())
-
-                async def passthrough() -> None:
-                    passthroughs.append((await bench_passthrough(bootstrap, format_id, events)).report())
-
-                for step in (norm, passthrough) if round_index % 2 == 0 else (passthrough, norm):
-                    await step()
+                for runtime in ("normalizer", "passthrough") if round_index % 2 == 0 else ("passthrough", "normalizer"):
+                    if runtime == "normalizer":
+                        normalizers.append((await bench_normalizer(bootstrap, format_id, events, tmp)).report())
+                    else:
+                        passthroughs.append((await bench_passthrough(bootstrap, format_id, events)).report())
             ratios = [_ratio(n, p) for n, p in zip(normalizers, passthroughs, strict=True)]
             entry: dict[str, Any] = {
                 "normalizer": _median(normalizers),
