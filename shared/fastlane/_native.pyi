@@ -9,6 +9,7 @@ class CanalLane:
         format_id: str,
         db_type: str,
         planner: Callable[[list[str], list[str | None]], tuple[list[str], list[int], bytes] | None],
+        instant: Callable[[str], int | None],
     ) -> None: ...
     def parse(
         self, raw: bytes, topic: str, partition: int, offset: int

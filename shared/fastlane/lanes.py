@@ -41,10 +41,11 @@ def lane_for(format_id: str, ctx: ParseContext) -> Lane | None:
         return None
     from services.canal_json.parser import CANAL
     from shared.fastlane import _native
-    from shared.fastlane.plan import planner
+    from shared.fastlane.plan import instant_reader, planner
 
-    plan = planner(CANAL.dialect, CANAL.bytes_encoding, ctx.source_timezone)
-    lane: Lane = _native.CanalLane(avro.fingerprint(), CANAL.format_id, CANAL.db_type or "", plan)
+    zone = ctx.source_timezone
+    plan = planner(CANAL.dialect, CANAL.bytes_encoding, zone)
+    lane: Lane = _native.CanalLane(avro.fingerprint(), CANAL.format_id, CANAL.db_type or "", plan, instant_reader(zone))
     return lane
 
 

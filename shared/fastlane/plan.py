@@ -2,9 +2,10 @@
 
 The kinds are the converters of ``shared.parsing.sqltypes`` that the Rust
 side reproduces (``src/values.rs``) on a strict subset of value texts. A
-column whose converter is not among them (BIT, geometry, a TIMESTAMP read in
-a zone other than UTC...) gets ``UNSUPPORTED``: a message with a non-null
-value there goes to the Python parser.
+column whose converter is not among them (BIT, geometry...) gets
+``UNSUPPORTED``: a message with a non-null value there goes to the Python
+parser. A TIMESTAMP read in a zone other than UTC is checked for its strict
+form in Rust and converted by ``instant_reader`` (Python's zone rules).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from shared.parsing import sqltypes
 from shared.parsing.binary import BytesEncoding
 from shared.parsing.rows import RowTypes
 from shared.parsing.sqltypes import Converter, Dialect, SqlType
-from shared.parsing.temporal import UTC
+from shared.parsing.temporal import EPOCH, UTC
 
 UNSUPPORTED: Final = 0
 INT: Final = 1
@@ -32,6 +33,7 @@ DATE: Final = 8
 TIME: Final = 9
 DATETIME: Final = 10
 INSTANT_UTC: Final = 11
+INSTANT_ZONED: Final = 12
 """The codes of ``Kind::from_code`` in ``src/values.rs``."""
 
 _BY_CONVERTER: Final[dict[Converter, int]] = {
@@ -59,8 +61,8 @@ def kind(t: SqlType, bytes_encoding: BytesEncoding, zone: _dt.tzinfo) -> int:
     # The two converters built per setting (closures): known by their logical type and setting.
     if t.logical == "bytes" and bytes_encoding == "latin1":
         return BYTES_LATIN1
-    if t.logical == "timestamp" and zone is UTC:
-        return INSTANT_UTC
+    if t.logical == "timestamp":
+        return INSTANT_UTC if zone is UTC else INSTANT_ZONED
     return UNSUPPORTED
 
 
@@ -73,3 +75,25 @@ def planner(dialect: Dialect, bytes_encoding: BytesEncoding, zone: _dt.tzinfo) -
         return list(types.types), kinds, encode_columns(types.columns)
 
     return plan
+
+
+def instant_reader(zone: _dt.tzinfo) -> Callable[[str], int | None]:
+    """instant(text) -> micros since the epoch of a wall-clock TIMESTAMP in ``zone`` (None: not one).
+
+    Exactly the Python path's reading (``sqltypes``' TIMESTAMP converter), so
+    DST gaps and folds resolve the same way; the lane calls it only for texts
+    of its strict ``YYYY-MM-DD HH:MM:SS[.ffffff]`` form.
+    """
+    convert = sqltypes.sql_type("timestamp", "mysql", "latin1", zone).convert
+
+    def instant(text: str) -> int | None:
+        try:
+            value = convert(text)
+        except ValueError:
+            return None
+        if not isinstance(value, _dt.datetime) or value.tzinfo is None:
+            return None
+        delta = value - EPOCH
+        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+    return instant

@@ -136,7 +136,7 @@ impl<'t> Image<'t> {
 }
 
 /// `RowTypes.convert` on the strict subset: every column declared, string or null values.
-fn convert<'t>(row: &'t Json<'t>, plan: &Plan) -> Option<Image<'t>> {
+fn convert<'t>(row: &'t Json<'t>, plan: &Plan, zoned: values::ZoneReader) -> Option<Image<'t>> {
     let Json::Object(members, raw) = row else { return None };
     let mut image = Image { buf: Vec::with_capacity(raw.len() + 16), entries: Vec::with_capacity(members.len()) };
     for (index, (name, value)) in members.iter().enumerate() {
@@ -147,7 +147,7 @@ fn convert<'t>(row: &'t Json<'t>, plan: &Plan) -> Option<Image<'t>> {
                 image.buf.push(0);
                 KeyPart::Null
             }
-            Json::Str(text) => values::convert(kind, text, &mut image.buf)?,
+            Json::Str(text) => values::convert(kind, text, &mut image.buf, zoned)?,
             _ => return None,
         };
         image.entries.push(Entry { name, start, end: image.buf.len(), key });
@@ -224,8 +224,9 @@ pub fn parse<'a>(
     profile: &Profile,
     at: &Coordinates,
     plan_for: &dyn Fn(&[u8]) -> Option<Option<std::rc::Rc<Plan>>>,
+    zoned: values::ZoneReader,
 ) -> Outcome<'a> {
-    match parse_inner(raw, profile, at, plan_for) {
+    match parse_inner(raw, profile, at, plan_for, zoned) {
         Ok(outcome) => outcome,
         Err(()) => Outcome::Decline,
     }
@@ -278,6 +279,7 @@ fn parse_inner<'a>(
     profile: &Profile,
     at: &Coordinates,
     plan_for: &dyn Fn(&[u8]) -> Option<Option<std::rc::Rc<Plan>>>,
+    zoned: values::ZoneReader,
 ) -> Result<Outcome<'a>, ()> {
     // Only the fields read are built; the rest (sqlType, sql...) is checked and skipped.
     let members = json::parse_message(raw, BUILT).ok_or(())?;
@@ -395,7 +397,7 @@ fn parse_inner<'a>(
 
     let mut records = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
-        let converted = convert(row, &plan).ok_or(())?;
+        let converted = convert(row, &plan, zoned).ok_or(())?;
         let (before, after, changed): (Option<Image>, Option<Image>, Option<Vec<&str>>) = if op == "DELETE" {
             (Some(converted), None, None)
         } else {
@@ -403,7 +405,7 @@ fn parse_inner<'a>(
             match old {
                 None => (None, Some(converted), None),
                 Some(old_row) => {
-                    let old_image = convert(old_row, &plan).ok_or(())?;
+                    let old_image = convert(old_row, &plan, zoned).ok_or(())?;
                     let changed = old_image.entries.iter().map(|e| e.name).collect();
                     (Some(overlay(&converted, &old_image)), Some(converted), Some(changed))
                 }

@@ -26,15 +26,6 @@ pub enum Json<'a> {
     Raw(&'a [u8]),
 }
 
-impl<'a> Json<'a> {
-    pub fn get(&self, key: &str) -> Option<&Json<'a>> {
-        match self {
-            Json::Object(members, _) => members.iter().find(|(k, _)| k.as_ref() == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-}
-
 /// A top-level object whose members named in `built` are built; the others are
 /// checked (valid JSON, same acceptance as `parse`) and kept as `Json::Raw`.
 pub fn parse_message<'a>(raw: &'a [u8], built: &[&str]) -> Option<Vec<(Cow<'a, str>, Json<'a>)>> {

@@ -34,6 +34,8 @@ const PLAN_LIMIT: usize = 4096;
 struct CanalLane {
     profile: Profile,
     planner: Py<PyAny>,
+    /// instant(text) -> micros since the epoch | None: TIMESTAMP texts in the source zone (not UTC).
+    instant: Py<PyAny>,
     plans: RefCell<HashMap<Vec<u8>, Option<Rc<Plan>>>>,
     /// The type map seen last and its plan: consecutive messages of a table share one, and
     /// comparing its bytes costs less than hashing them.
@@ -45,12 +47,19 @@ struct CanalLane {
 #[pymethods]
 impl CanalLane {
     #[new]
-    fn new(fingerprint: &[u8], format_id: String, db_type: String, planner: Py<PyAny>) -> PyResult<Self> {
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        db_type: String,
+        planner: Py<PyAny>,
+        instant: Py<PyAny>,
+    ) -> PyResult<Self> {
         let fingerprint: [u8; 8] =
             fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
         Ok(CanalLane {
             profile: Profile { fingerprint, format_id, db_type },
             planner,
+            instant,
             plans: RefCell::new(HashMap::new()),
             last: RefCell::new(None),
             tables: RefCell::new(HashMap::new()),
@@ -82,7 +91,11 @@ impl CanalLane {
                     }
                     found
                 };
-                match canal::parse(raw, &self.profile, &at, &lookup) {
+                let zoned = |text: &str| -> Option<i64> {
+                    // A Python error (none expected) declines like any other doubt.
+                    self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
+                };
+                match canal::parse(raw, &self.profile, &at, &lookup, &zoned) {
                     Outcome::Records(records) => Ok(records),
                     Outcome::NeedPlan(map) => Err(Some((map.raw.to_vec(), map.columns))),
                     Outcome::Decline => Err(None),

@@ -26,6 +26,8 @@ pub enum Kind {
     Time,
     DateTime,
     InstantUtc,
+    /// A TIMESTAMP read in another zone: the strict form here, the zone's rules in Python.
+    InstantZoned,
 }
 
 impl Kind {
@@ -42,6 +44,7 @@ impl Kind {
             9 => Kind::Time,
             10 => Kind::DateTime,
             11 => Kind::InstantUtc,
+            12 => Kind::InstantZoned,
             _ => Kind::Unsupported,
         }
     }
@@ -70,9 +73,16 @@ pub enum KeyPart<'t> {
     Other,
 }
 
+/// Micros since the epoch of a wall-clock TIMESTAMP text in the source zone (None: decline).
+pub type ZoneReader<'z> = &'z dyn Fn(&str) -> Option<i64>;
+
 /// Append the Avro union bytes of `text` read as `kind` to `out`; None: not in the strict subset.
-pub fn convert<'t>(kind: Kind, text: &'t str, out: &mut Vec<u8>) -> Option<KeyPart<'t>> {
+pub fn convert<'t>(kind: Kind, text: &'t str, out: &mut Vec<u8>, zoned: ZoneReader) -> Option<KeyPart<'t>> {
     match kind {
+        Kind::InstantZoned => {
+            date_time(text)?; // the strict form first: zero dates and the like stay with Python
+            long_value(INSTANT, zoned(text)?, out)
+        }
         Kind::Unsupported => None,
         Kind::Int => integer(text, None, out),
         Kind::Year => integer(text, Some(9999), out),
