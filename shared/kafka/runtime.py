@@ -397,10 +397,7 @@ class Normalizer:
         await consumer.start()
         self.health.ready = True
         compiled = native.status()
-        # Everything made during start-up (modules, settings, clients) lives as long as the
-        # service: keep it out of the garbage collector's full passes, which otherwise walk it
-        # again and again while batches allocate (gc.freeze, as CPython's docs suggest for servers).
-        gc.freeze()
+        _freeze_startup_objects()
         log.info(
             "consuming",
             extra={
@@ -436,6 +433,24 @@ class Normalizer:
         if consumer is not None:
             with contextlib.suppress(KafkaError, OSError):
                 await consumer.stop()
+
+
+_frozen = False
+
+
+def _freeze_startup_objects() -> None:
+    """Keep start-up's objects out of the garbage collector's full passes, once per process.
+
+    Everything made during start-up (modules, settings, clients) lives as long as
+    the service; full collections would walk it again and again while batches
+    allocate (``gc.freeze``, as CPython's documentation suggests for servers).
+    Only the first start freezes: objects alive at a reconnect may still become
+    garbage, and frozen garbage is never collected.
+    """
+    global _frozen
+    if not _frozen:
+        gc.freeze()
+        _frozen = True
 
 
 class _Listener(ConsumerRebalanceListener):
