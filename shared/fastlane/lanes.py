@@ -37,7 +37,11 @@ def available() -> bool:
 
 def lane_for(format_id: str, ctx: ParseContext) -> Lane | None:
     """The lane for ``format_id`` under these parse settings, or None (the Python parser does it all)."""
-    if format_id != "canal-json" or not available() or not _plain_canal(ctx.options):
+    if not available():
+        return None
+    if format_id == "maxwell-json":
+        return _maxwell_lane(ctx)
+    if format_id != "canal-json" or not _plain_canal(ctx.options):
         return None
     from services.canal_json.parser import CANAL
     from shared.fastlane import _native
@@ -46,6 +50,18 @@ def lane_for(format_id: str, ctx: ParseContext) -> Lane | None:
     zone = ctx.source_timezone
     plan = planner(CANAL.dialect, CANAL.bytes_encoding, zone)
     lane: Lane = _native.CanalLane(avro.fingerprint(), CANAL.format_id, CANAL.db_type or "", plan, instant_reader(zone))
+    return lane
+
+
+def _maxwell_lane(ctx: ParseContext) -> Lane | None:
+    """Maxwell's lane reads no option: with any option set the Python parser does it all."""
+    if ctx.options:
+        return None
+    from services.maxwell_json.parser import FORMAT_ID
+    from shared.fastlane import _native
+
+    # The Python parser's Source.db_type for every Maxwell event.
+    lane: Lane = _native.MaxwellLane(avro.fingerprint(), FORMAT_ID, "MYSQL")
     return lane
 
 

@@ -85,7 +85,7 @@ fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
 }
 
 /// `epoch_ms`: seconds or milliseconds by size.
-fn epoch_ms(value: i64) -> i64 {
+pub fn epoch_ms(value: i64) -> i64 {
     if value.abs() < SECONDS_LIMIT {
         value * 1000
     } else {
@@ -94,7 +94,7 @@ fn epoch_ms(value: i64) -> i64 {
 }
 
 /// orjson's string rendering (short escapes for the usual five, `\u00XX` for other controls).
-fn json_string(out: &mut Vec<u8>, text: &str) {
+pub fn json_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
     for &b in text.as_bytes() {
         match b {

@@ -12,6 +12,9 @@
 use std::borrow::Cow;
 
 const MAX_DEPTH: usize = 64;
+/// Longer numbers are declined: Python's exact decoder refuses integers of more than 4300
+/// digits (a reject), which orjson cannot hold either.
+const MAX_NUMBER_LEN: usize = 1000;
 
 pub enum Json<'a> {
     Null,
@@ -293,6 +296,9 @@ impl<'a> Reader<'a> {
             if self.pos == digits {
                 return None;
             }
+        }
+        if self.pos - start > MAX_NUMBER_LEN {
+            return None;
         }
         Some(Json::Number(&self.src[start..self.pos]))
     }

@@ -12,6 +12,7 @@
 mod avro;
 mod canal;
 mod json;
+mod maxwell;
 mod values;
 
 use std::cell::RefCell;
@@ -173,8 +174,77 @@ impl CanalLane {
     }
 }
 
+/// The Maxwell JSON lane (`maxwell-json`): one row per message, every column inferred from its
+/// JSON value, so it needs no planner.
+#[pyclass(unsendable)]
+struct MaxwellLane {
+    profile: Profile,
+    /// Table names as Python strings, made once.
+    tables: RefCell<HashMap<String, Py<PyString>>>,
+}
+
+#[pymethods]
+impl MaxwellLane {
+    #[new]
+    fn new(fingerprint: &[u8], format_id: String, db_type: String) -> PyResult<Self> {
+        let fingerprint: [u8; 8] =
+            fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
+        Ok(MaxwellLane { profile: Profile { fingerprint, format_id, db_type }, tables: RefCell::new(HashMap::new()) })
+    }
+
+    /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        // A panic declines, never crashes the service.
+        let Ok(Some(record)) = catch_unwind(AssertUnwindSafe(|| maxwell::parse(raw, &self.profile, &at))) else {
+            return Ok(None);
+        };
+        let table = python_name(py, &self.tables, &record.table);
+        let op = op_name(py, record.op);
+        let ts_ms = record.ts_ms.into_pyobject(py)?.into_any();
+        let list = PyList::new(py, [PyBytes::new(py, &record.key), PyBytes::new(py, &record.value)])?;
+        PyTuple::new(py, [table.into_bound(py).into_any(), op.clone().into_any(), ts_ms, list.into_any()]).map(Some)
+    }
+
+    /// Always 0: column types come from the values, there is nothing to plan.
+    fn planned(&self) -> usize {
+        0
+    }
+}
+
+/// A table name as a Python string, made once per name.
+fn python_name(py: Python<'_>, cache: &RefCell<HashMap<String, Py<PyString>>>, name: &str) -> Py<PyString> {
+    let mut names = cache.borrow_mut();
+    if let Some(found) = names.get(name) {
+        return found.clone_ref(py);
+    }
+    if names.len() >= PLAN_LIMIT {
+        names.clear();
+    }
+    let made = PyString::new(py, name).unbind();
+    names.insert(name.to_string(), made.clone_ref(py));
+    made
+}
+
+fn op_name<'py>(py: Python<'py>, op: &str) -> &'py Bound<'py, PyString> {
+    match op {
+        "INSERT" => intern!(py, "INSERT"),
+        "UPDATE" => intern!(py, "UPDATE"),
+        "DELETE" => intern!(py, "DELETE"),
+        _ => intern!(py, "SNAPSHOT"),
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CanalLane>()?;
+    m.add_class::<MaxwellLane>()?;
     Ok(())
 }

@@ -1,0 +1,576 @@
+//! Maxwell JSON (`services/maxwell_json/parser.py`) in the fast lane.
+//!
+//! Handles insert / update / delete / bootstrap-insert row messages whose
+//! values are JSON strings, booleans, nulls, integers (int64, or wider as
+//! BigInt), plain decimals (`-?int.frac`, at most 40 digits either side) and
+//! nested objects / arrays of those (rendered back compactly, as orjson does).
+//! Maxwell sends no column types, so every column is inferred from its value
+//! (`RowTypes.columns_for` + `inferred_logical`), which is done here. Anything
+//! else (DDL, heartbeats, bootstrap framing, Canal-looking messages, numbers
+//! with exponents, fractions inside nested values, odd envelope fields, every
+//! message the Python parser would reject) returns `None` and takes the
+//! Python parser.
+
+use std::borrow::Cow;
+
+use crate::avro;
+use crate::canal::{epoch_ms, json_string, Coordinates, Profile};
+use crate::json::{self, Json};
+
+/// One message's only record.
+pub struct Record {
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    /// `database.table` as the runtime's table rules and metrics name it.
+    pub table: String,
+    pub op: &'static str,
+    pub ts_ms: i64,
+}
+
+const BUILT: &[&str] = &[
+    "type",
+    "database",
+    "table",
+    "ts",
+    "xid",
+    "xoffset",
+    "commit",
+    "position",
+    "gtid",
+    "primary_key",
+    "primary_key_columns",
+    "data",
+    "old",
+];
+/// Fields whose mere presence makes the Python parser call the message Canal-style (a reject).
+const CANAL_FIELDS: &[&str] = &["isDdl", "pkNames", "mysqlType", "sqlType"];
+const SEQ_SCALE: u128 = 10_000_000_000;
+const COMMIT_SEQ: i64 = 9_999_999_999;
+const MAX_FILE_NAME: usize = 512;
+const DECIMAL_DIGITS: usize = 40;
+
+/// `inferred_logical` of a converted value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Logical {
+    Unknown,
+    Boolean,
+    Integer,
+    Int64,
+    Decimal,
+    Str,
+}
+
+impl Logical {
+    fn name(self) -> &'static str {
+        match self {
+            Logical::Unknown => "unknown",
+            Logical::Boolean => "boolean",
+            Logical::Integer => "integer",
+            Logical::Int64 => "int64",
+            Logical::Decimal => "decimal",
+            Logical::Str => "string",
+        }
+    }
+}
+
+/// How a value renders in the record key (`records._key_value`: the JSON view).
+#[derive(Clone, Copy)]
+enum KeyView {
+    Null,
+    Bool(bool),
+    Number(i64),
+    /// A JSON string: text, BigInt digits, decimal text, nested JSON text; a range of the image buffer.
+    Text(usize, usize),
+}
+
+struct Entry<'t> {
+    name: &'t str,
+    start: usize,
+    end: usize,
+    logical: Logical,
+    key: KeyView,
+}
+
+/// A converted image: every value's Avro union bytes in one buffer, and each entry's place.
+struct Image<'t> {
+    buf: Vec<u8>,
+    entries: Vec<Entry<'t>>,
+}
+
+impl<'t> Image<'t> {
+    fn get(&self, name: &str) -> Option<&Entry<'t>> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+
+    fn bytes(&self, entry: &Entry<'t>) -> &[u8] {
+        &self.buf[entry.start..entry.end]
+    }
+
+    fn write_key(&self, out: &mut Vec<u8>, entry: Option<&Entry<'t>>) {
+        match entry.map(|e| e.key) {
+            None | Some(KeyView::Null) => out.extend_from_slice(b"null"),
+            Some(KeyView::Bool(true)) => out.extend_from_slice(b"true"),
+            Some(KeyView::Bool(false)) => out.extend_from_slice(b"false"),
+            Some(KeyView::Number(n)) => out.extend_from_slice(n.to_string().as_bytes()),
+            Some(KeyView::Text(start, end)) => {
+                // The buffer holds only UTF-8 texts at these ranges (written from &str).
+                let text = std::str::from_utf8(&self.buf[start..end]).unwrap_or_default();
+                json_string(out, text);
+            }
+        }
+    }
+}
+
+/// An Avro string branch holding `text`; the key view points at the text.
+fn push_text(buf: &mut Vec<u8>, branch: u8, text: &str) -> KeyView {
+    buf.push(branch);
+    avro::long(buf, text.len() as i64);
+    let start = buf.len();
+    buf.extend_from_slice(text.as_bytes());
+    KeyView::Text(start, buf.len())
+}
+
+fn all_digits(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
+}
+
+/// A JSON integer's text (`-?digits`, no fraction or exponent), "-0" excepted (Python reads it as 0).
+fn integer_text(text: &str) -> bool {
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    all_digits(digits) && text != "-0"
+}
+
+/// `untyped_image`: `UNTYPED.convert` of a JSON object of column values (all inferred).
+fn convert<'t>(value: &'t Json<'t>) -> Option<Image<'t>> {
+    let Json::Object(members, raw) = value else { return None };
+    let mut image = Image { buf: Vec::with_capacity(raw.len() + 16), entries: Vec::with_capacity(members.len()) };
+    for (name, value) in members {
+        let start = image.buf.len();
+        let (logical, key) = match value {
+            Json::Null => {
+                image.buf.push(0);
+                (Logical::Unknown, KeyView::Null)
+            }
+            Json::Bool(b) => {
+                image.buf.extend_from_slice(&[0x02, *b as u8]);
+                (Logical::Boolean, KeyView::Bool(*b))
+            }
+            Json::Str(text) => (Logical::Str, push_text(&mut image.buf, 0x08, text)),
+            Json::Number(text) => number(text, &mut image.buf)?,
+            Json::Array(_) | Json::Object(..) => {
+                // A JSON column or a SET: compact JSON text (sqltypes._json_text).
+                let mut rendered = Vec::with_capacity(64);
+                compact(value, &mut rendered)?;
+                let text = std::str::from_utf8(&rendered).ok()?;
+                (Logical::Str, push_text(&mut image.buf, 0x08, text))
+            }
+            Json::Raw(_) => return None,
+        };
+        image.entries.push(Entry { name, start, end: image.buf.len(), logical, key });
+    }
+    Some(image)
+}
+
+/// A top-level JSON number: int64, BigInt (wider integers) or a plain decimal.
+fn number(text: &str, buf: &mut Vec<u8>) -> Option<(Logical, KeyView)> {
+    if integer_text(text) {
+        let digits = text.trim_start_matches('-');
+        if digits.len() <= 19 {
+            if let Ok(n) = text.parse::<i64>() {
+                buf.push(0x04);
+                avro::long(buf, n);
+                return Some((Logical::Int64, KeyView::Number(n)));
+            }
+        }
+        // BigInt: the source digits are int.__repr__'s (JSON has no leading zeros).
+        return Some((Logical::Integer, push_text(buf, 0x0c, text)));
+    }
+    // Decimal(text) then decimal_text: with no exponent, a point, and at most 40 digits
+    // on either side, str() or its `:f` form gives the text back unchanged.
+    let body = text.strip_prefix('-').unwrap_or(text);
+    let (int_part, frac) = body.split_once('.')?;
+    if !all_digits(int_part) || !all_digits(frac) || int_part.len() > DECIMAL_DIGITS || frac.len() > DECIMAL_DIGITS {
+        return None; // exponents (and anything else): the Python parser
+    }
+    Some((Logical::Decimal, push_text(buf, 0x0e, text)))
+}
+
+/// orjson's compact rendering of a nested value of strings, integers, booleans and nulls.
+fn compact(value: &Json, out: &mut Vec<u8>) -> Option<()> {
+    match value {
+        Json::Null => out.extend_from_slice(b"null"),
+        Json::Bool(true) => out.extend_from_slice(b"true"),
+        Json::Bool(false) => out.extend_from_slice(b"false"),
+        // Python writes str(Decimal) inside nested values, not the plain text: left to it.
+        Json::Number(text) if integer_text(text) => out.extend_from_slice(text.as_bytes()),
+        Json::Number(_) => return None,
+        Json::Str(text) => json_string(out, text),
+        Json::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                compact(item, out)?;
+            }
+            out.push(b']');
+        }
+        Json::Object(members, _) => {
+            out.push(b'{');
+            for (i, (name, item)) in members.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                json_string(out, name);
+                out.push(b':');
+                compact(item, out)?;
+            }
+            out.push(b'}');
+        }
+        Json::Raw(_) => return None,
+    }
+    Some(())
+}
+
+/// `overlay(data, old)`: data's columns with old's values, then the columns only old has.
+fn overlay<'t>(after: &Image<'t>, old: &Image<'t>) -> Image<'t> {
+    let mut merged = Image { buf: Vec::with_capacity(after.buf.len() + old.buf.len()), entries: Vec::new() };
+    let mut push = |source: &Image<'t>, entry: &Entry<'t>| {
+        let start = merged.buf.len();
+        merged.buf.extend_from_slice(source.bytes(entry));
+        // Only the image's bytes, names and value kinds are read later (the key comes from `data`).
+        merged.entries.push(Entry {
+            name: entry.name,
+            start,
+            end: merged.buf.len(),
+            logical: entry.logical,
+            key: KeyView::Null,
+        });
+    };
+    for entry in &after.entries {
+        match old.get(entry.name) {
+            Some(changed) => push(old, changed),
+            None => push(after, entry),
+        }
+    }
+    for entry in &old.entries {
+        if after.get(entry.name).is_none() {
+            push(old, entry);
+        }
+    }
+    merged
+}
+
+fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
+    match image {
+        None => out.push(0),
+        Some(image) => {
+            out.push(2);
+            if !image.entries.is_empty() {
+                avro::long(out, image.entries.len() as i64);
+                for entry in &image.entries {
+                    avro::string(out, entry.name);
+                    out.extend_from_slice(image.bytes(entry));
+                }
+            }
+            out.push(0);
+        }
+    }
+}
+
+/// `UNTYPED.columns_for(after, before)` in Avro: every name of the images in order of first
+/// appearance, typed by its first non-null value (`unknown` when all are null).
+fn write_columns(out: &mut Vec<u8>, images: [Option<&Image>; 2]) {
+    let mut columns: Vec<(&str, Logical)> = Vec::new();
+    for image in images.into_iter().flatten() {
+        for entry in &image.entries {
+            match columns.iter_mut().find(|(name, _)| *name == entry.name) {
+                Some(column) => {
+                    if column.1 == Logical::Unknown {
+                        column.1 = entry.logical;
+                    }
+                }
+                None => columns.push((entry.name, entry.logical)),
+            }
+        }
+    }
+    if !columns.is_empty() {
+        avro::long(out, columns.len() as i64);
+        for (name, logical) in &columns {
+            avro::string(out, name);
+            out.push(0); // source_type: none
+            avro::string(out, logical.name());
+            out.extend_from_slice(&[0, 0, 1]); // precision, scale: none; inferred: true
+        }
+    }
+    out.push(0);
+}
+
+/// `%020d.%020d.%06d` (the components are below 10**20 here; the row is 0).
+fn order_key(out: &mut Vec<u8>, major: u128, minor: u128) {
+    let text = format!("{:020}.{:020}.000000", major, minor);
+    avro::string(out, &text);
+}
+
+/// `binlog_index`: the last run of digits in the file name's last 64 characters (at most 20).
+fn binlog_index(file_name: &str) -> Option<u128> {
+    let start = file_name.char_indices().rev().nth(63).map_or(0, |(i, _)| i);
+    let tail = &file_name[start..];
+    if !tail.is_ascii() {
+        return None; // Python's \d also matches other scripts' digits: left to it
+    }
+    let b = tail.as_bytes();
+    let end = b.iter().rposition(u8::is_ascii_digit)? + 1;
+    let begin = b[..end].iter().rposition(|c| !c.is_ascii_digit()).map_or(0, |i| i + 1);
+    if end - begin > 20 {
+        return None;
+    }
+    tail[begin..end].parse().ok()
+}
+
+/// A JSON integer field (`_int` on a JSON number); None: absent or null. Strings, floats and
+/// huge values are left to the Python parser.
+fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
+    match value {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Number(text)) => {
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            if !all_digits(digits) || digits.len() > 18 {
+                return Err(());
+            }
+            text.parse().map(Some).map_err(|_| ())
+        }
+        Some(_) => Err(()),
+    }
+}
+
+/// `opt_str` on a string or null (numbers, which Python turns into text, are declined).
+fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
+    match value {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Str(text)) => Ok(Some(text.as_ref())),
+        Some(_) => Err(()),
+    }
+}
+
+#[derive(Default)]
+struct Fields<'d, 'a> {
+    kind: Option<&'d Json<'a>>,
+    database: Option<&'d Json<'a>>,
+    table: Option<&'d Json<'a>>,
+    ts: Option<&'d Json<'a>>,
+    xid: Option<&'d Json<'a>>,
+    xoffset: Option<&'d Json<'a>>,
+    commit: Option<&'d Json<'a>>,
+    position: Option<&'d Json<'a>>,
+    gtid: Option<&'d Json<'a>>,
+    primary_key: Option<&'d Json<'a>>,
+    primary_key_columns: Option<&'d Json<'a>>,
+    data: Option<&'d Json<'a>>,
+    old: Option<&'d Json<'a>>,
+    canal: bool,
+}
+
+impl<'d, 'a> Fields<'d, 'a> {
+    fn of(members: &'d [(Cow<'a, str>, Json<'a>)]) -> Self {
+        let mut f = Fields::default();
+        for (key, value) in members {
+            let slot = match key.as_ref() {
+                "type" => &mut f.kind,
+                "database" => &mut f.database,
+                "table" => &mut f.table,
+                "ts" => &mut f.ts,
+                "xid" => &mut f.xid,
+                "xoffset" => &mut f.xoffset,
+                "commit" => &mut f.commit,
+                "position" => &mut f.position,
+                "gtid" => &mut f.gtid,
+                "primary_key" => &mut f.primary_key,
+                "primary_key_columns" => &mut f.primary_key_columns,
+                "data" => &mut f.data,
+                "old" => &mut f.old,
+                other => {
+                    f.canal |= CANAL_FIELDS.contains(&other);
+                    continue;
+                }
+            };
+            *slot = Some(value);
+        }
+        f
+    }
+}
+
+pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> {
+    // Only the fields read are built; the rest (server_id, thread_id...) is checked and skipped.
+    let members = json::parse_message(raw, BUILT)?;
+    let doc = Fields::of(&members);
+    if doc.canal {
+        return None; // the Python parser rejects a Canal-style message
+    }
+    let op: &'static str = match doc.kind {
+        Some(Json::Str(kind)) => match kind.as_ref() {
+            "insert" => "INSERT",
+            "update" => "UPDATE",
+            "delete" => "DELETE",
+            "bootstrap-insert" => "SNAPSHOT",
+            _ => return None, // DDL, heartbeats, bootstrap framing, unknown types
+        },
+        _ => return None,
+    };
+    let database = str_field(doc.database).ok()?.filter(|s| !s.is_empty());
+    let table = str_field(doc.table).ok()?.filter(|s| !s.is_empty())?;
+    let ts_ms = epoch_ms(int_field(doc.ts).ok()??);
+
+    // Images: data is the after image (the deleted row for delete); old only on update.
+    let data = convert(doc.data?)?;
+    let old = match doc.old {
+        None | Some(Json::Null) => None,
+        Some(old) if op == "UPDATE" => Some(convert(old)?),
+        Some(_) => return None, // 'old' on another op: a reject
+    };
+    let (before, after, changed): (Option<Image>, Option<&Image>, Option<Vec<&str>>) = match (op, &old) {
+        ("DELETE", _) => (None, None, None),
+        ("UPDATE", Some(old)) => {
+            (Some(overlay(&data, old)), Some(&data), Some(old.entries.iter().map(|e| e.name).collect()))
+        }
+        _ => (None, Some(&data), None),
+    };
+    let before = if op == "DELETE" { Some(&data) } else { before.as_ref() };
+
+    // _primary_key: names must be strings; a value list of another length is inconsistent.
+    let primary_key: Vec<&str> = match doc.primary_key_columns {
+        None | Some(Json::Null) => Vec::new(),
+        Some(Json::Array(names)) => {
+            let mut out = Vec::with_capacity(names.len());
+            for name in names {
+                let Json::Str(n) = name else { return None };
+                out.push(n.as_ref());
+            }
+            out
+        }
+        Some(_) => return None,
+    };
+    match doc.primary_key {
+        None | Some(Json::Null) => {}
+        Some(Json::Array(values)) => {
+            if !primary_key.is_empty() && values.len() != primary_key.len() {
+                return None;
+            }
+        }
+        Some(_) => return None,
+    }
+    // require_key_columns on before (else after); the key reads after (else before).
+    let identity = before.or(after)?;
+    if primary_key.iter().any(|name| identity.get(name).is_none()) {
+        return None;
+    }
+    let key_image = after.or(before)?;
+
+    // _tx_sequence: xoffset, else the commit row's sequence, else 0.
+    let commit = match doc.commit {
+        None | Some(Json::Null) => false,
+        Some(Json::Bool(b)) => *b,
+        Some(_) => return None,
+    };
+    let seq = match int_field(doc.xoffset).ok()? {
+        Some(x) if (0..COMMIT_SEQ).contains(&x) => x,
+        Some(_) => return None,
+        None if commit => COMMIT_SEQ,
+        None => 0,
+    } as u128;
+    let xid = int_field(doc.xid).ok()?;
+    // _position: "file:offset", split at the last colon.
+    let position = match str_field(doc.position).ok()? {
+        None => None,
+        Some(text) => {
+            let (file_name, offset) = text.rsplit_once(':')?;
+            if file_name.is_empty()
+                || file_name.chars().count() > MAX_FILE_NAME
+                || !all_digits(offset)
+                || offset.len() > 10
+            {
+                return None;
+            }
+            Some((file_name, offset.parse::<i64>().ok()?))
+        }
+    };
+    let (major, minor) = match position {
+        Some((file_name, offset)) => (binlog_index(file_name)?, offset as u128 * SEQ_SCALE + seq),
+        None => {
+            let x = xid.unwrap_or(0);
+            let seconds = ts_ms.div_euclid(1000);
+            if x < 0 || !(0..SEQ_SCALE as i64).contains(&seconds) {
+                return None;
+            }
+            let (x, seconds) = (x as u128, seconds as u128);
+            (seconds * SEQ_SCALE + x / SEQ_SCALE, (x % SEQ_SCALE) * SEQ_SCALE + seq)
+        }
+    };
+    let gtid = str_field(doc.gtid).ok()?.filter(|s| !s.is_empty());
+
+    let mut body = Vec::with_capacity(256 + 2 * raw.len());
+    body.extend_from_slice(b"\xc3\x01");
+    body.extend_from_slice(&profile.fingerprint);
+    let op_index = match op {
+        "INSERT" => 0,
+        "UPDATE" => 1,
+        "DELETE" => 2,
+        _ => 3, // SNAPSHOT
+    };
+    avro::long(&mut body, op_index);
+    avro::string(&mut body, &profile.format_id);
+    avro::opt_string(&mut body, Some(&profile.db_type));
+    avro::opt_string(&mut body, database);
+    body.push(0); // schema
+    avro::opt_string(&mut body, Some(table));
+    body.push(0); // tenant
+    avro::opt_string(&mut body, position.map(|(file, _)| file));
+    avro::opt_long(&mut body, position.map(|(_, offset)| offset));
+    avro::opt_string(&mut body, gtid);
+    body.push(0); // scn
+    body.push(0); // checkpoint
+    avro::opt_string(&mut body, xid.map(|x| x.to_string()).as_deref()); // transaction_id: str(xid)
+    body.push(0); // sequence
+    order_key(&mut body, major, minor);
+    avro::opt_long(&mut body, Some(ts_ms));
+    body.push(0); // ingest_ts_ms
+    avro::strings(&mut body, &primary_key);
+    write_columns(&mut body, [after, before]);
+    write_image(&mut body, before);
+    write_image(&mut body, after);
+    match &changed {
+        None => body.push(0),
+        Some(names) => {
+            body.push(2);
+            avro::strings(&mut body, names);
+        }
+    }
+    body.push(0); // ddl
+    avro::string(&mut body, at.topic);
+    avro::long(&mut body, at.partition);
+    avro::long(&mut body, at.offset);
+    avro::long(&mut body, 0); // row
+
+    // The record key: [database, schema, table, [key values]] as orjson writes it.
+    let mut key = Vec::with_capacity(64);
+    key.push(b'[');
+    match database {
+        Some(db) => json_string(&mut key, db),
+        None => key.extend_from_slice(b"null"),
+    }
+    key.extend_from_slice(b",null,");
+    json_string(&mut key, table);
+    if !primary_key.is_empty() {
+        key.extend_from_slice(b",[");
+        for (i, name) in primary_key.iter().enumerate() {
+            if i > 0 {
+                key.push(b',');
+            }
+            key_image.write_key(&mut key, key_image.get(name));
+        }
+        key.push(b']');
+    }
+    key.push(b']');
+
+    Some(Record { key, value: body, table: format!("{}.{}", database.unwrap_or(""), table), op, ts_ms })
+}
