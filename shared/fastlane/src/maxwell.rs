@@ -2,14 +2,13 @@
 //!
 //! Handles insert / update / delete / bootstrap-insert row messages whose
 //! values are JSON strings, booleans, nulls, integers (int64, or wider as
-//! BigInt), plain decimals (`-?int.frac`, at most 40 digits either side) and
-//! nested objects / arrays of those (rendered back compactly, as orjson does).
+//! BigInt), other numbers (Decimal, written as `decimal_text`) and nested
+//! objects / arrays of those (rendered back compactly, as orjson does).
 //! Maxwell sends no column types, so every column is inferred from its value
 //! (`RowTypes.columns_for` + `inferred_logical`), which is done here. Anything
-//! else (DDL, heartbeats, bootstrap framing, Canal-looking messages, numbers
-//! with exponents, fractions inside nested values, odd envelope fields, every
-//! message the Python parser would reject) returns `None` and takes the
-//! Python parser.
+//! else (DDL, heartbeats, bootstrap framing, Canal-looking messages, the
+//! integer `-0`, odd envelope fields, every message the Python parser would
+//! reject) returns `None` and takes the Python parser.
 
 use std::borrow::Cow;
 
@@ -47,7 +46,6 @@ const CANAL_FIELDS: &[&str] = &["isDdl", "pkNames", "mysqlType", "sqlType"];
 const SEQ_SCALE: u128 = 10_000_000_000;
 const COMMIT_SEQ: i64 = 9_999_999_999;
 const MAX_FILE_NAME: usize = 512;
-const DECIMAL_DIGITS: usize = 40;
 
 /// `inferred_logical` of a converted value.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -171,7 +169,7 @@ fn convert<'t>(value: &'t Json<'t>) -> Option<Image<'t>> {
     Some(image)
 }
 
-/// A top-level JSON number: int64, BigInt (wider integers) or a plain decimal.
+/// A top-level JSON number: int64, BigInt (wider integers) or Decimal.
 fn number(text: &str, buf: &mut Vec<u8>) -> Option<(Logical, KeyView)> {
     if integer_text(text) {
         let digits = text.trim_start_matches('-');
@@ -185,25 +183,145 @@ fn number(text: &str, buf: &mut Vec<u8>) -> Option<(Logical, KeyView)> {
         // BigInt: the source digits are int.__repr__'s (JSON has no leading zeros).
         return Some((Logical::Integer, push_text(buf, 0x0c, text)));
     }
-    // Decimal(text) then decimal_text: with no exponent, a point, and at most 40 digits
-    // on either side, str() or its `:f` form gives the text back unchanged.
-    let body = text.strip_prefix('-').unwrap_or(text);
-    let (int_part, frac) = body.split_once('.')?;
-    if !all_digits(int_part) || !all_digits(frac) || int_part.len() > DECIMAL_DIGITS || frac.len() > DECIMAL_DIGITS {
-        return None; // exponents (and anything else): the Python parser
-    }
-    Some((Logical::Decimal, push_text(buf, 0x0e, text)))
+    // A fraction or an exponent: Decimal(text) (the exact decode), written as decimal_text.
+    let text = Dec::parse(text)?.text();
+    Some((Logical::Decimal, push_text(buf, 0x0e, &text)))
 }
 
-/// orjson's compact rendering of a nested value of strings, integers, booleans and nulls.
+/// A JSON number with a fraction or an exponent as Python's `Decimal(text)` holds it.
+struct Dec {
+    negative: bool,
+    /// The coefficient's digits without leading zeros ("0" for zero).
+    digits: String,
+    exponent: i64,
+}
+
+impl Dec {
+    /// `-?int(.frac)?([eE][+-]?exp)?`; exponents of more than 9 digits are declined.
+    fn parse(text: &str) -> Option<Dec> {
+        if !text.contains(['.', 'e', 'E']) {
+            return None; // an integer ("-0" included): Python reads it as an int
+        }
+        let (negative, body) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        let (mantissa, exponent) = match body.find(['e', 'E']) {
+            Some(at) => (&body[..at], Some(&body[at + 1..])),
+            None => (body, None),
+        };
+        let (int_part, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+        if !all_digits(int_part) || (mantissa.contains('.') && !all_digits(frac)) {
+            return None;
+        }
+        let exponent = match exponent {
+            None => 0,
+            Some(e) => {
+                let unsigned = e.strip_prefix(['+', '-']).unwrap_or(e);
+                if !all_digits(unsigned) || unsigned.len() > 9 {
+                    return None;
+                }
+                e.parse::<i64>().ok()?
+            }
+        };
+        let mut digits: String = int_part.trim_start_matches('0').to_string();
+        if digits.is_empty() {
+            digits.push_str(frac.trim_start_matches('0'));
+        } else {
+            digits.push_str(frac);
+        }
+        if digits.is_empty() {
+            digits.push('0');
+        }
+        Some(Dec { negative, digits, exponent: exponent - frac.len() as i64 })
+    }
+
+    fn is_zero(&self) -> bool {
+        self.digits == "0"
+    }
+
+    fn adjusted(&self) -> i64 {
+        self.exponent + self.digits.len() as i64 - 1
+    }
+
+    /// `str(Decimal)`: the specification's to-scientific-string.
+    fn scientific(&self) -> String {
+        let n = self.digits.len() as i64;
+        let left = self.exponent + n;
+        let dot = if self.exponent <= 0 && left > -6 { left } else { 1 };
+        let mut out = String::with_capacity(self.digits.len() + 16);
+        if self.negative {
+            out.push('-');
+        }
+        if dot <= 0 {
+            out.push_str("0.");
+            out.push_str(&"0".repeat((-dot) as usize));
+            out.push_str(&self.digits);
+        } else if dot >= n {
+            out.push_str(&self.digits);
+            out.push_str(&"0".repeat((dot - n) as usize));
+        } else {
+            out.push_str(&self.digits[..dot as usize]);
+            out.push('.');
+            out.push_str(&self.digits[dot as usize..]);
+        }
+        if left != dot {
+            out.push_str(&format!("E{:+}", left - dot));
+        }
+        out
+    }
+
+    /// `f"{value:f}"`: plain notation with the coefficient's digits (zero with a positive
+    /// exponent is rescaled to plain zero first).
+    fn plain(&self) -> String {
+        let (digits, exponent) =
+            if self.is_zero() && self.exponent > 0 { ("0", 0) } else { (self.digits.as_str(), self.exponent) };
+        let n = digits.len() as i64;
+        let dot = exponent + n;
+        let mut out = String::with_capacity(digits.len() + 48);
+        if self.negative {
+            out.push('-');
+        }
+        if dot < 0 {
+            out.push_str("0.");
+            out.push_str(&"0".repeat((-dot) as usize));
+            out.push_str(digits);
+        } else if dot > n {
+            out.push_str(digits);
+            out.push_str(&"0".repeat((dot - n) as usize));
+        } else {
+            let (int_part, frac) = digits.split_at(dot as usize);
+            out.push_str(if int_part.is_empty() { "0" } else { int_part });
+            if !frac.is_empty() {
+                out.push('.');
+                out.push_str(frac);
+            }
+        }
+        out
+    }
+
+    /// `decimal_text`: str() unless it is scientific and the exponents are moderate.
+    fn text(&self) -> String {
+        let scientific = self.scientific();
+        if !scientific.contains('E') {
+            return scientific;
+        }
+        if (-40..=40).contains(&self.exponent) && (-40..=40).contains(&self.adjusted()) {
+            return self.plain();
+        }
+        scientific
+    }
+}
+
+/// orjson's compact rendering of a nested value (`sqltypes._json_text`).
 fn compact(value: &Json, out: &mut Vec<u8>) -> Option<()> {
     match value {
         Json::Null => out.extend_from_slice(b"null"),
         Json::Bool(true) => out.extend_from_slice(b"true"),
         Json::Bool(false) => out.extend_from_slice(b"false"),
-        // Python writes str(Decimal) inside nested values, not the plain text: left to it.
         Json::Number(text) if integer_text(text) => out.extend_from_slice(text.as_bytes()),
-        Json::Number(_) => return None,
+        // A fraction or exponent inside a nested value: str(Decimal) spliced in (sqltypes._exact_json).
+        Json::Number(text) => out.extend_from_slice(Dec::parse(text)?.scientific().as_bytes()),
         Json::Str(text) => json_string(out, text),
         Json::Array(items) => {
             out.push(b'[');
