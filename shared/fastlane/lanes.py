@@ -41,6 +41,8 @@ def lane_for(format_id: str, ctx: ParseContext) -> Lane | None:
         return None
     if format_id == "maxwell-json":
         return _maxwell_lane(ctx)
+    if format_id == "drs-avro":
+        return _drs_avro_lane(ctx)
     if format_id != "canal-json" or not _plain_canal(ctx.options):
         return None
     from services.canal_json.parser import CANAL
@@ -62,6 +64,24 @@ def _maxwell_lane(ctx: ParseContext) -> Lane | None:
 
     # The Python parser's Source.db_type for every Maxwell event.
     lane: Lane = _native.MaxwellLane(avro.fingerprint(), FORMAT_ID, "MYSQL")
+    return lane
+
+
+def _drs_avro_lane(ctx: ParseContext) -> Lane | None:
+    """DRS flat records under a schema the lane decodes exactly (``plan_drs.fields``), else none."""
+    from services.drs_avro.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.fastlane.plan import instant_reader
+    from shared.fastlane.plan_drs import fields, planner
+
+    layout = fields(ctx)
+    if layout is None:
+        return None
+    zone = ctx.source_timezone
+    # The flat reader's Source.db_type when the record has no dbType (an accepted schema has none).
+    lane: Lane = _native.DrsAvroLane(
+        avro.fingerprint(), FORMAT_ID, "MYSQL", layout, planner(zone), instant_reader(zone)
+    )
     return lane
 
 

@@ -113,24 +113,24 @@ pub fn json_string(out: &mut Vec<u8>, text: &str) {
 }
 
 /// A converted image: the Avro union bytes of every value in one buffer, and each entry's place.
-struct Image<'t> {
-    buf: Vec<u8>,
-    entries: Vec<Entry<'t>>,
+pub(crate) struct Image<'t> {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) entries: Vec<Entry<'t>>,
 }
 
-struct Entry<'t> {
-    name: &'t str,
-    start: usize,
-    end: usize,
-    key: KeyPart<'t>,
+pub(crate) struct Entry<'t> {
+    pub(crate) name: &'t str,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) key: KeyPart<'t>,
 }
 
 impl<'t> Image<'t> {
-    fn get(&self, name: &str) -> Option<&Entry<'t>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Entry<'t>> {
         self.entries.iter().find(|e| e.name == name)
     }
 
-    fn bytes(&self, entry: &Entry<'t>) -> &[u8] {
+    pub(crate) fn bytes(&self, entry: &Entry<'t>) -> &[u8] {
         &self.buf[entry.start..entry.end]
     }
 }
@@ -156,7 +156,7 @@ fn convert<'t>(row: &'t Json<'t>, plan: &Plan, zoned: values::ZoneReader) -> Opt
 }
 
 /// `overlay(after, old)`: after's columns with old's values, then the columns only old has.
-fn overlay<'t>(after: &Image<'t>, old: &Image<'t>) -> Image<'t> {
+pub(crate) fn overlay<'t>(after: &Image<'t>, old: &Image<'t>) -> Image<'t> {
     let mut merged = Image { buf: Vec::with_capacity(after.buf.len() + old.buf.len()), entries: Vec::new() };
     let mut push = |name: &'t str, bytes: &[u8]| {
         let start = merged.buf.len();
@@ -177,7 +177,7 @@ fn overlay<'t>(after: &Image<'t>, old: &Image<'t>) -> Image<'t> {
     merged
 }
 
-fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
+pub(crate) fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
     match image {
         None => out.push(0),
         Some(image) => {
@@ -195,7 +195,7 @@ fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
 }
 
 /// `%020d.%020d.%06d` for non-negative numbers.
-fn order_key(out: &mut Vec<u8>, major: i64, minor: i64, row: usize) {
+pub(crate) fn order_key(out: &mut Vec<u8>, major: i64, minor: i64, row: usize) {
     let mut text = [b'0'; 48];
     let mut put = |mut n: u64, end: usize| {
         let mut i = end;

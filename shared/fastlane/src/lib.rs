@@ -10,7 +10,9 @@
 //! column and the encoded column descriptors. A panic is caught and declines.
 
 mod avro;
+mod avro_reader;
 mod canal;
+mod drs;
 mod json;
 mod maxwell;
 mod values;
@@ -219,6 +221,126 @@ impl MaxwellLane {
     }
 }
 
+/// The DRS Avro lane (`drs-avro`, flat records): the user's record schema compiled once, column
+/// types from the planner (`shared/fastlane/plan_drs.py`), as in the Canal lane.
+#[pyclass(unsendable)]
+struct DrsAvroLane {
+    schema: drs::Schema,
+    profile: Profile,
+    planner: Py<PyAny>,
+    /// instant(text) -> micros since the epoch | None: wall-clock TIMESTAMP texts in the source zone.
+    instant: Py<PyAny>,
+    plans: RefCell<HashMap<Vec<u8>, Option<Rc<drs::Plan>>>>,
+    tables: RefCell<HashMap<String, Py<PyString>>>,
+}
+
+#[pymethods]
+impl DrsAvroLane {
+    /// fields: (name, type notation of `avro_reader::Ty`) in the schema's order.
+    #[new]
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        db_type: String,
+        fields: Vec<(String, String)>,
+        planner: Py<PyAny>,
+        instant: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let fingerprint: [u8; 8] =
+            fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
+        let mut compiled = Vec::with_capacity(fields.len());
+        for (name, notation) in &fields {
+            let field = drs::Field::of(name).ok_or_else(|| PyValueError::new_err(format!("field {name:?}")))?;
+            let ty = avro_reader::Ty::compile(notation)
+                .ok_or_else(|| PyValueError::new_err(format!("type notation {notation:?}")))?;
+            compiled.push((field, ty));
+        }
+        Ok(DrsAvroLane {
+            schema: drs::Schema { fields: compiled },
+            profile: Profile { fingerprint, format_id, db_type },
+            planner,
+            instant,
+            plans: RefCell::new(HashMap::new()),
+            tables: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// (table, op, event time, [key, value, ...]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        for _ in 0..2 {
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                let plans = self.plans.borrow();
+                let lookup = |raw_map: &[u8]| plans.get(raw_map).cloned();
+                let zoned = |text: &str| -> Option<i64> {
+                    // A Python error (none expected) declines like any other doubt.
+                    self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
+                };
+                match drs::parse(raw, &self.schema, &self.profile, &at, &lookup, &zoned) {
+                    drs::Outcome::Records(records) => Ok(records),
+                    drs::Outcome::NeedPlan(raw_map, columns) => Err(Some((raw_map.to_vec(), columns))),
+                    drs::Outcome::Decline => Err(None),
+                }
+            }));
+            match outcome {
+                Err(_) | Ok(Err(None)) => return Ok(None), // a panic or a doubt: decline
+                Ok(Err(Some((raw_map, columns)))) => {
+                    let plan = self.ask_planner(py, columns)?;
+                    let mut plans = self.plans.borrow_mut();
+                    if plans.len() >= PLAN_LIMIT {
+                        plans.clear();
+                    }
+                    plans.insert(raw_map, plan);
+                }
+                Ok(Ok(records)) => {
+                    let first = &records[0];
+                    let table = python_name(py, &self.tables, &first.table);
+                    let op = op_name(py, first.op);
+                    let ts_ms = first.ts_ms.into_pyobject(py)?.into_any();
+                    let mut items = Vec::with_capacity(2 * records.len());
+                    for r in &records {
+                        items.push(PyBytes::new(py, &r.key));
+                        items.push(PyBytes::new(py, &r.value));
+                    }
+                    let list = PyList::new(py, items)?;
+                    let parts = [table.into_bound(py).into_any(), op.clone().into_any(), ts_ms, list.into_any()];
+                    return PyTuple::new(py, parts).map(Some);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// How many type maps this lane has planned (for tests and metrics).
+    fn planned(&self) -> usize {
+        self.plans.borrow().len()
+    }
+}
+
+impl DrsAvroLane {
+    /// planner(names, texts) -> (names, kinds, columns_avro) | None
+    fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Rc<drs::Plan>>> {
+        let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();
+        let answer = self.planner.call1(py, (names, texts))?;
+        if answer.is_none(py) {
+            return Ok(None);
+        }
+        let (names, kinds, columns_avro): (Vec<String>, Vec<i64>, Vec<u8>) = answer.extract(py)?;
+        if names.len() != kinds.len() {
+            return Err(PyValueError::new_err("planner: one kind per declared column"));
+        }
+        let cols = kinds.into_iter().map(drs::Col::from_code).collect();
+        Ok(Some(Rc::new(drs::Plan { names, cols, columns_avro })))
+    }
+}
+
 /// A table name as a Python string, made once per name.
 fn python_name(py: Python<'_>, cache: &RefCell<HashMap<String, Py<PyString>>>, name: &str) -> Py<PyString> {
     let mut names = cache.borrow_mut();
@@ -246,5 +368,6 @@ fn op_name<'py>(py: Python<'py>, op: &str) -> &'py Bound<'py, PyString> {
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;
+    m.add_class::<DrsAvroLane>()?;
     Ok(())
 }
