@@ -239,7 +239,7 @@ _COLUMNS = list(BASE["mysqlType"])
     st.lists(st.dictionaries(st.sampled_from(_COLUMNS), _VALUES, max_size=6), min_size=1, max_size=3),
     st.lists(st.dictionaries(st.sampled_from(_COLUMNS), _VALUES, max_size=4), max_size=3) | st.none(),
     st.sampled_from(["INSERT", "UPDATE", "DELETE", "INIT", "delete", "DDL"]),
-    st.sampled_from(["UTC", "Asia/Shanghai"]),
+    st.sampled_from(["UTC", "Asia/Shanghai", "America/New_York"]),
 )
 def test_mutated_values(
     data: list[dict[str, Any]], old: list[dict[str, Any]] | None, kind: str, zone_name: str
@@ -279,6 +279,26 @@ def test_mutated_envelope(
     fast = lane.parse(raw, TOPIC, 3, 9)
     if fast is not None:
         assert fast == python_records(raw, ctx, 9)
+
+
+GENERATED: list[dict[str, Any]] = [
+    fastavro.schemaless_reader(io.BytesIO(raw), PARSED, None)  # type: ignore[misc]
+    for _, raw in messages(FORMAT, Workload(seed=8, tables=2), 60, "UTC")
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_mixed_rows(data: st.DataObject) -> None:
+    """Generated records whose row values are swapped with other rows' (same table or not)."""
+    record = copy.deepcopy(data.draw(st.sampled_from(GENERATED)))
+    donors = [row for other in GENERATED for row in (other["data"] or []) + (other["old"] or [])]
+    for key in ("data", "old"):
+        for row in record[key] or []:
+            for name in data.draw(st.lists(st.sampled_from(sorted(row)), max_size=3)):
+                donor = data.draw(st.sampled_from(donors))
+                row[name] = donor.get(name, data.draw(_VALUES))
+    check(encode(record), data.draw(st.sampled_from(["UTC", "Asia/Shanghai"])))
 
 
 FLIP_SOURCE = [raw for _, raw in messages(FORMAT, Workload(seed=5, tables=2), 40, "UTC")]
