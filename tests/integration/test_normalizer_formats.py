@@ -27,7 +27,7 @@ EVENTS = 300
 
 # Every format with TIMESTAMPs read in Asia/Shanghai; canal-json also in UTC (its native fast
 # lane converts TIMESTAMPs itself in UTC and through Python's zone rules elsewhere).
-LANES = frozenset({"canal-json", "maxwell-json"})
+LANES = frozenset({"canal-json", "maxwell-json", "drs-avro"})
 CASES = [(format_id, "Asia/Shanghai") for format_id in sorted(render.RENDERERS)] + [("canal-json", "UTC")]
 
 
