@@ -14,8 +14,9 @@ behind a ``#[pyclass]`` in ``src/lib.rs``), a factory in ``lanes.py`` and a
 differential test in ``tests/unit/test_fastlane.py`` that compares the lane
 with the Python path byte for byte on the golden corpus, generated traffic and
 mutated messages. Today: ``canal-json`` (the Canal profile), ``maxwell-json``
-(row messages; its columns are all inferred, so it needs no planner)
-and ``drs-avro`` (flat records under a schema it decodes exactly, ``plan_drs.py``).
+(row messages; its columns are all inferred, so it needs no planner),
+``drs-avro`` (flat records under a schema it decodes exactly, ``plan_drs.py``)
+and ``debezium-json`` (JsonConverter change events with schemas, ``plan_debezium.py``).
 
 The extension is optional at install time (no Rust toolchain: no lane, the
 Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.

@@ -43,6 +43,8 @@ def lane_for(format_id: str, ctx: ParseContext) -> Lane | None:
         return _maxwell_lane(ctx)
     if format_id == "drs-avro":
         return _drs_avro_lane(ctx)
+    if format_id == "debezium-json":
+        return _debezium_lane(ctx)
     if format_id != "canal-json" or not _plain_canal(ctx.options):
         return None
     from services.canal_json.parser import CANAL
@@ -82,6 +84,18 @@ def _drs_avro_lane(ctx: ParseContext) -> Lane | None:
     lane: Lane = _native.DrsAvroLane(
         avro.fingerprint(), FORMAT_ID, "MYSQL", layout, planner(zone), instant_reader(zone)
     )
+    return lane
+
+
+def _debezium_lane(ctx: ParseContext) -> Lane | None:
+    """Debezium's lane reads no option: with any set (primary_key, bytes_encoding) the Python parser does it all."""
+    if ctx.options:
+        return None
+    from services.debezium_json.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.fastlane.plan_debezium import planner
+
+    lane: Lane = _native.DebeziumLane(avro.fingerprint(), FORMAT_ID, planner())
     return lane
 
 

@@ -12,6 +12,7 @@
 mod avro;
 mod avro_reader;
 mod canal;
+mod debezium;
 mod drs;
 mod json;
 mod maxwell;
@@ -31,6 +32,9 @@ use canal::{Coordinates, Outcome, Plan, Profile};
 use values::Kind;
 
 const PLAN_LIMIT: usize = 4096;
+/// Schemas the Debezium lane compares byte for byte before reading one (as `envelope.py`'s recent list).
+const RECENT: usize = 8;
+
 
 /// The Canal flat JSON lane (the Canal profile of `canal-json`).
 #[pyclass(unsendable)]
@@ -341,6 +345,111 @@ impl DrsAvroLane {
     }
 }
 
+
+/// The Debezium JSON lane (`debezium-json`, JsonConverter messages with schemas): its planner
+/// reads each row schema with the Python parser's own Connect type mapping.
+#[pyclass(unsendable)]
+struct DebeziumLane {
+    profile: Profile,
+    planner: Py<PyAny>,
+    plans: RefCell<HashMap<Vec<u8>, Option<Rc<debezium::Plan>>>>,
+    /// Schemas seen recently and their plans, newest first: messages of a table repeat the same
+    /// schema bytes (most of the message), and comparing them costs less than reading or hashing.
+    recent: RefCell<Vec<debezium::Known>>,
+    tables: RefCell<HashMap<String, Py<PyString>>>,
+}
+
+#[pymethods]
+impl DebeziumLane {
+    #[new]
+    fn new(fingerprint: &[u8], format_id: String, planner: Py<PyAny>) -> PyResult<Self> {
+        let fingerprint: [u8; 8] =
+            fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
+        Ok(DebeziumLane {
+            // db_type is per message here (the connector's name), so the profile's is unused.
+            profile: Profile { fingerprint, format_id, db_type: String::new() },
+            planner,
+            plans: RefCell::new(HashMap::new()),
+            recent: RefCell::new(Vec::new()),
+            tables: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        for _ in 0..2 {
+            let outcome = catch_unwind(AssertUnwindSafe(|| {
+                let plans = self.plans.borrow();
+                // A copy of the (few, reference-counted) entries: `lookup` may add one meanwhile.
+                let known = self.recent.borrow().clone();
+                let lookup = |schema: &[u8]| {
+                    let found = plans.get(schema).cloned();
+                    if let Some(Some(plan)) = &found {
+                        let mut recent = self.recent.borrow_mut();
+                        recent.truncate(RECENT - 1);
+                        recent.insert(0, (Rc::from(schema), plan.clone()));
+                    }
+                    found
+                };
+                match debezium::parse(raw, &self.profile, &at, &known, &lookup) {
+                    debezium::Outcome::Record(record) => Ok(record),
+                    debezium::Outcome::NeedPlan(schema) => Err(Some(schema.to_vec())),
+                    debezium::Outcome::Decline => Err(None),
+                }
+            }));
+            match outcome {
+                Err(_) | Ok(Err(None)) => return Ok(None), // a panic declines too
+                Ok(Err(Some(schema))) => {
+                    let plan = self.ask_planner(py, &schema)?;
+                    let mut plans = self.plans.borrow_mut();
+                    if plans.len() >= PLAN_LIMIT {
+                        plans.clear();
+                    }
+                    plans.insert(schema, plan);
+                }
+                Ok(Ok(record)) => {
+                    let table = python_name(py, &self.tables, &record.table);
+                    let op = op_name(py, record.op);
+                    let ts_ms = record.ts_ms.into_pyobject(py)?.into_any();
+                    let list = PyList::new(py, [PyBytes::new(py, &record.key), PyBytes::new(py, &record.value)])?;
+                    let items = [table.into_bound(py).into_any(), op.clone().into_any(), ts_ms, list.into_any()];
+                    return PyTuple::new(py, items).map(Some);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// How many schemas this lane has planned (for tests and metrics).
+    fn planned(&self) -> usize {
+        self.plans.borrow().len()
+    }
+}
+
+impl DebeziumLane {
+    /// planner(schema bytes) -> (names, kinds, scales, columns_avro) | None
+    fn ask_planner(&self, py: Python<'_>, schema: &[u8]) -> PyResult<Option<Rc<debezium::Plan>>> {
+        let answer = self.planner.call1(py, (PyBytes::new(py, schema),))?;
+        if answer.is_none(py) {
+            return Ok(None);
+        }
+        let (names, kinds, scales, columns_avro): (Vec<String>, Vec<i64>, Vec<i64>, Vec<u8>) = answer.extract(py)?;
+        if names.len() != kinds.len() || kinds.len() != scales.len() {
+            return Err(PyValueError::new_err("planner: one kind and one scale per declared column"));
+        }
+        let kinds = kinds.into_iter().zip(scales).map(|(k, s)| debezium::Kind::from_code(k, s)).collect();
+        Ok(Some(Rc::new(debezium::Plan { names, kinds, columns_avro })))
+    }
+}
+
 /// A table name as a Python string, made once per name.
 fn python_name(py: Python<'_>, cache: &RefCell<HashMap<String, Py<PyString>>>, name: &str) -> Py<PyString> {
     let mut names = cache.borrow_mut();
@@ -369,5 +478,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;
     m.add_class::<DrsAvroLane>()?;
+    m.add_class::<DebeziumLane>()?;
     Ok(())
 }

@@ -1,0 +1,618 @@
+//! Debezium JSON (`services/debezium_json/parser.py`, JsonConverter with schemas) in the fast lane.
+//!
+//! Handles `{"schema":S,"payload":P}` change events (op c, u, d, r) of the
+//! standard (non-OMS) connectors whose row struct S declares every column of the
+//! images; the planner (`shared/fastlane/plan_debezium.py`) reads S with the
+//! parser's own Connect type mapping and answers a conversion kind per column.
+//! Everything else (tombstones, schema-less and OMS messages, truncates,
+//! schema changes, heartbeats, transaction markers, values outside the strict
+//! forms below, anything the Python parser would reject) returns `None` and
+//! takes the Python parser.
+
+use std::borrow::Cow;
+use std::rc::Rc;
+
+use crate::avro;
+use crate::canal::{epoch_ms, json_string, Coordinates, Profile, Record};
+use crate::json::{self, Json};
+
+/// One column's conversion: the codes of `plan_debezium.py`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// Not read here (geometry, structs, arrays...): a non-null value declines.
+    Unsupported,
+    /// `int8`..`int64`: a JSON integer within that many bits.
+    Int(u32),
+    Float,
+    Boolean,
+    /// Strings, JSON, enums, sets, UUIDs, XML: a JSON string as it is.
+    Text,
+    /// `bytes`, base64 (Debezium's default `binary.handling.mode`).
+    Bytes,
+    /// Connect `Decimal`: base64 big-endian two's-complement unscaled bytes, this scale (0-40).
+    Decimal(u32),
+    /// Days since the epoch.
+    Date,
+    /// A TIME in this many microseconds per unit (0: nanoseconds, truncated toward zero).
+    Time(i64),
+    /// A DATETIME wall clock as epoch units (as `Time`).
+    LocalTimestamp(i64),
+    /// `ZonedTimestamp`: an ISO 8601 UTC string.
+    Zoned,
+    Year,
+    /// `Bits`: a JSON integer, or base64 little-endian bytes.
+    Bits,
+    /// `VariableScaleDecimal`: `{"scale": n, "value": base64 unscaled bytes}`.
+    VariableDecimal,
+}
+
+impl Kind {
+    pub fn from_code(code: i64, scale: i64) -> Kind {
+        match code {
+            1 => Kind::Int(8),
+            2 => Kind::Int(16),
+            3 => Kind::Int(32),
+            4 => Kind::Int(64),
+            5 => Kind::Float,
+            6 => Kind::Boolean,
+            7 => Kind::Text,
+            8 => Kind::Bytes,
+            9 if (0..=40).contains(&scale) => Kind::Decimal(scale as u32),
+            10 => Kind::Date,
+            11 => Kind::Time(1000),
+            12 => Kind::Time(1),
+            13 => Kind::Time(0),
+            14 => Kind::LocalTimestamp(1000),
+            15 => Kind::LocalTimestamp(1),
+            16 => Kind::LocalTimestamp(0),
+            17 => Kind::Zoned,
+            18 => Kind::Year,
+            19 => Kind::Bits,
+            20 => Kind::VariableDecimal,
+            _ => Kind::Unsupported,
+        }
+    }
+}
+
+/// What the planner made of one schema.
+pub struct Plan {
+    pub names: Vec<String>,
+    pub kinds: Vec<Kind>,
+    /// The Avro `columns` field, as the Python writer encodes it.
+    pub columns_avro: Vec<u8>,
+}
+
+impl Plan {
+    fn kind(&self, name: &str, hint: usize) -> Option<Kind> {
+        if self.names.get(hint).is_some_and(|n| n == name) {
+            return Some(self.kinds[hint]);
+        }
+        self.names.iter().position(|n| n == name).map(|i| self.kinds[i])
+    }
+}
+
+pub enum Outcome<'a> {
+    Record(Record),
+    /// The schema's plan is unknown: ask the planner with these bytes, then call again.
+    NeedPlan(&'a [u8]),
+    Decline,
+}
+
+const BOOLEAN: u8 = 0x02;
+const LONG: u8 = 0x04;
+const DOUBLE: u8 = 0x06;
+const STRING: u8 = 0x08;
+const BYTES: u8 = 0x0a;
+const DECIMAL: u8 = 0x0e;
+const DATE: u8 = 0x10;
+const TIME: u8 = 0x12;
+const LOCAL_DATE_TIME: u8 = 0x14;
+const INSTANT: u8 = 0x16;
+
+/// Days from 1970-01-01 of 0001-01-01 and 9999-12-31 (Python's date range).
+const MIN_DAYS: i64 = -719_162;
+const MAX_DAYS: i64 = 2_932_896;
+/// Micros from 1970-01-01T00:00 of 0001-01-01T00:00 and 9999-12-31T23:59:59.999999.
+const MIN_MICROS: i64 = -62_135_596_800_000_000;
+const MAX_MICROS: i64 = 253_402_300_799_999_999;
+const ROW_LIMIT: i64 = 1_000_000;
+/// `order_key`'s bound for both components (20 digits).
+const ORDER_MAX: u128 = 99_999_999_999_999_999_999;
+
+/// A JSON integer in the int64 range (`-?digits`, no fraction or exponent).
+fn integer(value: &Json) -> Option<i64> {
+    let Json::Number(text) = value else { return None };
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) || digits.len() > 19 {
+        return None;
+    }
+    text.parse().ok()
+}
+
+fn long_value(out: &mut Vec<u8>, branch: u8, n: i64) {
+    out.push(branch);
+    avro::long(out, n);
+}
+
+fn micros(n: i64, unit: i64) -> Option<i64> {
+    if unit == 0 {
+        Some(n / 1000) // nanoseconds, truncated toward zero as `_micros` does
+    } else {
+        n.checked_mul(unit)
+    }
+}
+
+fn base64_digit(c: u8) -> Option<u32> {
+    Some(match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => return None,
+    } as u32)
+}
+
+/// Strict, canonical base64 (padded, no whitespace, zero trailing bits): a subset of what
+/// `binascii.a2b_base64(strict_mode=True)` accepts, decoded the same way.
+fn base64(text: &str) -> Option<Vec<u8>> {
+    let b = text.as_bytes();
+    if b.len() % 4 != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len() / 4 * 3);
+    for (i, chunk) in b.chunks(4).enumerate() {
+        let last = i + 1 == b.len() / 4;
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &c in &chunk[..4 - pad] {
+            n = n << 6 | base64_digit(c)?;
+        }
+        n <<= 6 * pad as u32;
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        match pad {
+            0 => out.extend_from_slice(&bytes),
+            1 if n & 0xff == 0 => out.extend_from_slice(&bytes[..2]),
+            2 if n & 0xffff == 0 => out.push(bytes[0]),
+            _ => return None, // non-zero trailing bits: not canonical, left to Python
+        }
+    }
+    Some(out)
+}
+
+/// `Decimal(f"{unscaled}E{-scale}")` through `decimal_text`: for scales 0-40 always plain notation.
+fn decimal(text: &str, scale: u32, out: &mut Vec<u8>) -> Option<()> {
+    if scale > 40 {
+        return None;
+    }
+    let raw = base64(text)?;
+    if raw.is_empty() || raw.len() > 16 {
+        return None;
+    }
+    let mut n: i128 = if raw[0] & 0x80 != 0 { -1 } else { 0 };
+    for &byte in &raw {
+        n = (n << 8) | byte as i128;
+    }
+    let digits = n.unsigned_abs().to_string();
+    let scale = scale as usize;
+    let mut plain = String::with_capacity(digits.len() + scale + 3);
+    if n < 0 {
+        plain.push('-');
+    }
+    if scale == 0 {
+        plain.push_str(&digits);
+    } else {
+        // At least one digit before the point: 0.0000000123 for 123 at scale 10.
+        let padded =
+            if digits.len() <= scale { format!("{}{}", "0".repeat(scale + 1 - digits.len()), digits) } else { digits };
+        let (int_part, frac) = padded.split_at(padded.len() - scale);
+        plain.push_str(int_part);
+        plain.push('.');
+        plain.push_str(frac);
+    }
+    out.push(DECIMAL);
+    avro::string(out, &plain);
+    Some(())
+}
+
+fn two(b: &[u8], at: usize) -> Option<i64> {
+    let (h, l) = (*b.get(at)?, *b.get(at + 1)?);
+    if h.is_ascii_digit() && l.is_ascii_digit() {
+        Some(((h - b'0') * 10 + (l - b'0')) as i64)
+    } else {
+        None
+    }
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// `YYYY-MM-DDTHH:MM:SS(.f{1,6})?Z` (Debezium's rendering): micros since the epoch.
+fn zoned(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    if b.len() < 20 || b.len() > 27 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let year = two(b, 0)? * 100 + two(b, 2)?;
+    let (month, day) = (two(b, 5)?, two(b, 8)?);
+    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+    let month_days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if year < 1 || day < 1 || day > month_days {
+        return None;
+    }
+    let (hour, minute, second) = (two(b, 11)?, two(b, 14)?, two(b, 17)?);
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let frac = match &b[19..] {
+        [b'Z'] => 0,
+        [b'.', digits @ .., b'Z'] if (1..=6).contains(&digits.len()) && digits.iter().all(u8::is_ascii_digit) => {
+            (0..6).fold(0i64, |m, i| m * 10 + digits.get(i).map_or(0, |d| (d - b'0') as i64))
+        }
+        _ => return None,
+    };
+    let days = days_from_civil(year, month, day);
+    Some(((days * 24 + hour) * 60 + minute) * 60_000_000 + second * 1_000_000 + frac)
+}
+
+/// Append the Avro union bytes of one non-null JSON value read as `kind`; None: decline.
+fn convert(kind: Kind, value: &Json, out: &mut Vec<u8>) -> Option<()> {
+    match kind {
+        Kind::Unsupported => return None,
+        Kind::Int(bits) => {
+            let n = integer(value)?;
+            if bits < 64 && !(-(1i64 << (bits - 1))..(1i64 << (bits - 1))).contains(&n) {
+                return None;
+            }
+            long_value(out, LONG, n);
+        }
+        Kind::Float => {
+            let Json::Number(text) = value else { return None };
+            // An integer is Python's float(int) (so "-0" is 0.0); other forms are read correctly rounded.
+            let x = if text.bytes().all(|c| c.is_ascii_digit() || c == b'-') {
+                integer(value)? as f64
+            } else {
+                text.parse::<f64>().ok()?
+            };
+            if !x.is_finite() {
+                return None;
+            }
+            out.push(DOUBLE);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        Kind::Boolean => {
+            let flag = match value {
+                Json::Bool(b) => *b,
+                Json::Number("0") => false,
+                Json::Number("1") => true,
+                _ => return None,
+            };
+            out.extend_from_slice(&[BOOLEAN, flag as u8]);
+        }
+        Kind::Text => {
+            let Json::Str(text) = value else { return None };
+            out.push(STRING);
+            avro::string(out, text);
+        }
+        Kind::Bytes => {
+            let Json::Str(text) = value else { return None };
+            out.push(BYTES);
+            avro::bytes(out, &base64(text)?);
+        }
+        Kind::Decimal(scale) => {
+            let Json::Str(text) = value else { return None };
+            decimal(text, scale, out)?;
+        }
+        Kind::Date => {
+            let days = integer(value)?;
+            if !(MIN_DAYS..=MAX_DAYS).contains(&days) {
+                return None;
+            }
+            long_value(out, DATE, days);
+        }
+        Kind::Time(unit) => long_value(out, TIME, micros(integer(value)?, unit)?),
+        Kind::LocalTimestamp(unit) => {
+            let m = micros(integer(value)?, unit)?;
+            if !(MIN_MICROS..=MAX_MICROS).contains(&m) {
+                return None;
+            }
+            long_value(out, LOCAL_DATE_TIME, m);
+        }
+        Kind::Zoned => {
+            let Json::Str(text) = value else { return None };
+            long_value(out, INSTANT, zoned(text)?);
+        }
+        Kind::Bits => {
+            let n = match value {
+                Json::Number(_) => integer(value)?,
+                Json::Str(text) => {
+                    let raw = base64(text)?;
+                    if raw.len() > 8 {
+                        return None;
+                    }
+                    let n = raw.iter().rev().fold(0u64, |n, &b| n << 8 | b as u64);
+                    i64::try_from(n).ok()? // wider: not an Avro long, left to Python
+                }
+                _ => return None,
+            };
+            long_value(out, LONG, n);
+        }
+        Kind::VariableDecimal => {
+            let Json::Object(members, _) = value else { return None };
+            let (Some(Json::Str(text)), Some(scale)) = (member(members, "value"), member(members, "scale")) else {
+                return None;
+            };
+            decimal(text, u32::try_from(integer(scale)?).ok()?, out)?;
+        }
+        Kind::Year => {
+            let n = integer(value)?;
+            if !(0..=9999).contains(&n) {
+                return None;
+            }
+            long_value(out, LONG, n);
+        }
+    }
+    Some(())
+}
+
+/// `RowTypes.convert` + `columns_for` on the strict subset: an object whose columns are all declared.
+fn write_image(out: &mut Vec<u8>, image: Option<&Json>, plan: &Plan) -> Option<()> {
+    let Some(image) = image else {
+        out.push(0);
+        return Some(());
+    };
+    let Json::Object(members, _) = image else { return None };
+    out.push(2);
+    if !members.is_empty() {
+        avro::long(out, members.len() as i64);
+        for (index, (name, value)) in members.iter().enumerate() {
+            let kind = plan.kind(name, index)?; // undeclared: an inferred column, left to Python
+            avro::string(out, name);
+            match value {
+                Json::Null => out.push(0),
+                _ => convert(kind, value, out)?,
+            }
+        }
+    }
+    out.push(0);
+    Some(())
+}
+
+fn member<'d, 'a>(members: &'d [(Cow<'a, str>, Json<'a>)], key: &str) -> Option<&'d Json<'a>> {
+    members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// `opt_int` on the forms taken: null, absent or a JSON integer in int64.
+fn opt_int(value: Option<&Json>) -> Result<Option<i64>, ()> {
+    match value {
+        None | Some(Json::Null) => Ok(None),
+        Some(v) => integer(v).map(Some).ok_or(()),
+    }
+}
+
+/// `blank_to_none(opt_str(...))` on the forms taken: null, absent or a JSON string.
+fn opt_str<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
+    match value {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Str(text)) => Ok(Some(text.as_ref()).filter(|t| !t.is_empty())),
+        Some(_) => Err(()),
+    }
+}
+
+/// `binlog_index`: the trailing digits of the file name (ASCII names only: `\d` is Unicode in Python).
+fn binlog_index(file: &str) -> Option<u128> {
+    if !file.is_ascii() {
+        return None;
+    }
+    let tail = &file[file.len().saturating_sub(64)..];
+    let trimmed = tail.trim_end_matches(|c: char| !c.is_ascii_digit());
+    let digits = &trimmed[trimmed.trim_end_matches(|c: char| c.is_ascii_digit()).len()..];
+    if digits.is_empty() || digits.len() > 20 {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+fn order_key(out: &mut Vec<u8>, major: u128, minor: u128) {
+    avro::string(out, &format!("{:020}.{:020}.000000", major, minor));
+}
+
+const HEAD: &[u8] = b"{\"schema\":";
+const SEPARATOR: &[u8] = b",\"payload\":";
+
+/// The payload of `raw` if it is laid out exactly as `{"schema":` + `known` + `,"payload":` + P + `}`.
+///
+/// `known` is a schema this lane read before, so one complete JSON object: objects are
+/// self-delimiting, so the schema's value in `raw` is `known` and nothing else, and when P alone
+/// is one JSON value, the whole message is the two-member object the full read would find. The
+/// schema (most of the bytes) is then compared, not read again (`envelope.py` does the same).
+fn known_payload<'a>(raw: &'a [u8], known: &[u8]) -> Option<Json<'a>> {
+    let rest = raw.strip_prefix(HEAD)?.strip_prefix(known)?.strip_prefix(SEPARATOR)?;
+    json::parse(rest.strip_suffix(b"}")?)
+}
+
+/// A schema seen recently (its bytes) with its plan, tried by the shortcut above.
+pub type Known = (Rc<[u8]>, Rc<Plan>);
+pub type Recent = [Known];
+/// The plan of a schema: None not planned yet, Some(None) declined by the planner.
+pub type PlanFor<'f> = dyn Fn(&[u8]) -> Option<Option<Rc<Plan>>> + 'f;
+
+/// One message; `known` are the schemas seen recently (the shortcut above).
+pub fn parse<'a>(
+    raw: &'a [u8],
+    profile: &Profile,
+    at: &Coordinates,
+    known: &Recent,
+    plan_for: &PlanFor,
+) -> Outcome<'a> {
+    parse_inner(raw, profile, at, known, plan_for).unwrap_or(Outcome::Decline)
+}
+
+fn parse_inner<'a>(
+    raw: &'a [u8],
+    profile: &Profile,
+    at: &Coordinates,
+    known: &Recent,
+    plan_for: &PlanFor,
+) -> Result<Outcome<'a>, ()> {
+    let members;
+    let shortcut;
+    let (schema, payload, known_plan): (&'a [u8], &Json<'a>, Option<Rc<Plan>>) =
+        match known.iter().find_map(|(schema, plan)| Some((known_payload(raw, schema)?, schema.len(), plan.clone()))) {
+            Some((payload, schema_len, plan)) => {
+                shortcut = payload;
+                (&raw[HEAD.len()..HEAD.len() + schema_len], &shortcut, Some(plan))
+            }
+            None => {
+                // The schema is checked and kept as bytes (the plan cache key); only the payload is built.
+                members = json::parse_message(raw, &["payload"]).ok_or(())?;
+                let Some((key, Json::Raw(schema))) = members.first() else { return Err(()) };
+                if key != "schema" || schema.first() != Some(&b'{') {
+                    return Err(()); // no schema (inferred types) or another layout: the Python parser
+                }
+                (*schema, member(&members, "payload").ok_or(())?, None)
+            }
+        };
+    let Json::Object(payload, _) = payload else { return Err(()) };
+    let op: &'static str = match member(payload, "op") {
+        Some(Json::Str(k)) => match k.as_ref() {
+            "c" => "INSERT",
+            "u" => "UPDATE",
+            "d" => "DELETE",
+            "r" => "SNAPSHOT",
+            _ => return Err(()),
+        },
+        _ => return Err(()),
+    };
+    let Some(Json::Object(source, _)) = member(payload, "source") else { return Err(()) };
+
+    // `_is_oms` and the MongoDB reject: both left to the Python parser.
+    if matches!(member(source, "name"), Some(Json::Str(name)) if name == "OMS") {
+        return Err(());
+    }
+    let connector = opt_str(member(source, "connector"))?;
+    if let Some(c) = connector {
+        if !c.is_ascii() || c.to_ascii_uppercase().starts_with("OB_") || c.eq_ignore_ascii_case("mongodb") {
+            return Err(());
+        }
+    }
+    let db_type = connector.map(|c| c.to_ascii_uppercase());
+    let database = opt_str(member(source, "db"))?;
+    let schema_name = opt_str(member(source, "schema"))?;
+    let table = opt_str(member(source, "table"))?.ok_or(())?; // else --source-table: the Python parser
+    let binlog_file = opt_str(member(source, "file"))?;
+    let binlog_pos = opt_int(member(source, "pos"))?;
+    let gtid = opt_str(member(source, "gtid"))?;
+    let scn = opt_str(member(source, "scn"))?;
+    let sequence = opt_str(member(source, "sequence"))?;
+    let transaction_id = match member(payload, "transaction") {
+        None | Some(Json::Null) => None,
+        Some(Json::Object(t, _)) => opt_str(member(t, "id"))?,
+        Some(_) => return Err(()),
+    };
+    // `_source_ts_ms`: 0 means unknown.
+    let ts_ms = opt_int(member(source, "ts_ms"))?.filter(|&t| t != 0).map(epoch_ms);
+    let ingest_ts_ms = opt_int(member(payload, "ts_ms"))?;
+    let (major, minor): (u128, u128) = match binlog_file {
+        Some(file) => {
+            let pos = binlog_pos.unwrap_or(0);
+            let row = opt_int(member(source, "row"))?.unwrap_or(0);
+            if !(0..ROW_LIMIT).contains(&row) || pos < 0 {
+                return Err(());
+            }
+            (binlog_index(file).ok_or(())?, pos as u128 * ROW_LIMIT as u128 + row as u128)
+        }
+        None => match opt_int(member(source, "lsn"))? {
+            Some(lsn) if lsn < 0 => return Err(()),
+            Some(lsn) => (lsn as u128, 0),
+            None => (u128::try_from(ts_ms.unwrap_or(0)).map_err(|_| ())?, 0),
+        },
+    };
+
+    if minor > ORDER_MAX {
+        return Err(()); // `order_key`'s sortable range: a reject
+    }
+    let plan = match known_plan.map(Some).or_else(|| plan_for(schema)) {
+        Some(Some(plan)) => plan,
+        Some(None) => return Err(()), // the planner declined this schema
+        None => return Ok(Outcome::NeedPlan(schema)),
+    };
+    let image = |name: &str| match member(payload, name) {
+        None | Some(Json::Null) => None,
+        Some(value) => Some(value),
+    };
+    let (before, after) = match op {
+        "DELETE" => (Some(image("before").ok_or(())?), None),
+        "UPDATE" => (image("before"), Some(image("after").ok_or(())?)),
+        _ => (None, Some(image("after").ok_or(())?)), // an INSERT's before is ignored
+    };
+
+    let mut body = Vec::with_capacity(raw.len() / 2 + plan.columns_avro.len() + 256);
+    body.extend_from_slice(b"\xc3\x01");
+    body.extend_from_slice(&profile.fingerprint);
+    let op_index = match op {
+        "INSERT" => 0,
+        "UPDATE" => 1,
+        "DELETE" => 2,
+        _ => 3,
+    };
+    avro::long(&mut body, op_index);
+    avro::string(&mut body, &profile.format_id);
+    avro::opt_string(&mut body, db_type.as_deref());
+    avro::opt_string(&mut body, database);
+    avro::opt_string(&mut body, schema_name);
+    avro::opt_string(&mut body, Some(table));
+    body.push(0); // tenant
+    avro::opt_string(&mut body, binlog_file);
+    avro::opt_long(&mut body, binlog_pos);
+    avro::opt_string(&mut body, gtid);
+    avro::opt_string(&mut body, scn);
+    body.push(0); // checkpoint (OMS only)
+    avro::opt_string(&mut body, transaction_id);
+    avro::opt_string(&mut body, sequence);
+    order_key(&mut body, major, minor);
+    avro::opt_long(&mut body, ts_ms);
+    avro::opt_long(&mut body, ingest_ts_ms);
+    body.push(0); // primary_key: none without the primary_key option
+    body.extend_from_slice(&plan.columns_avro);
+    write_image(&mut body, before, &plan).ok_or(())?;
+    write_image(&mut body, after, &plan).ok_or(())?;
+    body.push(0); // changed_columns: Debezium sends none
+    body.push(0); // ddl
+    avro::string(&mut body, at.topic);
+    avro::long(&mut body, at.partition);
+    avro::long(&mut body, at.offset);
+    body.push(0); // row 0
+
+    // The record key: [database, schema, table] as orjson writes it (no key columns).
+    let mut key = Vec::with_capacity(48);
+    key.push(b'[');
+    for (i, part) in [database, schema_name, Some(table)].iter().enumerate() {
+        if i > 0 {
+            key.push(b',');
+        }
+        match part {
+            Some(text) => json_string(&mut key, text),
+            None => key.extend_from_slice(b"null"),
+        }
+    }
+    key.push(b']');
+    let table_name = format!("{}.{}", database.unwrap_or(""), table);
+    Ok(Outcome::Record(Record { key, value: body, table: table_name, op, ts_ms }))
+}
