@@ -236,3 +236,33 @@ def test_flipped_bytes(index: int, data: st.DataObject) -> None:
         raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
     ctx = context()
     check(the_lane(ctx), bytes(raw), ctx)
+
+
+def test_lanes_may_be_freed_and_used_on_other_threads() -> None:
+    # Python's garbage collector frees a lane on whatever thread triggers it (Spark's py4j
+    # thread did, in a test run): that must be harmless, and so must a call from another thread.
+    import gc
+    import sys
+    import threading
+
+    raw = TEMPLATE[0][1]
+    ctx = context()
+    lanes: list[Lane] = [the_lane(ctx)]
+    lanes[0].parse(raw, TOPIC, 3, 0)
+    seen: list[Any] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = seen.append
+
+    def elsewhere() -> None:
+        assert lanes[0].parse(raw, TOPIC, 3, 1) is not None
+        lanes.clear()  # the last reference: the lane is freed on this thread
+        gc.collect()
+
+    try:
+        worker = threading.Thread(target=elsewhere)
+        worker.start()
+        worker.join()
+    finally:
+        sys.unraisablehook = hook
+    assert lanes == []
+    assert seen == []

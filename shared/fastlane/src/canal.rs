@@ -223,7 +223,7 @@ pub fn parse<'a>(
     raw: &'a [u8],
     profile: &Profile,
     at: &Coordinates,
-    plan_for: &dyn Fn(&[u8]) -> Option<Option<std::rc::Rc<Plan>>>,
+    plan_for: &dyn Fn(&[u8]) -> Option<Option<std::sync::Arc<Plan>>>,
     zoned: values::ZoneReader,
 ) -> Outcome<'a> {
     match parse_inner(raw, profile, at, plan_for, zoned) {
@@ -278,7 +278,7 @@ fn parse_inner<'a>(
     raw: &'a [u8],
     profile: &Profile,
     at: &Coordinates,
-    plan_for: &dyn Fn(&[u8]) -> Option<Option<std::rc::Rc<Plan>>>,
+    plan_for: &dyn Fn(&[u8]) -> Option<Option<std::sync::Arc<Plan>>>,
     zoned: values::ZoneReader,
 ) -> Result<Outcome<'a>, ()> {
     // Only the fields read are built; the rest (sqlType, sql...) is checked and skipped.

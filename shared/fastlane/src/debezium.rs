@@ -10,7 +10,7 @@
 //! takes the Python parser.
 
 use std::borrow::Cow;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::avro;
 use crate::canal::{epoch_ms, json_string, Coordinates, Profile, Record};
@@ -448,10 +448,10 @@ fn known_payload<'a>(raw: &'a [u8], known: &[u8]) -> Option<Json<'a>> {
 }
 
 /// A schema seen recently (its bytes) with its plan, tried by the shortcut above.
-pub type Known = (Rc<[u8]>, Rc<Plan>);
+pub type Known = (Arc<[u8]>, Arc<Plan>);
 pub type Recent = [Known];
 /// The plan of a schema: None not planned yet, Some(None) declined by the planner.
-pub type PlanFor<'f> = dyn Fn(&[u8]) -> Option<Option<Rc<Plan>>> + 'f;
+pub type PlanFor<'f> = dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>> + 'f;
 
 /// One message; `known` are the schemas seen recently (the shortcut above).
 pub fn parse<'a>(
@@ -473,7 +473,7 @@ fn parse_inner<'a>(
 ) -> Result<Outcome<'a>, ()> {
     let members;
     let shortcut;
-    let (schema, payload, known_plan): (&'a [u8], &Json<'a>, Option<Rc<Plan>>) =
+    let (schema, payload, known_plan): (&'a [u8], &Json<'a>, Option<Arc<Plan>>) =
         match known.iter().find_map(|(schema, plan)| Some((known_payload(raw, schema)?, schema.len(), plan.clone()))) {
             Some((payload, schema_len, plan)) => {
                 shortcut = payload;

@@ -9,7 +9,7 @@
 //! float columns, bytes or DRS's byte-list text (`[106, 103]`) in binary columns, epoch-seconds
 //! text in TIMESTAMP columns (DRS's rendering). Everything else returns `None` and takes the Python parser.
 
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::avro;
 use crate::avro_reader::{Reader, Ty, Val};
@@ -107,7 +107,7 @@ pub fn parse<'a>(
     schema: &Schema,
     profile: &Profile,
     at: &Coordinates,
-    plan_for: &dyn Fn(&[u8]) -> Option<Option<Rc<Plan>>>,
+    plan_for: &dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>>,
     zoned: values::ZoneReader,
 ) -> Outcome<'a> {
     parse_inner(raw, schema, profile, at, plan_for, zoned).unwrap_or(Outcome::Decline)
@@ -295,7 +295,7 @@ fn parse_inner<'a>(
     schema: &Schema,
     profile: &Profile,
     at: &Coordinates,
-    plan_for: &dyn Fn(&[u8]) -> Option<Option<Rc<Plan>>>,
+    plan_for: &dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>>,
     zoned: values::ZoneReader,
 ) -> Option<Outcome<'a>> {
     let mut reader = Reader::new(raw);

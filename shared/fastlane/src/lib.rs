@@ -18,10 +18,9 @@ mod json;
 mod maxwell;
 mod values;
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::rc::Rc;
+use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -32,23 +31,43 @@ use canal::{Coordinates, Outcome, Plan, Profile};
 use values::Kind;
 
 const PLAN_LIMIT: usize = 4096;
+
+/// A lane's caches. Lanes are used by one thread (the normalizer's event loop), but Python may
+/// drop one on any thread (its garbage collector runs wherever it is triggered), so a lane must
+/// be `Send + Sync`: a `Mutex` that is never contended, with `RefCell`'s method names.
+struct Guarded<T>(std::sync::Mutex<T>);
+
+impl<T> Guarded<T> {
+    fn new(value: T) -> Self {
+        Guarded(std::sync::Mutex::new(value))
+    }
+
+    fn borrow(&self) -> std::sync::MutexGuard<'_, T> {
+        // A panic while locked (caught and declined) leaves the cache whole: keep using it.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn borrow_mut(&self) -> std::sync::MutexGuard<'_, T> {
+        self.borrow()
+    }
+}
 /// Schemas the Debezium lane compares byte for byte before reading one (as `envelope.py`'s recent list).
 const RECENT: usize = 8;
 
 
 /// The Canal flat JSON lane (the Canal profile of `canal-json`).
-#[pyclass(unsendable)]
+#[pyclass]
 struct CanalLane {
     profile: Profile,
     planner: Py<PyAny>,
     /// instant(text) -> micros since the epoch | None: TIMESTAMP texts in the source zone (not UTC).
     instant: Py<PyAny>,
-    plans: RefCell<HashMap<Vec<u8>, Option<Rc<Plan>>>>,
+    plans: Guarded<HashMap<Vec<u8>, Option<Arc<Plan>>>>,
     /// The type map seen last and its plan: consecutive messages of a table share one, and
     /// comparing its bytes costs less than hashing them.
-    last: RefCell<Option<(Vec<u8>, Option<Rc<Plan>>)>>,
+    last: Guarded<Option<(Vec<u8>, Option<Arc<Plan>>)>>,
     /// Table names as Python strings, made once.
-    tables: RefCell<HashMap<String, Py<PyString>>>,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
 }
 
 #[pymethods]
@@ -67,9 +86,9 @@ impl CanalLane {
             profile: Profile { fingerprint, format_id, db_type },
             planner,
             instant,
-            plans: RefCell::new(HashMap::new()),
-            last: RefCell::new(None),
-            tables: RefCell::new(HashMap::new()),
+            plans: Guarded::new(HashMap::new()),
+            last: Guarded::new(None),
+            tables: Guarded::new(HashMap::new()),
         })
     }
 
@@ -165,7 +184,7 @@ impl CanalLane {
     }
 
     /// planner(names, texts) -> (names, kinds, columns_avro) | None
-    fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Rc<Plan>>> {
+    fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<Plan>>> {
         let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();
         let answer = self.planner.call1(py, (names, texts))?;
         if answer.is_none(py) {
@@ -176,17 +195,17 @@ impl CanalLane {
             return Err(PyValueError::new_err("planner: one kind per declared column"));
         }
         let kinds = kinds.into_iter().map(Kind::from_code).collect();
-        Ok(Some(Rc::new(Plan { names, kinds, columns_avro })))
+        Ok(Some(Arc::new(Plan { names, kinds, columns_avro })))
     }
 }
 
 /// The Maxwell JSON lane (`maxwell-json`): one row per message, every column inferred from its
 /// JSON value, so it needs no planner.
-#[pyclass(unsendable)]
+#[pyclass]
 struct MaxwellLane {
     profile: Profile,
     /// Table names as Python strings, made once.
-    tables: RefCell<HashMap<String, Py<PyString>>>,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
 }
 
 #[pymethods]
@@ -195,7 +214,7 @@ impl MaxwellLane {
     fn new(fingerprint: &[u8], format_id: String, db_type: String) -> PyResult<Self> {
         let fingerprint: [u8; 8] =
             fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
-        Ok(MaxwellLane { profile: Profile { fingerprint, format_id, db_type }, tables: RefCell::new(HashMap::new()) })
+        Ok(MaxwellLane { profile: Profile { fingerprint, format_id, db_type }, tables: Guarded::new(HashMap::new()) })
     }
 
     /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
@@ -227,15 +246,15 @@ impl MaxwellLane {
 
 /// The DRS Avro lane (`drs-avro`, flat records): the user's record schema compiled once, column
 /// types from the planner (`shared/fastlane/plan_drs.py`), as in the Canal lane.
-#[pyclass(unsendable)]
+#[pyclass]
 struct DrsAvroLane {
     schema: drs::Schema,
     profile: Profile,
     planner: Py<PyAny>,
     /// instant(text) -> micros since the epoch | None: wall-clock TIMESTAMP texts in the source zone.
     instant: Py<PyAny>,
-    plans: RefCell<HashMap<Vec<u8>, Option<Rc<drs::Plan>>>>,
-    tables: RefCell<HashMap<String, Py<PyString>>>,
+    plans: Guarded<HashMap<Vec<u8>, Option<Arc<drs::Plan>>>>,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
 }
 
 #[pymethods]
@@ -264,8 +283,8 @@ impl DrsAvroLane {
             profile: Profile { fingerprint, format_id, db_type },
             planner,
             instant,
-            plans: RefCell::new(HashMap::new()),
-            tables: RefCell::new(HashMap::new()),
+            plans: Guarded::new(HashMap::new()),
+            tables: Guarded::new(HashMap::new()),
         })
     }
 
@@ -330,7 +349,7 @@ impl DrsAvroLane {
 
 impl DrsAvroLane {
     /// planner(names, texts) -> (names, kinds, columns_avro) | None
-    fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Rc<drs::Plan>>> {
+    fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<drs::Plan>>> {
         let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();
         let answer = self.planner.call1(py, (names, texts))?;
         if answer.is_none(py) {
@@ -341,22 +360,22 @@ impl DrsAvroLane {
             return Err(PyValueError::new_err("planner: one kind per declared column"));
         }
         let cols = kinds.into_iter().map(drs::Col::from_code).collect();
-        Ok(Some(Rc::new(drs::Plan { names, cols, columns_avro })))
+        Ok(Some(Arc::new(drs::Plan { names, cols, columns_avro })))
     }
 }
 
 
 /// The Debezium JSON lane (`debezium-json`, JsonConverter messages with schemas): its planner
 /// reads each row schema with the Python parser's own Connect type mapping.
-#[pyclass(unsendable)]
+#[pyclass]
 struct DebeziumLane {
     profile: Profile,
     planner: Py<PyAny>,
-    plans: RefCell<HashMap<Vec<u8>, Option<Rc<debezium::Plan>>>>,
+    plans: Guarded<HashMap<Vec<u8>, Option<Arc<debezium::Plan>>>>,
     /// Schemas seen recently and their plans, newest first: messages of a table repeat the same
     /// schema bytes (most of the message), and comparing them costs less than reading or hashing.
-    recent: RefCell<Vec<debezium::Known>>,
-    tables: RefCell<HashMap<String, Py<PyString>>>,
+    recent: Guarded<Vec<debezium::Known>>,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
 }
 
 #[pymethods]
@@ -369,9 +388,9 @@ impl DebeziumLane {
             // db_type is per message here (the connector's name), so the profile's is unused.
             profile: Profile { fingerprint, format_id, db_type: String::new() },
             planner,
-            plans: RefCell::new(HashMap::new()),
-            recent: RefCell::new(Vec::new()),
-            tables: RefCell::new(HashMap::new()),
+            plans: Guarded::new(HashMap::new()),
+            recent: Guarded::new(Vec::new()),
+            tables: Guarded::new(HashMap::new()),
         })
     }
 
@@ -395,7 +414,7 @@ impl DebeziumLane {
                     if let Some(Some(plan)) = &found {
                         let mut recent = self.recent.borrow_mut();
                         recent.truncate(RECENT - 1);
-                        recent.insert(0, (Rc::from(schema), plan.clone()));
+                        recent.insert(0, (Arc::from(schema), plan.clone()));
                     }
                     found
                 };
@@ -436,7 +455,7 @@ impl DebeziumLane {
 
 impl DebeziumLane {
     /// planner(schema bytes) -> (names, kinds, scales, columns_avro) | None
-    fn ask_planner(&self, py: Python<'_>, schema: &[u8]) -> PyResult<Option<Rc<debezium::Plan>>> {
+    fn ask_planner(&self, py: Python<'_>, schema: &[u8]) -> PyResult<Option<Arc<debezium::Plan>>> {
         let answer = self.planner.call1(py, (PyBytes::new(py, schema),))?;
         if answer.is_none(py) {
             return Ok(None);
@@ -446,12 +465,12 @@ impl DebeziumLane {
             return Err(PyValueError::new_err("planner: one kind and one scale per declared column"));
         }
         let kinds = kinds.into_iter().zip(scales).map(|(k, s)| debezium::Kind::from_code(k, s)).collect();
-        Ok(Some(Rc::new(debezium::Plan { names, kinds, columns_avro })))
+        Ok(Some(Arc::new(debezium::Plan { names, kinds, columns_avro })))
     }
 }
 
 /// A table name as a Python string, made once per name.
-fn python_name(py: Python<'_>, cache: &RefCell<HashMap<String, Py<PyString>>>, name: &str) -> Py<PyString> {
+fn python_name(py: Python<'_>, cache: &Guarded<HashMap<String, Py<PyString>>>, name: &str) -> Py<PyString> {
     let mut names = cache.borrow_mut();
     if let Some(found) = names.get(name) {
         return found.clone_ref(py);
