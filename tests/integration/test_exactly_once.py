@@ -33,9 +33,11 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 EVENTS = 20000
 ROUNDS = 6
 PARTITIONS = 3
+ROUND_BATCH = 6
+"""Messages per poll for the instances that get killed (two per partition and transaction)."""
 
 
-def _spawn(bootstrap: str, topics: Topics, log: Path) -> subprocess.Popen[bytes]:
+def _spawn(bootstrap: str, topics: Topics, log: Path, *, batch: int = 40) -> subprocess.Popen[bytes]:
     env = dict(os.environ)
     env.update(
         {
@@ -47,7 +49,7 @@ def _spawn(bootstrap: str, topics: Topics, log: Path) -> subprocess.Popen[bytes]
             "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
             "BINLAKE_METRICS_PORT": "0",
             "BINLAKE_METRICS_HOST": "127.0.0.1",
-            "BINLAKE_BATCH_MAX_MESSAGES": "40",
+            "BINLAKE_BATCH_MAX_MESSAGES": str(batch),
             "BINLAKE_SESSION_TIMEOUT_MS": "6000",
             "BINLAKE_LOG_LEVEL": "INFO",
         }
@@ -92,7 +94,9 @@ async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_pa
         logs = [tmp_path / f"round{round_}-a.log"]
         if round_ in (1, 3):
             logs.append(tmp_path / f"round{round_}-b.log")  # two instances: a rebalance inside the round
-        instances = [_spawn(kafka_bootstrap, topics, path) for path in logs]
+        # Tiny transactions (a few messages each) keep an instance busy through its backlog for
+        # seconds even with the native fast lane, so a kill within 0.4 s lands inside one.
+        instances = [_spawn(kafka_bootstrap, topics, path, batch=ROUND_BATCH) for path in logs]
         await _wait_for_line(logs[0], '"msg":"partitions assigned"', timeout_s=60)
         await asyncio.sleep(rng.uniform(0.05, 0.4))
         for process in instances:
