@@ -213,6 +213,43 @@ pub(crate) fn order_key(out: &mut Vec<u8>, major: i64, minor: i64, row: usize) {
     avro::bytes(out, &text);
 }
 
+/// What every record of a flat (Canal-shaped) message shares: the Avro source header, the
+/// record key's opening `[database,null,table`, and the `database.table` name.
+pub(crate) fn flat_head(
+    profile: &Profile,
+    op: &str,
+    database: Option<&str>,
+    table: &str,
+    gtid: Option<&str>,
+    id: i64,
+) -> (Vec<u8>, Vec<u8>, String) {
+    let mut head = Vec::with_capacity(64);
+    avro::op(&mut head, op);
+    avro::string(&mut head, &profile.format_id);
+    avro::opt_string(&mut head, Some(&profile.db_type));
+    avro::opt_string(&mut head, database);
+    head.push(0); // schema
+    avro::opt_string(&mut head, Some(table));
+    head.push(0); // tenant
+    head.push(0); // binlog_file
+    head.push(0); // binlog_pos
+    avro::opt_string(&mut head, gtid);
+    head.push(0); // scn
+    head.push(0); // checkpoint
+    head.push(0); // transaction_id
+    avro::opt_string(&mut head, Some(&id.to_string())); // sequence: str(id)
+
+    let mut key_head = Vec::with_capacity(48);
+    key_head.push(b'[');
+    match database {
+        Some(db) => json_string(&mut key_head, db),
+        None => key_head.extend_from_slice(b"null"),
+    }
+    key_head.extend_from_slice(b",null,");
+    json_string(&mut key_head, table);
+    (head, key_head, format!("{}.{}", database.unwrap_or(""), table))
+}
+
 pub struct Coordinates<'t> {
     pub topic: &'t str,
     pub partition: i64,
@@ -362,38 +399,7 @@ fn parse_inner<'a>(
         }
     };
 
-    // The header every record of this message shares.
-    let mut head = Vec::with_capacity(64);
-    let op_index = match op {
-        "INSERT" => 0,
-        "UPDATE" => 1,
-        "DELETE" => 2,
-        _ => 3, // SNAPSHOT
-    };
-    avro::long(&mut head, op_index);
-    avro::string(&mut head, &profile.format_id);
-    avro::opt_string(&mut head, Some(&profile.db_type));
-    avro::opt_string(&mut head, database);
-    head.push(0); // schema
-    avro::opt_string(&mut head, Some(table));
-    head.push(0); // tenant
-    head.push(0); // binlog_file
-    head.push(0); // binlog_pos
-    avro::opt_string(&mut head, gtid);
-    head.push(0); // scn
-    head.push(0); // checkpoint
-    head.push(0); // transaction_id
-    avro::opt_string(&mut head, Some(&id.to_string())); // sequence: str(id)
-
-    let mut key_head = Vec::with_capacity(48);
-    key_head.push(b'[');
-    match database {
-        Some(db) => json_string(&mut key_head, db),
-        None => key_head.extend_from_slice(b"null"),
-    }
-    key_head.extend_from_slice(b",null,");
-    json_string(&mut key_head, table);
-    let table_name = format!("{}.{}", database.unwrap_or(""), table);
+    let (head, key_head, table_name) = flat_head(profile, op, database, table, gtid, id);
 
     let mut records = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {

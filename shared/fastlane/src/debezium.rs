@@ -566,13 +566,7 @@ fn parse_inner<'a>(
     let mut body = Vec::with_capacity(raw.len() / 2 + plan.columns_avro.len() + 256);
     body.extend_from_slice(b"\xc3\x01");
     body.extend_from_slice(&profile.fingerprint);
-    let op_index = match op {
-        "INSERT" => 0,
-        "UPDATE" => 1,
-        "DELETE" => 2,
-        _ => 3,
-    };
-    avro::long(&mut body, op_index);
+    avro::op(&mut body, op);
     avro::string(&mut body, &profile.format_id);
     avro::opt_string(&mut body, db_type.as_deref());
     avro::opt_string(&mut body, database);

@@ -394,37 +394,8 @@ fn parse_inner<'a>(
         }
     };
 
-    let mut head = Vec::with_capacity(64);
-    let op_index = match op {
-        "INSERT" => 0,
-        "UPDATE" => 1,
-        "DELETE" => 2,
-        _ => 3, // SNAPSHOT
-    };
-    avro::long(&mut head, op_index);
-    avro::string(&mut head, &profile.format_id);
-    avro::opt_string(&mut head, Some(&profile.db_type));
-    avro::opt_string(&mut head, database);
-    head.push(0); // schema
-    avro::opt_string(&mut head, Some(table));
-    head.push(0); // tenant
-    head.push(0); // binlog_file
-    head.push(0); // binlog_pos
-    head.push(0); // gtid: not a field of an accepted schema
-    head.push(0); // scn
-    head.push(0); // checkpoint
-    head.push(0); // transaction_id
-    avro::opt_string(&mut head, Some(&id.to_string())); // sequence: str(id)
-
-    let mut key_head = Vec::with_capacity(48);
-    key_head.push(b'[');
-    match database {
-        Some(db) => json_string(&mut key_head, db),
-        None => key_head.extend_from_slice(b"null"),
-    }
-    key_head.extend_from_slice(b",null,");
-    json_string(&mut key_head, table);
-    let table_name = format!("{}.{}", database.unwrap_or(""), table);
+    // The flat reader's header; gtid is not a field of an accepted schema.
+    let (head, key_head, table_name) = canal::flat_head(profile, op, database, table, None, id);
 
     let mut records = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {

@@ -80,8 +80,7 @@ impl CanalLane {
         planner: Py<PyAny>,
         instant: Py<PyAny>,
     ) -> PyResult<Self> {
-        let fingerprint: [u8; 8] =
-            fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
+        let fingerprint = fingerprint_of(fingerprint)?;
         Ok(CanalLane {
             profile: Profile { fingerprint, format_id, db_type },
             planner,
@@ -133,13 +132,13 @@ impl CanalLane {
                 Ok(Err(Some((raw_map, columns)))) => {
                     let plan = self.ask_planner(py, columns)?;
                     *self.last.borrow_mut() = None;
-                    let mut plans = self.plans.borrow_mut();
-                    if plans.len() >= PLAN_LIMIT {
-                        plans.clear();
-                    }
-                    plans.insert(raw_map, plan);
+                    remember(&self.plans, raw_map, plan);
                 }
-                Ok(Ok(records)) => return self.to_python(py, records).map(Some),
+                Ok(Ok(records)) => {
+                    let first = &records[0];
+                    let rows = records.iter().map(|r| (r.key.as_slice(), r.value.as_slice()));
+                    return taken(py, &self.tables, &first.table, first.op, first.ts_ms, rows).map(Some);
+                }
             }
         }
         Ok(None)
@@ -152,37 +151,6 @@ impl CanalLane {
 }
 
 impl CanalLane {
-    /// (table, op, event time, [key, value, key, value...]): every row of a message shares the first three.
-    fn to_python<'py>(&self, py: Python<'py>, records: Vec<canal::Record>) -> PyResult<Bound<'py, PyTuple>> {
-        let first = &records[0];
-        let mut tables = self.tables.borrow_mut();
-        if tables.len() >= PLAN_LIMIT {
-            tables.clear();
-        }
-        let table = match tables.get(&first.table) {
-            Some(name) => name.clone_ref(py),
-            None => {
-                let name = PyString::new(py, &first.table).unbind();
-                tables.insert(first.table.clone(), name.clone_ref(py));
-                name
-            }
-        };
-        let op = match first.op {
-            "INSERT" => intern!(py, "INSERT"),
-            "UPDATE" => intern!(py, "UPDATE"),
-            "DELETE" => intern!(py, "DELETE"),
-            _ => intern!(py, "SNAPSHOT"),
-        };
-        let ts_ms = first.ts_ms.into_pyobject(py)?.into_any();
-        let mut items = Vec::with_capacity(2 * records.len());
-        for r in &records {
-            items.push(PyBytes::new(py, &r.key));
-            items.push(PyBytes::new(py, &r.value));
-        }
-        let list = PyList::new(py, items)?;
-        PyTuple::new(py, [table.into_bound(py).into_any(), op.clone().into_any(), ts_ms, list.into_any()])
-    }
-
     /// planner(names, texts) -> (names, kinds, columns_avro) | None
     fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<Plan>>> {
         let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();
@@ -212,8 +180,7 @@ struct MaxwellLane {
 impl MaxwellLane {
     #[new]
     fn new(fingerprint: &[u8], format_id: String, db_type: String) -> PyResult<Self> {
-        let fingerprint: [u8; 8] =
-            fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
+        let fingerprint = fingerprint_of(fingerprint)?;
         Ok(MaxwellLane { profile: Profile { fingerprint, format_id, db_type }, tables: Guarded::new(HashMap::new()) })
     }
 
@@ -231,11 +198,8 @@ impl MaxwellLane {
         let Ok(Some(record)) = catch_unwind(AssertUnwindSafe(|| maxwell::parse(raw, &self.profile, &at))) else {
             return Ok(None);
         };
-        let table = python_name(py, &self.tables, &record.table);
-        let op = op_name(py, record.op);
-        let ts_ms = record.ts_ms.into_pyobject(py)?.into_any();
-        let list = PyList::new(py, [PyBytes::new(py, &record.key), PyBytes::new(py, &record.value)])?;
-        PyTuple::new(py, [table.into_bound(py).into_any(), op.clone().into_any(), ts_ms, list.into_any()]).map(Some)
+        let row = [(record.key.as_slice(), record.value.as_slice())];
+        taken(py, &self.tables, &record.table, record.op, Some(record.ts_ms), row.into_iter()).map(Some)
     }
 
     /// Always 0: column types come from the values, there is nothing to plan.
@@ -269,8 +233,7 @@ impl DrsAvroLane {
         planner: Py<PyAny>,
         instant: Py<PyAny>,
     ) -> PyResult<Self> {
-        let fingerprint: [u8; 8] =
-            fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
+        let fingerprint = fingerprint_of(fingerprint)?;
         let mut compiled = Vec::with_capacity(fields.len());
         for (name, notation) in &fields {
             let field = drs::Field::of(name).ok_or_else(|| PyValueError::new_err(format!("field {name:?}")))?;
@@ -316,25 +279,12 @@ impl DrsAvroLane {
                 Err(_) | Ok(Err(None)) => return Ok(None), // a panic or a doubt: decline
                 Ok(Err(Some((raw_map, columns)))) => {
                     let plan = self.ask_planner(py, columns)?;
-                    let mut plans = self.plans.borrow_mut();
-                    if plans.len() >= PLAN_LIMIT {
-                        plans.clear();
-                    }
-                    plans.insert(raw_map, plan);
+                    remember(&self.plans, raw_map, plan);
                 }
                 Ok(Ok(records)) => {
                     let first = &records[0];
-                    let table = python_name(py, &self.tables, &first.table);
-                    let op = op_name(py, first.op);
-                    let ts_ms = first.ts_ms.into_pyobject(py)?.into_any();
-                    let mut items = Vec::with_capacity(2 * records.len());
-                    for r in &records {
-                        items.push(PyBytes::new(py, &r.key));
-                        items.push(PyBytes::new(py, &r.value));
-                    }
-                    let list = PyList::new(py, items)?;
-                    let parts = [table.into_bound(py).into_any(), op.clone().into_any(), ts_ms, list.into_any()];
-                    return PyTuple::new(py, parts).map(Some);
+                    let rows = records.iter().map(|r| (r.key.as_slice(), r.value.as_slice()));
+                    return taken(py, &self.tables, &first.table, first.op, first.ts_ms, rows).map(Some);
                 }
             }
         }
@@ -382,8 +332,7 @@ struct DebeziumLane {
 impl DebeziumLane {
     #[new]
     fn new(fingerprint: &[u8], format_id: String, planner: Py<PyAny>) -> PyResult<Self> {
-        let fingerprint: [u8; 8] =
-            fingerprint.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))?;
+        let fingerprint = fingerprint_of(fingerprint)?;
         Ok(DebeziumLane {
             // db_type is per message here (the connector's name), so the profile's is unused.
             profile: Profile { fingerprint, format_id, db_type: String::new() },
@@ -428,19 +377,11 @@ impl DebeziumLane {
                 Err(_) | Ok(Err(None)) => return Ok(None), // a panic declines too
                 Ok(Err(Some(schema))) => {
                     let plan = self.ask_planner(py, &schema)?;
-                    let mut plans = self.plans.borrow_mut();
-                    if plans.len() >= PLAN_LIMIT {
-                        plans.clear();
-                    }
-                    plans.insert(schema, plan);
+                    remember(&self.plans, schema, plan);
                 }
                 Ok(Ok(record)) => {
-                    let table = python_name(py, &self.tables, &record.table);
-                    let op = op_name(py, record.op);
-                    let ts_ms = record.ts_ms.into_pyobject(py)?.into_any();
-                    let list = PyList::new(py, [PyBytes::new(py, &record.key), PyBytes::new(py, &record.value)])?;
-                    let items = [table.into_bound(py).into_any(), op.clone().into_any(), ts_ms, list.into_any()];
-                    return PyTuple::new(py, items).map(Some);
+                    let row = [(record.key.as_slice(), record.value.as_slice())];
+                    return taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some);
                 }
             }
         }
@@ -467,6 +408,42 @@ impl DebeziumLane {
         let kinds = kinds.into_iter().zip(scales).map(|(k, s)| debezium::Kind::from_code(k, s)).collect();
         Ok(Some(Arc::new(debezium::Plan { names, kinds, columns_avro })))
     }
+}
+
+/// What a lane's `parse` gives Python for one message: (table, op, event time, [key, value, ...]);
+/// every row of a message shares the first three.
+fn taken<'py, 'r>(
+    py: Python<'py>,
+    tables: &Guarded<HashMap<String, Py<PyString>>>,
+    table: &str,
+    op: &str,
+    ts_ms: Option<i64>,
+    rows: impl Iterator<Item = (&'r [u8], &'r [u8])>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let table = python_name(py, tables, table);
+    let op = op_name(py, op);
+    let ts_ms = ts_ms.into_pyobject(py)?.into_any();
+    let mut items = Vec::new();
+    for (key, value) in rows {
+        items.push(PyBytes::new(py, key));
+        items.push(PyBytes::new(py, value));
+    }
+    let list = PyList::new(py, items)?;
+    PyTuple::new(py, [table.into_bound(py).into_any(), op.clone().into_any(), ts_ms, list.into_any()])
+}
+
+/// The unified topic's schema fingerprint, as every lane's constructor takes it.
+fn fingerprint_of(bytes: &[u8]) -> PyResult<[u8; 8]> {
+    bytes.try_into().map_err(|_| PyValueError::new_err("the schema fingerprint must be 8 bytes"))
+}
+
+/// Keep a planner's answer (a plan, or None: declined) for its key; all forgotten when full.
+fn remember<P>(plans: &Guarded<HashMap<Vec<u8>, Option<P>>>, key: Vec<u8>, plan: Option<P>) {
+    let mut plans = plans.borrow_mut();
+    if plans.len() >= PLAN_LIMIT {
+        plans.clear();
+    }
+    plans.insert(key, plan);
 }
 
 /// A table name as a Python string, made once per name.

@@ -629,13 +629,7 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
     let mut body = Vec::with_capacity(256 + 2 * raw.len());
     body.extend_from_slice(b"\xc3\x01");
     body.extend_from_slice(&profile.fingerprint);
-    let op_index = match op {
-        "INSERT" => 0,
-        "UPDATE" => 1,
-        "DELETE" => 2,
-        _ => 3, // SNAPSHOT
-    };
-    avro::long(&mut body, op_index);
+    avro::op(&mut body, op);
     avro::string(&mut body, &profile.format_id);
     avro::opt_string(&mut body, Some(&profile.db_type));
     avro::opt_string(&mut body, database);
