@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 from typing import Any
 
 import pytest
@@ -19,21 +18,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.cli.generate import messages
-from shared.codec import avro
 from shared.fastlane import Lane, Taken, available, lane_for
 from shared.generate.workload import Workload
-from shared.kafka.records import event_key
-from shared.parsing import registry
 from shared.parsing.context import ParseContext, zone
-from shared.parsing.result import Parsed
 from tests.corpus_cases import cases
+from tests.unit.fastlane_support import NEEDS_LANE
+from tests.unit.fastlane_support import python_records as python_records_of
 
 pytestmark = [
     pytest.mark.unit,
-    pytest.mark.skipif(
-        not available() and not (os.environ.get("CI") == "true" and os.environ.get("BINLAKE_COMPILE") != "0"),
-        reason="the fast lane is not built (no Rust toolchain, or BINLAKE_COMPILE=0)",
-    ),
+    NEEDS_LANE,
 ]
 
 FORMAT = "debezium-json"
@@ -55,12 +49,7 @@ LANE = the_lane() if available() else None
 
 def python_records(raw: bytes, ctx: ParseContext, offset: int) -> Taken | None:
     """What the runtime publishes for ``raw`` through the Python parser, in the lane's shape (None: a reject)."""
-    outcome = registry.get(FORMAT)(raw, ctx.at(TOPIC, 3, offset))
-    if not isinstance(outcome, Parsed) or not outcome.events:
-        return None
-    first = outcome.events[0]
-    table = f"{first.source.database or ''}.{first.source.table or ''}"
-    return table, first.op, first.ts_ms, [part for e in outcome.events for part in (event_key(e), avro.encode(e))]
+    return python_records_of(FORMAT, raw, ctx, TOPIC, offset)
 
 
 def check(raw: bytes, ctx: ParseContext | None = None, offset: int = 41, lane: Lane | None = None) -> bool:

@@ -1,0 +1,37 @@
+"""What the fast-lane tests share: when they run, and what the Python path publishes for a message."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from shared.codec import avro
+from shared.fastlane import Taken, available
+from shared.kafka.records import event_key
+from shared.parsing import registry
+from shared.parsing.context import ParseContext
+from shared.parsing.result import Parsed
+
+NEEDS_LANE = pytest.mark.skipif(
+    not available() and not (os.environ.get("CI") == "true" and os.environ.get("BINLAKE_COMPILE") != "0"),
+    reason="the fast lane is not built (no Rust toolchain, or BINLAKE_COMPILE=0)",
+)
+"""Skip without the extension, except in CI's compiled build, where its absence must fail."""
+
+
+def python_records(format_id: str, raw: bytes, ctx: ParseContext, topic: str, offset: int) -> Taken | None:
+    """What the runtime publishes for ``raw`` through the Python parser, in a lane's shape (None: a reject)."""
+    outcome = registry.get(format_id)(raw, ctx.at(topic, 3, offset))
+    if not isinstance(outcome, Parsed) or not outcome.events:
+        return None
+    first = outcome.events[0]
+    for e in outcome.events:  # one message: one table, op and event time
+        assert (e.source.database, e.source.table, e.op, e.ts_ms) == (
+            first.source.database,
+            first.source.table,
+            first.op,
+            first.ts_ms,
+        )
+    table = f"{first.source.database or ''}.{first.source.table or ''}"
+    return table, first.op, first.ts_ms, [part for e in outcome.events for part in (event_key(e), avro.encode(e))]
