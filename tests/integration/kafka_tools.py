@@ -62,6 +62,36 @@ async def read_all(
     return out
 
 
+async def written(bootstrap: str, topic: str, partitions: int) -> int:
+    """How many records ``topic`` holds, counting those of open and aborted transactions."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_uncommitted")
+    await consumer.start()
+    try:
+        return await _high_watermarks(consumer, topic, partitions)
+    finally:
+        await consumer.stop()
+
+
+async def wait_written(bootstrap: str, topic: str, partitions: int, *, above: int, timeout_s: float = 60.0) -> int:
+    """Wait until ``topic`` holds more than ``above`` records (committed or not); return the count."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_uncommitted")
+    await consumer.start()
+    try:
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while (count := await _high_watermarks(consumer, topic, partitions)) <= above:
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(f"nothing was written to {topic} within {timeout_s}s")
+            await asyncio.sleep(0.02)
+        return count
+    finally:
+        await consumer.stop()
+
+
+async def _high_watermarks(consumer: AIOKafkaConsumer, topic: str, partitions: int) -> int:
+    ends = await consumer.end_offsets([TopicPartition(topic, p) for p in range(partitions)])
+    return sum(ends.values())
+
+
 async def group_caught_up(bootstrap: str, group_id: str, topic: str, partitions: int) -> bool:
     """True when ``group_id`` has committed every input offset of ``topic``."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=group_id, enable_auto_commit=False)

@@ -3,7 +3,7 @@
 The normalizer runs as a real ``binlake normalizer`` process. Six rounds each
 add a backlog of input, start an instance (twice two instances sharing the
 group, so partitions move between them in rebalances) and SIGKILL it a seeded
-random moment after it owns partitions, while it works through the backlog.
+random moment after it has begun writing, while it works through the backlog.
 A final instance then runs until the group has committed every input offset.
 Every input message must then be represented exactly once in the unified topic
 as read by a ``read_committed`` consumer, and the log must hold aborted
@@ -33,6 +33,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 EVENTS = 20000
 ROUNDS = 6
 PARTITIONS = 3
+OUTPUT_PARTITIONS = 4
 ROUND_BATCH = 6
 """Messages per poll for the instances that get killed (two per partition and transaction)."""
 
@@ -77,7 +78,9 @@ async def _kill(process: subprocess.Popen[bytes]) -> None:
 async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_path: Path) -> None:
     rng = random.Random(20261122)
     topics = Topics.fresh("eos")
-    await kafka_tools.create_topics(kafka_bootstrap, {topics.vendor: PARTITIONS, topics.events: 4, topics.dlq: 1})
+    await kafka_tools.create_topics(
+        kafka_bootstrap, {topics.vendor: PARTITIONS, topics.events: OUTPUT_PARTITIONS, topics.dlq: 1}
+    )
     workload = Workload(seed=5, tables=4)
     render_fn = render.get("canal-json")
     ctx = render.RenderContext()
@@ -87,7 +90,7 @@ async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_pa
     kills = 0
     for round_ in range(ROUNDS):
         # A fresh backlog before every instance starts, and a kill soon after it
-        # owns partitions, so the kill lands while it is inside a transaction.
+        # begins writing, so the kill lands while it is inside a transaction.
         positions += await kafka_tools.produce(
             kafka_bootstrap, topics.vendor, items[round_ * chunk : (round_ + 1) * chunk]
         )
@@ -95,10 +98,14 @@ async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_pa
         if round_ in (1, 3):
             logs.append(tmp_path / f"round{round_}-b.log")  # two instances: a rebalance inside the round
         # Tiny transactions (a few messages each) keep an instance busy through its backlog for
-        # seconds even with the native fast lane, so a kill within 0.4 s lands inside one.
+        # seconds even with the native fast lane. The kill waits until the instance has written
+        # (start-up after the assignment can take longer than any fixed delay on a busy machine:
+        # a CI run saw all 8 kills land before the first transaction), then lands a moment later.
+        before = await kafka_tools.written(kafka_bootstrap, topics.events, OUTPUT_PARTITIONS)
         instances = [_spawn(kafka_bootstrap, topics, path, batch=ROUND_BATCH) for path in logs]
         await _wait_for_line(logs[0], '"msg":"partitions assigned"', timeout_s=60)
-        await asyncio.sleep(rng.uniform(0.05, 0.4))
+        await kafka_tools.wait_written(kafka_bootstrap, topics.events, OUTPUT_PARTITIONS, above=before, timeout_s=60)
+        await asyncio.sleep(rng.uniform(0.0, 0.1))
         for process in instances:
             await _kill(process)
             kills += 1
