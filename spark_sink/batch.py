@@ -90,12 +90,5 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
         for frame in pinned:
             frame.unpersist()
         for frame in checkpointed:
-            _release(frame)
+            delta_tables.release(frame)
     return report
-
-
-def _release(frame: DataFrame) -> None:
-    """Free a local checkpoint's blocks now (Spark would keep them until the RDD is garbage-collected)."""
-    plan = frame._jdf.queryExecution().analyzed()
-    if plan.getClass().getSimpleName() == "LogicalRDD":
-        plan.rdd().unpersist(False)

@@ -64,6 +64,13 @@ def state(spark: SparkSession, uri: str) -> TableState | None:
     return TableState(version, schema, dict(metadata.get("configuration") or {}))
 
 
+def release(frame: DataFrame) -> None:
+    """Free a local checkpoint's blocks now (Spark would keep them until the RDD is garbage-collected)."""
+    plan = frame._jdf.queryExecution().analyzed()
+    if plan.getClass().getSimpleName() == "LogicalRDD":
+        plan.rdd().unpersist(False)
+
+
 def exists(spark: SparkSession, uri: str) -> bool:
     return state(spark, uri) is not None
 

@@ -39,13 +39,13 @@ from typing import Final
 
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from shared.event.model import ROW_OPS
 from spark_sink import delta_tables, history, tombstones
 from spark_sink.control_events import TableControl, collect
-from spark_sink.delta_tables import quote
+from spark_sink.delta_tables import quote, release
 from spark_sink.mirror_plan import OP, ORDER_KEY, ColumnDesc, Descriptor, Plan
 from spark_sink.mirror_project import DESC, IS_DELETE, project, with_descriptor_id
 from spark_sink.mirror_schema import prepare
@@ -56,6 +56,8 @@ PROP_TRUNCATED: Final = "binlake.truncated_at"
 TRUNCATE_APP: Final = ".truncate"
 """Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""
 _DDL_DESCRIPTOR: Final = 0
+LAST_DELETE: Final = "_ld"
+"""The folded row's newest DELETE in the batch (its ``order_key``), NULL when the batch deletes nothing."""
 
 
 def descriptors(rows: DataFrame) -> dict[str, list[Descriptor]]:
@@ -227,35 +229,35 @@ def _apply_rows(
         return
     key_index = [physical.index(k) for k in key]
     key_cols = [f"_v{i}" for i in key_index]
+    wants_history = settings.wants_history(table)
     with step("project"):
-        # An UPDATE that moves a row to another key deletes the old key.
+        # An UPDATE that moves a row to another key deletes the old key: only the old key matters there.
         differs = F.lit(False)
         for name in key:
             before, after = (convert(F.col(side)[name], result.types[name]) for side in ("before", "after"))
             differs = differs | ~before.eqNullSafe(after)
         moved = events.where((F.col("op") == "UPDATE") & F.col("before").isNotNull() & F.col("after").isNotNull())
-        old = project(moved.where(differs), F.col("before"), F.lit(True), descs=descs, result=result, physical=physical)
+        keep = None if wants_history else set(key_index)
+        old = project(
+            moved.where(differs), F.col("before"), F.lit(True), descs=descs, result=result, physical=physical, only=keep
+        )
         all_events = projected.unionByName(old.withColumn(OP, F.lit("DELETE")))
-    with step("persist_events"):
-        all_events = all_events.persist(StorageLevel.MEMORY_AND_DISK)
+    if wants_history:
+        with step("persist_events"):
+            all_events = all_events.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         tomb_uri = settings.tombstones_uri(table)
-        with step("floors"):
+        with step("fold"):
             floor = tombstones.floors(
-                spark,
-                mirror_uri=uri,
-                tomb_uri=tomb_uri,
-                key=key,
-                key_cols=key_cols,
-                types=[result.types[k] for k in key],
+                spark, tomb_uri=tomb_uri, key=key, key_cols=key_cols, types=[result.types[k] for k in key]
             )
-        with step("fold_plan"):
-            fresh = tombstones.above_floor(all_events, floor, key_cols)
-            folded = _fold(fresh, key_index, len(physical))
-        with step("persist_folded"):
-            # Persisted for the MERGE and the tombstones; the floors are read at pinned versions, so the
-            # mirror MERGE changing the mirror does not change this result if Spark recomputes a lost block.
-            folded = folded.persist(StorageLevel.MEMORY_AND_DISK)
+            # Materialized once, lineage cut: the MERGE (told not to materialize its source again) and the
+            # tombstones read plain rows; the floors are read at a pinned version, so this is reproducible.
+            folded = (
+                _fold(all_events, key_index, len(physical))
+                .join(floor, on=key_cols, how="left")
+                .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+            )
         try:
             with step("merge"):
                 _merge(
@@ -266,9 +268,8 @@ def _apply_rows(
                     spark, tomb_uri, folded=folded, key=key, key_cols=key_cols, app_id=app_id, batch_id=batch_id
                 )
         finally:
-            with step("unpersist"):
-                folded.unpersist()
-        if settings.wants_history(table):
+            release(folded)
+        if wants_history:
             with step("history"):
                 history.apply(
                     spark,
@@ -281,45 +282,38 @@ def _apply_rows(
                     batch_id=batch_id,
                 )
     finally:
-        with step("unpersist"):
-            all_events.unpersist()
+        if wants_history:
+            with step("unpersist"):
+                all_events.unpersist()
 
 
-def _fold(projected: DataFrame, key_index: list[int], width: int) -> DataFrame:
-    """One row per key: the key's final state in this batch (see the module doc)."""
+def _fold(events: DataFrame, key_index: list[int], width: int) -> DataFrame:
+    """One row per key: what the batch knows of it, for the MERGE to apply above the key's floor.
+
+    One aggregation, no window: per key the newest ``order_key`` (``ORDER_KEY``),
+    whether the newest event is a DELETE (``_delete``), the newest DELETE's
+    ``order_key`` (``_ld``), and per value column the newest event that knows it:
+    its value (``_v{i}``) and ``order_key`` (``_o{i}``). The floor is applied
+    by the MERGE (see the module doc): events at or below it are exactly the
+    oldest ones, so "the newest event knowing column i" is above the floor iff
+    any event above the floor knows it, and it is live (after the batch's last
+    effective DELETE) iff it is newer than ``_ld``.
+    """
     keys = [f"_v{i}" for i in key_index]
     for k in keys:
-        projected = projected.where(F.col(k).isNotNull())
-    window = Window.partitionBy(*keys)
-    ordered = projected.withColumn(
-        "_last_delete", F.max(F.when(F.col(IS_DELETE), F.col(ORDER_KEY))).over(window)
-    ).withColumn("_final_delete", F.max_by(F.col(IS_DELETE), F.col(ORDER_KEY)).over(window))
-    values = [i for i in range(width) if i not in key_index]
-    deletes = (
-        ordered.where(F.col("_final_delete"))
-        .groupBy(*keys)
-        .agg(F.max(ORDER_KEY).alias(ORDER_KEY))
-        .select(
-            *keys,
-            ORDER_KEY,
-            F.lit(True).alias("_delete"),
-            F.lit(False).alias("_reset"),
-            *[F.lit(None).alias(f"_v{i}") for i in values],
-            *[F.lit(False).alias(f"_k{i}") for i in values],
-        )
-    )
-    live = ordered.where(~F.col("_final_delete")).where(
-        F.col("_last_delete").isNull() | (F.col(ORDER_KEY) > F.col("_last_delete"))
-    )
+        events = events.where(F.col(k).isNotNull())
+    ok = F.col(ORDER_KEY)
     aggregates: list[Column] = [
         F.max(ORDER_KEY).alias(ORDER_KEY),
-        F.lit(False).alias("_delete"),
-        F.max(F.col("_last_delete")).isNotNull().alias("_reset"),
+        F.max_by(F.col(IS_DELETE), ok).alias("_delete"),
+        F.max(F.when(F.col(IS_DELETE), ok)).alias(LAST_DELETE),
     ]
-    aggregates += [F.max_by(f"_v{i}", F.when(F.col(f"_k{i}"), F.col(ORDER_KEY))).alias(f"_v{i}") for i in values]
-    aggregates += [F.bool_or(f"_k{i}").alias(f"_k{i}") for i in values]
-    upserts = live.groupBy(*keys).agg(*aggregates)
-    return upserts.unionByName(deletes, allowMissingColumns=False)
+    for i in range(width):
+        if i in key_index:
+            continue
+        known_at = F.when(F.col(f"_k{i}"), ok)
+        aggregates += [F.max_by(f"_v{i}", known_at).alias(f"_v{i}"), F.max(known_at).alias(f"_o{i}")]
+    return events.groupBy(*keys).agg(*aggregates)
 
 
 def _merge(
@@ -332,23 +326,34 @@ def _merge(
     app_id: str,
     batch_id: int,
 ) -> None:
+    """MERGE the folded batch: each key's newer events, column by column, above the key's floor.
+
+    A matched row's floor is its ``order_key``; an unmatched key's is its
+    tombstone's (``tombstones.FLOOR``, NULL when it has none).
+    """
     target_columns = [f.name for f in delta_tables.schema(spark, uri).fields]
     condition = " AND ".join(f"t.{quote(physical[i])} = s._v{i}" for i in key_index)
-    newer = f"coalesce(t.{ORDER_KEY}, '') < s.{ORDER_KEY}"
+    floor = f"coalesce(t.{ORDER_KEY}, '')"
+    newer = f"{floor} < s.{ORDER_KEY}"
+    reset = f"s.{LAST_DELETE} > {floor}"
+    tomb = f"coalesce(s.{tombstones.FLOOR}, '')"
     index = {phys: i for i, phys in enumerate(physical)}
     update: dict[str, str | Column] = {ORDER_KEY: f"s.{ORDER_KEY}"}
     insert: dict[str, str | Column] = {ORDER_KEY: f"s.{ORDER_KEY}"}
     for name in target_columns:
         if name == ORDER_KEY or name not in index:
             if name != ORDER_KEY:
-                update[quote(name)] = f"CASE WHEN s._reset THEN NULL ELSE t.{quote(name)} END"
+                update[quote(name)] = f"CASE WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
             continue
         i = index[name]
         if i in key_index:
             insert[quote(name)] = f"s._v{i}"
             continue
-        update[quote(name)] = f"CASE WHEN s._k{i} THEN s._v{i} WHEN s._reset THEN NULL ELSE t.{quote(name)} END"
-        insert[quote(name)] = f"CASE WHEN s._k{i} THEN s._v{i} END"
+        live = f"(s.{LAST_DELETE} IS NULL OR s._o{i} > s.{LAST_DELETE})"
+        update[quote(name)] = (
+            f"CASE WHEN s._o{i} > {floor} AND {live} THEN s._v{i} WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
+        )
+        insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
     with delta_tables.idempotent_dml(spark, app_id, batch_id):
         (
             DeltaTable.forPath(spark, uri)
@@ -356,6 +361,6 @@ def _merge(
             .merge(source.alias("s"), condition)
             .whenMatchedDelete(condition=f"s._delete AND {newer}")
             .whenMatchedUpdate(condition=f"NOT s._delete AND {newer}", set=update)
-            .whenNotMatchedInsert(condition="NOT s._delete", values=insert)
+            .whenNotMatchedInsert(condition=f"NOT s._delete AND {tomb} < s.{ORDER_KEY}", values=insert)
             .execute()
         )

@@ -40,9 +40,19 @@ def _by_descriptor(descs: list[Descriptor], pick: dict[int, Column], default: Co
 
 
 def project(
-    events: DataFrame, image: Column, is_delete: Column, *, descs: list[Descriptor], result: Plan, physical: list[str]
+    events: DataFrame,
+    image: Column,
+    is_delete: Column,
+    *,
+    descs: list[Descriptor],
+    result: Plan,
+    physical: list[str],
+    only: set[int] | None = None,
 ) -> DataFrame:
-    """``order_key``, op, delete flag, event time and (``_v{i}``, ``_k{i}``) for each physical column."""
+    """``order_key``, op, delete flag, event time and (``_v{i}``, ``_k{i}``) for each physical column.
+
+    With ``only``, the other columns are unknown (a DELETE of a moved key needs only the key).
+    """
     described = {d.desc_id: {c.name for c in d.columns} for d in descs}
     event_time = F.coalesce(F.col("ts_ms"), F.unix_millis("_kafka_timestamp"))
     selected: list[Column] = [
@@ -54,6 +64,9 @@ def project(
     for i, phys in enumerate(physical):
         logical = result.logical[phys]
         target: DataType = result.types[phys]
+        if only is not None and i not in only:
+            selected += [F.lit(None).cast(target).alias(f"_v{i}"), F.lit(False).alias(f"_k{i}")]
+            continue
         values: dict[int, Column] = {}
         known: dict[int, Column] = {}
         for desc in descs:

@@ -40,36 +40,27 @@ def ensure(spark: SparkSession, uri: str, key: list[str], types: dict[str, DataT
 
 
 def floors(
-    spark: SparkSession, *, mirror_uri: str, tomb_uri: str, key: list[str], key_cols: list[str], types: list[DataType]
+    spark: SparkSession, *, tomb_uri: str, key: list[str], key_cols: list[str], types: list[DataType]
 ) -> DataFrame:
-    """Per key (as ``key_cols``), the newest order_key applied: the mirror row's or the tombstone's."""
-    parts = []
-    for uri in (mirror_uri, tomb_uri):
-        version = delta_tables.current_version(spark, uri)
-        if version is not None:
-            # Pinned: the batch's own MERGEs must not move the floor under a recomputed plan.
-            table = delta_tables.read_at(spark, uri, version)
-            parts.append(
-                table.select(
-                    *[F.col(quote(k)).cast(t).alias(c) for k, c, t in zip(key, key_cols, types, strict=True)],
-                    F.col(ORDER_KEY).alias(FLOOR),
-                )
-            )
-    if not parts:
+    """Per deleted key (as ``key_cols``), its newest delete's order_key (``FLOOR``), read at a pinned version."""
+    version = delta_tables.current_version(spark, tomb_uri)
+    if version is None:
         return spark.createDataFrame(
             [],
             StructType(
                 [*(StructField(c, t) for c, t in zip(key_cols, types, strict=True)), StructField(FLOOR, StringType())]
             ),
         )
-    union = parts[0] if len(parts) == 1 else parts[0].unionByName(parts[1])
-    return union.groupBy(*key_cols).agg(F.max(FLOOR).alias(FLOOR))
-
-
-def above_floor(events: DataFrame, floor: DataFrame, key_cols: list[str]) -> DataFrame:
-    """The events not older than their key's floor (the key's last applied event itself is kept, see above)."""
-    joined = events.join(floor, on=key_cols, how="left")
-    return joined.where(F.col(FLOOR).isNull() | (F.col(ORDER_KEY) >= F.col(FLOOR))).drop(FLOOR)
+    # Pinned: the batch's own append must not move the floor under a recomputed plan.
+    table = delta_tables.read_at(spark, tomb_uri, version)
+    return (
+        table.select(
+            *[F.col(quote(k)).cast(t).alias(c) for k, c, t in zip(key, key_cols, types, strict=True)],
+            F.col(ORDER_KEY).alias(FLOOR),
+        )
+        .groupBy(*key_cols)
+        .agg(F.max(FLOOR).alias(FLOOR))
+    )
 
 
 def record(
