@@ -132,7 +132,19 @@ def apply(
 
 
 def _upsert(spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, app_id: str, batch_id: int) -> None:
-    """MERGE on (key, ``_binlake_order_key``): a stored version is rewritten, a new one inserted."""
+    """MERGE on (key, ``_binlake_order_key``): a stored version is rewritten, a new one inserted.
+
+    The source is checkpointed first: it reads the target itself, and the MERGE
+    (which the session tells not to materialize its source) reads it twice.
+    """
+    rows = rows.localCheckpoint(eager=True)
+    try:
+        _merge(spark, uri, rows, key, app_id=app_id, batch_id=batch_id)
+    finally:
+        delta_tables.release(rows)
+
+
+def _merge(spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, app_id: str, batch_id: int) -> None:
     condition = " AND ".join([f"t.{quote(k)} = s.{quote(k)}" for k in key] + [f"t.{ORDER_KEY} = s.{ORDER_KEY}"])
     assignments: dict[str, str | Column] = {quote(name): f"s.{quote(name)}" for name in rows.columns}
     with delta_tables.idempotent_dml(spark, app_id, batch_id):

@@ -56,6 +56,7 @@ PROP_TRUNCATED: Final = "binlake.truncated_at"
 TRUNCATE_APP: Final = ".truncate"
 """Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""
 _DDL_DESCRIPTOR: Final = 0
+IMAGE: Final = "_image"
 LAST_DELETE: Final = "_ld"
 """The folded row's newest DELETE in the batch (its ``order_key``), NULL when the batch deletes nothing."""
 
@@ -215,9 +216,10 @@ def _apply_rows(
     if work.truncated_at is not None:
         events = events.where(F.col("order_key") > F.lit(work.truncated_at))
     is_delete = F.col("op") == "DELETE"
-    image = F.when(is_delete, F.col("before")).otherwise(F.col("after"))
     with step("project"):
-        projected = project(events, image, is_delete, descs=descs, result=result, physical=physical)
+        # The image once, as a column: every physical column reads it (a smaller plan to analyze).
+        events = events.withColumn(IMAGE, F.when(is_delete, F.col("before")).otherwise(F.col("after")))
+        projected = project(events, F.col(IMAGE), is_delete, descs=descs, result=result, physical=physical)
     if not key:
         appended = projected.select(
             *[F.when(F.col(f"_k{i}"), F.col(f"_v{i}")).alias(phys) for i, phys in enumerate(physical)],

@@ -87,6 +87,9 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         # Delta rebuilds a table's state with 50 partitions by default: a fixed cost per table and batch
         # that dominates on mirrors of a few thousand rows.
         .config("spark.databricks.delta.snapshotPartitions", str(settings.shuffle_partitions))
+        # Every MERGE source of the sink is already a local checkpoint (plain rows, read at pinned
+        # versions), so Delta's own copy of it ("auto") would be one more job per table and batch.
+        .config("spark.databricks.delta.merge.materializeSource", "none")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
