@@ -423,22 +423,8 @@ fn parse_inner<'a>(
         // The record key: [database, schema, table, [key values]] as orjson writes it.
         let mut key = Vec::with_capacity(key_head.len() + 32);
         key.extend_from_slice(&key_head);
-        if !primary_key.is_empty() {
-            key.extend_from_slice(b",[");
-            for (i, name) in primary_key.iter().enumerate() {
-                if i > 0 {
-                    key.push(b',');
-                }
-                let entry = identity.get(name).ok_or(())?; // a missing key column: rejected by Python
-                match entry.key {
-                    KeyPart::Null => key.extend_from_slice(b"null"),
-                    KeyPart::Number(n) => key.extend_from_slice(n.to_string().as_bytes()),
-                    KeyPart::Text(t) => json_string(&mut key, t),
-                    KeyPart::Other => return Err(()),
-                }
-            }
-            key.push(b']');
-        }
+        // A missing key column: rejected by Python.
+        values::key_values(&mut key, &primary_key, |name, key| identity.get(name)?.key.write(key)).ok_or(())?;
         key.push(b']');
 
         let images = before.as_ref().map_or(0, |i| i.buf.len()) + after.as_ref().map_or(0, |i| i.buf.len());

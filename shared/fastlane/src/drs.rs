@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::avro;
 use crate::avro_reader::{Reader, Ty, Val};
-use crate::canal::{self, json_string, Coordinates, Entry, Image, Profile, Record};
+use crate::canal::{self, Coordinates, Entry, Image, Profile, Record};
 use crate::values::{self, KeyPart, Kind};
 
 /// The planner's code for a binary column read from DRS's byte list (`plan_drs.BYTES_LIST`).
@@ -429,22 +429,8 @@ fn parse_inner<'a>(
         // The record key: [database, schema, table, [key values]] as orjson writes it.
         let mut key = Vec::with_capacity(key_head.len() + 32);
         key.extend_from_slice(&key_head);
-        if !primary_key.is_empty() {
-            key.extend_from_slice(b",[");
-            for (i, column) in primary_key.iter().enumerate() {
-                if i > 0 {
-                    key.push(b',');
-                }
-                let entry = identity.get(column)?; // a missing key column: rejected by Python
-                match entry.key {
-                    KeyPart::Null => key.extend_from_slice(b"null"),
-                    KeyPart::Number(n) => key.extend_from_slice(n.to_string().as_bytes()),
-                    KeyPart::Text(t) => json_string(&mut key, t),
-                    KeyPart::Other => return None,
-                }
-            }
-            key.push(b']');
-        }
+        // A missing key column: rejected by Python.
+        values::key_values(&mut key, &primary_key, |column, key| identity.get(column)?.key.write(key))?;
         key.push(b']');
 
         let images = before.as_ref().map_or(0, |i| i.buf.len()) + after.as_ref().map_or(0, |i| i.buf.len());

@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use crate::avro;
 use crate::canal::{epoch_ms, json_string, Coordinates, Profile};
 use crate::json::{self, Json};
+use crate::values;
 
 /// One message's only record.
 pub struct Record {
@@ -672,16 +673,10 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
     }
     key.extend_from_slice(b",null,");
     json_string(&mut key, table);
-    if !primary_key.is_empty() {
-        key.extend_from_slice(b",[");
-        for (i, name) in primary_key.iter().enumerate() {
-            if i > 0 {
-                key.push(b',');
-            }
-            key_image.write_key(&mut key, key_image.get(name));
-        }
-        key.push(b']');
-    }
+    values::key_values(&mut key, &primary_key, |name, key| {
+        key_image.write_key(key, key_image.get(name));
+        Some(())
+    })?;
     key.push(b']');
 
     Some(Record { key, value: body, table: format!("{}.{}", database.unwrap_or(""), table), op, ts_ms })

@@ -9,6 +9,7 @@
 //! Time, LocalDateTime, Instant, Unparsed.
 
 use crate::avro;
+use crate::canal::json_string;
 
 /// A column's conversion, chosen by the Python planner (`shared/fastlane/plan.py`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -71,6 +72,40 @@ pub enum KeyPart<'t> {
     Text(&'t str),
     /// Not renderable here: a key column of this kind declines.
     Other,
+}
+
+impl KeyPart<'_> {
+    /// Append the value as `records._key_value` renders it and orjson writes it; None: `Other`, decline.
+    pub fn write(self, key: &mut Vec<u8>) -> Option<()> {
+        match self {
+            KeyPart::Null => key.extend_from_slice(b"null"),
+            KeyPart::Number(n) => key.extend_from_slice(n.to_string().as_bytes()),
+            KeyPart::Text(t) => json_string(key, t),
+            KeyPart::Other => return None,
+        }
+        Some(())
+    }
+}
+
+/// The record key's key values (`event_key`): `,[v1,v2...]` after `[database,schema,table`, nothing
+/// without key columns. `value` appends one column's rendering (None: decline the message).
+pub fn key_values<S: AsRef<str>>(
+    key: &mut Vec<u8>,
+    primary_key: &[S],
+    mut value: impl FnMut(&str, &mut Vec<u8>) -> Option<()>,
+) -> Option<()> {
+    if primary_key.is_empty() {
+        return Some(());
+    }
+    key.extend_from_slice(b",[");
+    for (i, name) in primary_key.iter().enumerate() {
+        if i > 0 {
+            key.push(b',');
+        }
+        value(name.as_ref(), key)?;
+    }
+    key.push(b']');
+    Some(())
 }
 
 /// Micros since the epoch of a wall-clock TIMESTAMP text in the source zone (None: decline).
