@@ -43,6 +43,7 @@ class DebeziumLane:
         self,
         fingerprint: bytes,
         format_id: str,
+        primary_key: list[str],
         planner: Callable[[bytes], tuple[list[str], list[int], list[int], bytes] | None],
     ) -> None: ...
     def parse(

@@ -88,14 +88,20 @@ def _drs_avro_lane(ctx: ParseContext) -> Lane | None:
 
 
 def _debezium_lane(ctx: ParseContext) -> Lane | None:
-    """Debezium's lane reads no option: with any set (primary_key, bytes_encoding) the Python parser does it all."""
-    if ctx.options:
-        return None
-    from services.debezium_json.parser import FORMAT_ID
+    """Debezium's lane reads option ``primary_key`` only: with another set (``bytes_encoding``), or
+    ``primary_key`` invalid (every message a reject), the Python parser does it all."""
+    from services.debezium_json.parser import FORMAT_ID, primary_key_option
     from shared.fastlane import _native
     from shared.fastlane.plan_debezium import planner
+    from shared.parsing.errors import RejectError
 
-    lane: Lane = _native.DebeziumLane(avro.fingerprint(), FORMAT_ID, planner())
+    if any(name != "primary_key" for name in ctx.options):
+        return None
+    try:
+        primary_key = primary_key_option(ctx)
+    except RejectError:
+        return None
+    lane: Lane = _native.DebeziumLane(avro.fingerprint(), FORMAT_ID, primary_key, planner())
     return lane
 
 

@@ -4,7 +4,9 @@ Whatever the lane takes must give exactly what the Python parser + Avro encoder
 + record key give (key bytes, value bytes, table, op, event time); it may
 decline anything. Checked on the golden corpus, on generated traffic, and on
 messages whose column values (raw JSON texts at the edges of each Connect
-type), field schemas, source and envelope fields and bytes hypothesis mutates.
+type), field schemas, source and envelope fields and bytes hypothesis mutates;
+without key columns and with option ``primary_key`` (the record key then holds
+the key values).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ FORMAT = "debezium-json"
 TOPIC = "vendor.topic"
 
 
-def context(zone_name: str = "UTC", **options: str) -> ParseContext:
+def context(zone_name: str = "UTC", **options: Any) -> ParseContext:
     return ParseContext(topic=TOPIC, partition=3, offset=0, source_timezone=zone(zone_name), options=dict(options))
 
 
@@ -45,6 +47,15 @@ def the_lane(ctx: ParseContext | None = None) -> Lane:
 
 
 LANE = the_lane() if available() else None
+_KEYED: dict[str, tuple[ParseContext, Lane]] = {}
+
+
+def keyed(primary_key: str) -> tuple[ParseContext, Lane]:
+    """The context with option ``primary_key`` and its lane (one per option, so plans are reused)."""
+    if primary_key not in _KEYED:
+        ctx = context(primary_key=primary_key)
+        _KEYED[primary_key] = ctx, the_lane(ctx)
+    return _KEYED[primary_key]
 
 
 def python_records(raw: bytes, ctx: ParseContext, offset: int) -> Taken | None:
@@ -77,8 +88,39 @@ def test_golden_corpus() -> None:
             assert fast == python_records(case.raw(), ctx, 41), case.id
             taken += 1
     # The corpus is mostly OMS, schema-less and control messages: the standard MySQL
-    # connector's messages with schemas (every Connect type it sends) are the lane's.
-    assert taken >= 1
+    # connector's messages with schemas (every Connect type it sends) are the lane's,
+    # one of them with option primary_key.
+    assert taken >= 2
+
+
+def test_golden_corpus_keyed() -> None:
+    """The corpus messages the lane takes, keyed by each of their columns (every Connect type as a key)."""
+    assert LANE is not None
+    taken: set[str] = set()
+    declined: set[str] = set()
+    for case in cases():
+        raw = case.raw()
+        if case.format_id != FORMAT or case.context().options or LANE.parse(raw, TOPIC, 3, 41) is None:
+            continue
+        payload = json.loads(raw)["payload"]
+        image = payload["after"] if payload["after"] is not None else payload["before"]
+        for column in [*image, "absent"]:
+            for primary_key in (column, f"{column},id", f"id, {column}"):
+                ctx, lane = keyed(primary_key)
+                fast = lane.parse(raw, TOPIC, 3, 41)
+                if fast is None:
+                    declined.add(column)
+                    continue
+                assert fast == python_records(raw, ctx, 41), (case.id, primary_key)
+                taken.add(column)
+        # A key column the image lacks: Python rejects, the lane declines.
+        assert python_records(raw, keyed("absent")[0], 41) is None
+    # Integers (Year, Bits too), strings, decimals and bytes are keys the lane renders; booleans,
+    # floats, dates and times are not (declined, the Python path keys them).
+    assert taken == {"id", "name", "price", "discount", "big_unsigned", "ratio", "model_year", "attrs", "size",
+                     "tags", "flags", "blob", "counter", "small", "note"}  # fmt: skip
+    assert declined == {"made_on", "duration", "created", "created_us", "updated_at", "active", "weight", "volume",
+                        "absent"}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -93,10 +135,64 @@ def test_generated_traffic(seed: int, zone_name: str) -> None:
     assert lane.planned() <= 8
 
 
-def test_options_turn_it_off() -> None:
-    assert lane_for(FORMAT, context(primary_key="id")) is None
-    assert lane_for(FORMAT, context(bytes_encoding="hex")) is None
+def test_options() -> None:
+    """primary_key is the lane's one option; another option, or a primary_key the parser rejects, turns it off."""
     assert lane_for(FORMAT, context()) is not None
+    assert lane_for(FORMAT, context(primary_key="id")) is not None
+    assert lane_for(FORMAT, context(primary_key="id, name")) is not None
+    assert lane_for(FORMAT, context(primary_key=["id", "name"])) is not None
+    assert lane_for(FORMAT, context(primary_key="")) is not None  # no key columns, as without the option
+    assert lane_for(FORMAT, context(bytes_encoding="hex")) is None
+    assert lane_for(FORMAT, context(bytes_encoding="base64")) is None
+    assert lane_for(FORMAT, context(primary_key="id", bytes_encoding="base64")) is None
+    for bad in ("id,,name", " ", 5, ["id", 5]):
+        ctx = context(primary_key=bad)
+        assert lane_for(FORMAT, ctx) is None
+        assert python_records(TEMPLATE[0][1], ctx, 0) is None  # every message a reject
+
+
+@pytest.mark.parametrize(
+    "primary_key",
+    # id and price are Connect Decimals, qty and active integers, name, note (sometimes null) and
+    # doc strings, payload bytes: all renderable in the key.
+    ["id", "id,name", " name , id ", "qty", "note", "payload", "price,active", "doc,id"],
+)
+def test_generated_traffic_keyed(primary_key: str) -> None:
+    ctx, lane = keyed(primary_key)
+    items = messages(FORMAT, Workload(seed=3, tables=4), 500, "UTC")
+    taken = sum(check(raw, ctx, offset, lane) for offset, (_, raw) in enumerate(items))
+    assert taken == len(items)
+
+
+@pytest.mark.parametrize(
+    ("primary_key", "column"),
+    [
+        ("ratio", "ratio"),  # a float: orjson's rendering, not the lane's
+        ("id,birthday", "birthday"),  # a date
+        ("created_at", "created_at"),  # a local date-time
+        ("updated_at", "updated_at"),  # an instant
+        ("alarm,name", "alarm"),  # a time
+    ],
+)
+def test_generated_traffic_keys_declined(primary_key: str, column: str) -> None:
+    """A key column the lane cannot render: declined unless null (then rendered as null)."""
+    ctx, lane = keyed(primary_key)
+    declined = 0
+    for offset, (_, raw) in enumerate(messages(FORMAT, Workload(seed=3, tables=4), 300, "UTC")):
+        payload = json.loads(raw)["payload"]
+        identity = payload["after"] if payload["after"] is not None else payload["before"]
+        assert check(raw, ctx, offset, lane) == (identity[column] is None)
+        declined += identity[column] is not None
+    assert declined > 0
+
+
+@pytest.mark.parametrize("primary_key", ["missing", "id,missing"])
+def test_generated_traffic_key_column_missing(primary_key: str) -> None:
+    """A key column the identifying image lacks: Python rejects, the lane declines."""
+    ctx, lane = keyed(primary_key)
+    for offset, (_, raw) in enumerate(messages(FORMAT, Workload(seed=3, tables=4), 100, "UTC")):
+        assert lane.parse(raw, TOPIC, 3, offset) is None
+        assert python_records(raw, ctx, offset) is None
 
 
 TEMPLATE = messages(FORMAT, Workload(seed=5, tables=2), 80, "UTC")
@@ -179,6 +275,41 @@ def test_takes_and_declines() -> None:
     assert LANE.parse(b'{"schema":{},"payload":{"op":"c","op":"c"}}', TOPIC, 3, 0) is None  # a repeated key
 
 
+def test_key_columns_of_each_image() -> None:
+    """require_key_columns reads the deleted row's image for a DELETE, the new row's otherwise."""
+    ctx, lane = keyed("id,name")
+    base = DOCS[0]
+    after = base["payload"]["after"]
+    without_id = {k: v for k, v in after.items() if k != "id"}
+
+    def variant(**payload: Any) -> bytes:
+        doc: dict[str, Any] = json.loads(json.dumps(base))
+        doc["payload"].update(payload)
+        return dumps(doc)
+
+    taken = [
+        variant(),
+        variant(op="r"),
+        variant(op="u", before=without_id),  # the old row may lack it
+        variant(op="u", before=None),
+        variant(op="d", before=after, after=None),
+        variant(op="c", before={}),  # an INSERT's before is ignored
+        variant(after={**after, "name": None}),  # a null key value
+    ]
+    for raw in taken:
+        assert check(raw, ctx, lane=lane), raw
+    rejected = [
+        variant(after=without_id),
+        variant(op="r", after={}),
+        variant(op="u", before=after, after=without_id),
+        variant(op="d", before=without_id, after=None),
+        variant(op="d", before=without_id, after=after),  # a DELETE's after is not its identity
+    ]
+    for raw in rejected:
+        assert lane.parse(raw, TOPIC, 3, 0) is None, raw
+        assert python_records(raw, ctx, 0) is None, raw
+
+
 def b64(n: int, size: int) -> str:
     return base64.b64encode(n.to_bytes(size, "big", signed=True)).decode()
 
@@ -237,9 +368,12 @@ def with_raw_value(doc: dict[str, Any], where: str, column: str, value: str) -> 
     column=st.sampled_from([*COLUMNS, "new"]),
     value=raw_values,
     where=st.sampled_from(["after", "before"]),
+    key=st.sampled_from(["", "{}", "id,{}"]),
 )
-def test_mutated_values(index: int, column: str, value: str, where: str) -> None:
-    check(with_raw_value(DOCS[index], where, column, value))
+def test_mutated_values(index: int, column: str, value: str, where: str, key: str) -> None:
+    """``key``: option primary_key, ``{}`` the mutated column (none: no key columns)."""
+    ctx, lane = keyed(key.format(column))
+    check(with_raw_value(DOCS[index], where, column, value), ctx, lane=lane)
 
 
 # Field schemas of every Connect type the lane reads and some it does not, to pair with the values.
@@ -288,12 +422,15 @@ FIELD_SCHEMAS: list[dict[str, Any]] = (
     schema=st.sampled_from(FIELD_SCHEMAS),
     value=raw_values,
     where=st.sampled_from(["after", "before"]),
+    key=st.sampled_from(["", "{}", "{},name"]),
 )
-def test_field_schemas(index: int, column: str, schema: dict[str, Any], value: str, where: str) -> None:
+def test_field_schemas(index: int, column: str, *, schema: dict[str, Any], value: str, where: str, key: str) -> None:
+    """``key`` as in ``test_mutated_values``: every Connect type as a key column."""
     doc = json.loads(json.dumps(DOCS[index]))
     for image in doc["schema"]["fields"][:2]:
         image["fields"] = [{**schema, "field": column} if f["field"] == column else f for f in image["fields"]]
-    check(with_raw_value(doc, where, column, value))
+    ctx, lane = keyed(key.format(column))
+    check(with_raw_value(doc, where, column, value), ctx, lane=lane)
 
 
 json_scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=10)

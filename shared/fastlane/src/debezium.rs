@@ -4,6 +4,8 @@
 //! standard (non-OMS) connectors whose row struct S declares every column of the
 //! images; the planner (`shared/fastlane/plan_debezium.py`) reads S with the
 //! parser's own Connect type mapping and answers a conversion kind per column.
+//! With option `primary_key` the record key holds the key columns' values
+//! (`key_value`: the kinds whose JSON view the key renders exactly, else decline).
 //! Everything else (tombstones, schema-less and OMS messages, truncates,
 //! schema changes, heartbeats, transaction markers, values outside the strict
 //! forms below, anything the Python parser would reject) returns `None` and
@@ -15,6 +17,7 @@ use std::sync::Arc;
 use crate::avro;
 use crate::canal::{epoch_ms, json_string, Coordinates, Profile, Record};
 use crate::json::{self, Json};
+use crate::values::{self, KeyPart};
 
 /// One column's conversion: the codes of `plan_debezium.py`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -184,7 +187,7 @@ fn base64(text: &str) -> Option<Vec<u8>> {
 }
 
 /// `Decimal(f"{unscaled}E{-scale}")` through `decimal_text`: for scales 0-40 always plain notation.
-fn decimal(text: &str, scale: u32, out: &mut Vec<u8>) -> Option<()> {
+fn decimal(text: &str, scale: u32) -> Option<String> {
     if scale > 40 {
         return None;
     }
@@ -213,9 +216,32 @@ fn decimal(text: &str, scale: u32, out: &mut Vec<u8>) -> Option<()> {
         plain.push('.');
         plain.push_str(frac);
     }
-    out.push(DECIMAL);
-    avro::string(out, &plain);
-    Some(())
+    Some(plain)
+}
+
+/// `VariableScaleDecimal`'s `{"scale": n, "value": base64}`, as `decimal`.
+fn variable_decimal(value: &Json) -> Option<String> {
+    let Json::Object(members, _) = value else { return None };
+    let (Some(Json::Str(text)), Some(scale)) = (member(members, "value"), member(members, "scale")) else {
+        return None;
+    };
+    decimal(text, u32::try_from(integer(scale)?).ok()?)
+}
+
+/// `Bits`: a JSON integer, or base64 little-endian bytes below 2^63.
+fn bits(value: &Json) -> Option<i64> {
+    match value {
+        Json::Number(_) => integer(value),
+        Json::Str(text) => {
+            let raw = base64(text)?;
+            if raw.len() > 8 {
+                return None;
+            }
+            let n = raw.iter().rev().fold(0u64, |n, &b| n << 8 | b as u64);
+            i64::try_from(n).ok() // wider: not an Avro long, left to Python
+        }
+        _ => None,
+    }
 }
 
 fn two(b: &[u8], at: usize) -> Option<i64> {
@@ -317,7 +343,8 @@ fn convert(kind: Kind, value: &Json, out: &mut Vec<u8>) -> Option<()> {
         }
         Kind::Decimal(scale) => {
             let Json::Str(text) = value else { return None };
-            decimal(text, scale, out)?;
+            out.push(DECIMAL);
+            avro::string(out, &decimal(text, scale)?);
         }
         Kind::Date => {
             let days = integer(value)?;
@@ -338,27 +365,10 @@ fn convert(kind: Kind, value: &Json, out: &mut Vec<u8>) -> Option<()> {
             let Json::Str(text) = value else { return None };
             long_value(out, INSTANT, zoned(text)?);
         }
-        Kind::Bits => {
-            let n = match value {
-                Json::Number(_) => integer(value)?,
-                Json::Str(text) => {
-                    let raw = base64(text)?;
-                    if raw.len() > 8 {
-                        return None;
-                    }
-                    let n = raw.iter().rev().fold(0u64, |n, &b| n << 8 | b as u64);
-                    i64::try_from(n).ok()? // wider: not an Avro long, left to Python
-                }
-                _ => return None,
-            };
-            long_value(out, LONG, n);
-        }
+        Kind::Bits => long_value(out, LONG, bits(value)?),
         Kind::VariableDecimal => {
-            let Json::Object(members, _) = value else { return None };
-            let (Some(Json::Str(text)), Some(scale)) = (member(members, "value"), member(members, "scale")) else {
-                return None;
-            };
-            decimal(text, u32::try_from(integer(scale)?).ok()?, out)?;
+            out.push(DECIMAL);
+            avro::string(out, &variable_decimal(value)?);
         }
         Kind::Year => {
             let n = integer(value)?;
@@ -392,6 +402,29 @@ fn write_image(out: &mut Vec<u8>, image: Option<&Json>, plan: &Plan) -> Option<(
     }
     out.push(0);
     Some(())
+}
+
+/// One key column's value as `records._key_value` renders it (a value `convert` took): Python's
+/// plain ints and strs as they are, decimals and bytes as their JSON view's strings (`decimal_text`,
+/// base64: canonical, so the text itself). Other kinds (floats, booleans, dates...) decline.
+fn key_value(kind: Kind, value: &Json, key: &mut Vec<u8>) -> Option<()> {
+    let owned;
+    let part = match (kind, value) {
+        (_, Json::Null) => KeyPart::Null,
+        (Kind::Int(_) | Kind::Year, _) => KeyPart::Number(integer(value)?),
+        (Kind::Bits, _) => KeyPart::Number(bits(value)?),
+        (Kind::Text | Kind::Bytes, Json::Str(text)) => KeyPart::Text(text),
+        (Kind::Decimal(scale), Json::Str(text)) => {
+            owned = decimal(text, scale)?;
+            KeyPart::Text(&owned)
+        }
+        (Kind::VariableDecimal, _) => {
+            owned = variable_decimal(value)?;
+            KeyPart::Text(&owned)
+        }
+        _ => KeyPart::Other,
+    };
+    part.write(key)
 }
 
 fn member<'d, 'a>(members: &'d [(Cow<'a, str>, Json<'a>)], key: &str) -> Option<&'d Json<'a>> {
@@ -454,19 +487,22 @@ pub type Recent = [Known];
 pub type PlanFor<'f> = dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>> + 'f;
 
 /// One message; `known` are the schemas seen recently (the shortcut above).
+/// `primary_key` are option `primary_key`'s column names (`primary_key_option`), maybe none.
 pub fn parse<'a>(
     raw: &'a [u8],
     profile: &Profile,
+    primary_key: &[String],
     at: &Coordinates,
     known: &Recent,
     plan_for: &PlanFor,
 ) -> Outcome<'a> {
-    parse_inner(raw, profile, at, known, plan_for).unwrap_or(Outcome::Decline)
+    parse_inner(raw, profile, primary_key, at, known, plan_for).unwrap_or(Outcome::Decline)
 }
 
 fn parse_inner<'a>(
     raw: &'a [u8],
     profile: &Profile,
+    primary_key: &[String],
     at: &Coordinates,
     known: &Recent,
     plan_for: &PlanFor,
@@ -562,6 +598,15 @@ fn parse_inner<'a>(
         "UPDATE" => (image("before"), Some(image("after").ok_or(())?)),
         _ => (None, Some(image("after").ok_or(())?)), // an INSERT's before is ignored
     };
+    // `require_key_columns` checks this image (a key column missing: a reject, so declined here),
+    // and `event_key` reads its key values from it.
+    let identity = match after.or(before) {
+        Some(Json::Object(members, _)) => members,
+        _ => return Err(()),
+    };
+    if primary_key.iter().any(|name| member(identity, name).is_none()) {
+        return Err(());
+    }
 
     let mut body = Vec::with_capacity(raw.len() / 2 + plan.columns_avro.len() + 256);
     body.extend_from_slice(b"\xc3\x01");
@@ -583,7 +628,7 @@ fn parse_inner<'a>(
     order_key(&mut body, major, minor);
     avro::opt_long(&mut body, ts_ms);
     avro::opt_long(&mut body, ingest_ts_ms);
-    body.push(0); // primary_key: none without the primary_key option
+    avro::strings(&mut body, primary_key);
     body.extend_from_slice(&plan.columns_avro);
     write_image(&mut body, before, &plan).ok_or(())?;
     write_image(&mut body, after, &plan).ok_or(())?;
@@ -594,8 +639,8 @@ fn parse_inner<'a>(
     avro::long(&mut body, at.offset);
     body.push(0); // row 0
 
-    // The record key: [database, schema, table] as orjson writes it (no key columns).
-    let mut key = Vec::with_capacity(48);
+    // The record key: [database, schema, table, [key values]] as orjson writes it.
+    let mut key = Vec::with_capacity(64);
     key.push(b'[');
     for (i, part) in [database, schema_name, Some(table)].iter().enumerate() {
         if i > 0 {
@@ -606,6 +651,11 @@ fn parse_inner<'a>(
             None => key.extend_from_slice(b"null"),
         }
     }
+    values::key_values(&mut key, primary_key, |name, key| {
+        let index = identity.iter().position(|(n, _)| n == name)?;
+        key_value(plan.kind(name, index)?, &identity[index].1, key)
+    })
+    .ok_or(())?;
     key.push(b']');
     let table_name = format!("{}.{}", database.unwrap_or(""), table);
     Ok(Outcome::Record(Record { key, value: body, table: table_name, op, ts_ms }))

@@ -320,6 +320,8 @@ impl DrsAvroLane {
 #[pyclass]
 struct DebeziumLane {
     profile: Profile,
+    /// Option `primary_key`'s column names (`primary_key_option`), maybe none.
+    primary_key: Vec<String>,
     planner: Py<PyAny>,
     plans: Guarded<HashMap<Vec<u8>, Option<Arc<debezium::Plan>>>>,
     /// Schemas seen recently and their plans, newest first: messages of a table repeat the same
@@ -331,11 +333,12 @@ struct DebeziumLane {
 #[pymethods]
 impl DebeziumLane {
     #[new]
-    fn new(fingerprint: &[u8], format_id: String, planner: Py<PyAny>) -> PyResult<Self> {
+    fn new(fingerprint: &[u8], format_id: String, primary_key: Vec<String>, planner: Py<PyAny>) -> PyResult<Self> {
         let fingerprint = fingerprint_of(fingerprint)?;
         Ok(DebeziumLane {
             // db_type is per message here (the connector's name), so the profile's is unused.
             profile: Profile { fingerprint, format_id, db_type: String::new() },
+            primary_key,
             planner,
             plans: Guarded::new(HashMap::new()),
             recent: Guarded::new(Vec::new()),
@@ -367,7 +370,7 @@ impl DebeziumLane {
                     }
                     found
                 };
-                match debezium::parse(raw, &self.profile, &at, &known, &lookup) {
+                match debezium::parse(raw, &self.profile, &self.primary_key, &at, &known, &lookup) {
                     debezium::Outcome::Record(record) => Ok(record),
                     debezium::Outcome::NeedPlan(schema) => Err(Some(schema.to_vec())),
                     debezium::Outcome::Decline => Err(None),
