@@ -228,6 +228,10 @@ class Normalizer:
             rules = bool(self._include or self._exclude)
             send = producer.send
             output_topic = settings.output_topic
+            # The lane's records name their partition (the producer's own partitioner, partition_for, over
+            # the same list): aiokafka then skips rebuilding the topic's partition lists for every record.
+            known = producer.client.cluster.partitions_for_topic(output_topic)
+            partitions = list(known) if known else None
             for record in records:
                 raw = record.value if record.value is not None else b""
                 if lane is not None:
@@ -244,7 +248,9 @@ class Normalizer:
                         if ts_ms is not None:
                             tally.seen(table, ts_ms)
                         for i in range(0, 2 * rows, 2):
-                            sends.append(await send(output_topic, keys_values[i + 1], key=keys_values[i]))
+                            key = keys_values[i]
+                            at = None if partitions is None else partition_for(key, partitions, partitions)
+                            sends.append(await send(output_topic, keys_values[i + 1], key=key, partition=at))
                         result.events += rows
                         continue
                     tally.lane_declined += 1

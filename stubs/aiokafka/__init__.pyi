@@ -53,7 +53,14 @@ class BatchBuilder:
     def close(self) -> None: ...
     def record_count(self) -> int: ...
 
+class ClusterMetadata:
+    def partitions_for_topic(self, topic: str) -> set[int] | None: ...
+
+class AIOKafkaClient:
+    cluster: ClusterMetadata
+
 class AIOKafkaProducer:
+    client: AIOKafkaClient
     def __init__(
         self,
         *,
