@@ -78,6 +78,7 @@ def build_app(config: PeerConfig) -> faust.App:
         producer_linger=0.005,
         producer_max_batch_size=256 * 1024,
         producer_max_request_size=16 * 1024 * 1024,
+        producer_compression_type="lz4",  # BINLAKE_COMPRESSION's default
         consumer_max_fetch_size=4 * 1024 * 1024,
         key_serializer="raw",
         value_serializer="raw",

@@ -155,6 +155,7 @@ class Normalizer:
                 linger_ms=5,
                 max_batch_size=256 * 1024,
                 max_request_size=16 * 1024 * 1024,
+                compression_type=None if self.settings.compression == "none" else self.settings.compression,
                 **self._client,
             )
             # start() runs init_transactions: fences any zombie owner of this

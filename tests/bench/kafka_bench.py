@@ -8,7 +8,9 @@ topic exactly once (as each understands it):
   partition and transaction), per format in ``formats``;
 - ``passthrough``: the same aiokafka client doing no work: consume, produce the
   raw bytes, one transaction per partition batch with
-  ``send_offsets_to_transaction`` (same batch sizes, same producer settings).
+  ``send_offsets_to_transaction`` (same batch sizes, same producer settings:
+  ``BINLAKE_COMPRESSION``'s default lz4, records sent to partitions named by
+  ``partition_for`` as the normalizer's fast lane does).
   It is the ceiling of this client and broker: ``normalizer / passthrough`` is
   what parsing + Avro encoding costs;
 - ``faust``: the faust-streaming peer (``services.faust_peer``, a subprocess,
@@ -20,7 +22,7 @@ group into a fresh unified topic (4 partitions) and dead-letter topic. The
 normalizer and the passthrough run ``rounds`` times each, alternating which
 goes first; the report gives the per-field medians, the median of the
 per-round ratios, and every round (this machine's speed drifts by tens of
-percent between runs, so one pair proves little). the clock stops when the group has committed every
+percent between runs, so one pair proves little). The clock stops when the group has committed every
 input offset (polled every 50 ms). ``events_per_s`` counts from the runtime's
 start (group join and, for faust, interpreter start-up included);
 ``steady_events_per_s`` counts from the group's first commit, which takes
@@ -55,7 +57,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPa
 
 from shared.cli.generate import messages
 from shared.codec import avro
-from shared.config.settings import kafka_settings
+from shared.config.settings import NormalizerSettings, kafka_settings
 from shared.devbroker import broker
 from shared.generate.workload import Workload
 from shared.kafka.records import partition_for
@@ -221,6 +223,8 @@ class Passthrough:
         self.producers: dict[TopicPartition, AIOKafkaProducer] = {}
         self.stopping = asyncio.Event()
         self.transactions = 0
+        default = NormalizerSettings.model_fields["compression"].default
+        self.compression = None if default == "none" else default
 
     async def _producer(self, tp: TopicPartition) -> AIOKafkaProducer:
         producer = self.producers.get(tp)
@@ -233,6 +237,7 @@ class Passthrough:
                 linger_ms=5,
                 max_batch_size=256 * 1024,
                 max_request_size=16 * 1024 * 1024,
+                compression_type=self.compression,  # and the normalizer's default compression
             )
             await producer.start()
             self.producers[tp] = producer
@@ -241,7 +246,18 @@ class Passthrough:
     async def _batch(self, tp: TopicPartition, records: list[ConsumerRecord[bytes, bytes]]) -> None:
         producer = await self._producer(tp)
         await producer.begin_transaction()
-        sends = [await producer.send(self.topics.events, record.value or b"", key=record.key) for record in records]
+        # Partitions named as the normalizer names its lane's (partition_for over the producer's own list).
+        known = producer.client.cluster.partitions_for_topic(self.topics.events)
+        partitions = list(known) if known else None
+        sends = [
+            await producer.send(
+                self.topics.events,
+                record.value or b"",
+                key=record.key,
+                partition=None if partitions is None else partition_for(record.key, partitions, partitions),
+            )
+            for record in records
+        ]
         await asyncio.gather(*sends)
         await producer.send_offsets_to_transaction({tp: records[-1].offset + 1}, self.topics.group)
         await producer.commit_transaction()
