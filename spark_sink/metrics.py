@@ -176,7 +176,7 @@ class SinkMetrics:
         )
         self.step_seconds = Counter(
             "binlake_sink_batch_step_seconds",
-            "Wall seconds per step of the sink's micro-batch work (schema, floors, merge, changelog_append...),"
+            "Wall seconds per step of the sink's micro-batch work (schema, fold, merge, changelog_append...),"
             " summed over tables, which run concurrently",
             ["step"],
             registry=r,

@@ -16,7 +16,9 @@ already committed):
    from the last event that knows it (absent from the image = unknown =
    untouched), and columns of a row deleted earlier in the same batch restart
    from NULL; an UPDATE that changes the key deletes the old key. The result
-   is MERGEd into the mirror, then the deletes are appended to the tombstones;
+   is MERGEd into the mirror, then the deletes are appended to the tombstones.
+   Steps 3-4 are one aggregation per table and one MERGE: the fold does not
+   read the mirror, and the MERGE applies the floor column by column (``_fold``);
 5. history (SCD2) tables, for the tables that ask for one (``history``).
 
 Steps 1-2 run table by table; steps 3-5 of all the batch's tables run on a

@@ -3,16 +3,14 @@
 ``tombstones/<table>/`` holds, per delete a batch applied, the key and the
 ``order_key`` of the delete. It is append-only (an append is much cheaper than
 a MERGE): a key deleted twice has two rows, and a key inserted again after its
-delete keeps its old row, which is harmless since the mirror row's newer
-``order_key`` is then the key's floor. With the mirror's own
-``_binlake_order_key`` it gives every key's *floor*: the newest change already
-applied to it, the largest of the two. A micro-batch ignores row
-events at or below their key's floor (out-of-order and replayed input);
-"at" rather than "below" so that a batch replayed after a crash between the
-mirror's commit and the tombstones' commit still sees each key's last event
-(the mirror's MERGE is then skipped by its transaction id, the tombstones'
-append runs). Tombstones are kept until a TRUNCATE newer than them; they cost
-one small row per delete.
+delete keeps its old row, which is harmless: while the mirror holds the key,
+the mirror row's newer ``order_key`` is the key's floor, and the tombstone's
+is used only for a key the mirror does not hold (``mirror._merge``). A stale
+DELETE (older than the mirror row) is appended too, equally harmless. The
+floors are read at the version pinned when the batch starts, so a batch
+replayed after a crash between the mirror's commit and the tombstones' append
+folds the same rows and appends the same deletes. Tombstones are kept until a
+TRUNCATE newer than them; they cost one small row per delete.
 """
 
 from __future__ import annotations
