@@ -11,7 +11,8 @@ docs/spark-sink.md say:
    placed in the history), an INSERT older than the key's delete (no
    resurrection); a redelivered event; ``ALTER TABLE ... ADD COLUMN`` (the
    mirror gets the column before any row carries it); the int column widened
-   to bigint;
+   to bigint; in one batch, a late and a new UPDATE of one key, a delete and
+   re-insert, and a DELETE older than the mirror's row;
 3. TRUNCATE (rows and tombstones gone, history versions closed, older events
    ignored), a string into the integer column (fallback column).
 """
@@ -88,6 +89,22 @@ ROUND_1 = [
     _event("INSERT", "log", 11, after={"msg": "one"}, columns=LOG, key=()),
     _event("INSERT", "log", 12, after={"msg": "two"}, columns=LOG, key=()),
     _event("INSERT", "types", 13, after={"id": 1, "q": 5}, columns=_types("int", "int32")),
+    _event("INSERT", "mixed", 14, after={"id": 1, "a": 1, "b": "x"}),
+    _event("UPDATE", "mixed", 16, before={"id": 1}, after={"id": 1, "a": 2}),
+    _event("INSERT", "mixed", 17, after={"id": 2, "a": 2, "b": "p"}),
+    _event("INSERT", "mixed", 18, after={"id": 3, "a": 3, "b": "s"}),
+    _event("UPDATE", "mixed", 19, before={"id": 3}, after={"id": 3, "a": 4}),
+]
+MIXED_2 = [
+    # One batch, late and new events of the same key: the late one's column stays as the mirror has it.
+    _event("UPDATE", "mixed", 15, before={"id": 1}, after={"id": 1, "a": 99}),
+    _event("UPDATE", "mixed", 72, before={"id": 1}, after={"id": 1, "b": "new"}),
+    # Deleted and inserted again in the batch: the columns the new insert leaves unknown restart from NULL.
+    _event("UPDATE", "mixed", 73, before={"id": 2}, after={"id": 2, "a": 3}),
+    _event("DELETE", "mixed", 74, before={"id": 2}),
+    _event("INSERT", "mixed", 75, after={"id": 2, "b": "re"}),
+    # A DELETE older than the mirror's row changes nothing.
+    _event("DELETE", "mixed", 16, before={"id": 3}),
 ]
 ROUND_2 = [
     _event("UPDATE", "keyed", 25, before={"id": 1, "a": 1}, after={"id": 1, "a": 9}),  # late
@@ -97,6 +114,7 @@ ROUND_2 = [
         "DDL", "keyed", 70, columns=[], key=(), ddl=Ddl("ALTER TABLE keyed ADD COLUMN c decimal(10,2)", "ALTER_TABLE")
     ),
     _event("INSERT", "types", 71, after={"id": 2, "q": 2**40}, columns=_types("bigint", "int64")),
+    *MIXED_2,
 ]
 ROUND_2B = [_event("INSERT", "keyed", 80, after={"id": 7, "a": 7, "b": "n", "c": Decimal("1.50")}, columns=WITH_C)]
 ROUND_3 = [
@@ -134,7 +152,7 @@ async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: Spar
     await kafka_tools.create_topics(kafka_bootstrap, {topic: 1})
     lake = (tmp_path / "lake").as_uri()
     settings = sink_settings_for_tests(topic=topic, lake_uri=lake, history_tables=["t.keyed"])
-    keyed, log, types = (settings.mirror_uri(f"t.{name}") for name in ("keyed", "log", "types"))
+    keyed, log, types, mixed = (settings.mirror_uri(f"t.{name}") for name in ("keyed", "log", "types", "mixed"))
     tombs, history = settings.tombstones_uri("t.keyed"), settings.history_uri("t.keyed")
 
     await _round(kafka_bootstrap, topic, spark, settings, ROUND_1)
@@ -147,6 +165,7 @@ async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: Spar
     assert mirror.schema["c"].dataType == DecimalType(10, 2)  # from the DDL, before any row carries c
     assert _rows(spark, keyed, "id", "a", "b", "c") == [(1, 1, "y", None), (6, 6, "k", None)]  # late events ignored
     assert spark.read.format("delta").load(types).schema["q"].dataType == LongType()  # widened
+    assert _rows(spark, mixed, "id", "a", "b", order="id") == [(1, 2, "new"), (2, None, "re"), (3, 4, "s")]
     await _round(kafka_bootstrap, topic, spark, settings, ROUND_2B)
     assert _rows(spark, keyed, "id", "a", "b", "c") == [
         (1, 1, "y", None),
