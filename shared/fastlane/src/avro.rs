@@ -62,3 +62,27 @@ pub fn op(out: &mut Vec<u8>, op: &str) {
     };
     long(out, index);
 }
+
+/// The event's last fields, as every lane writes them: `changed_columns` (null, or the names),
+/// `ddl` (null: lanes take row events only) and `origin` (topic, partition, offset, row).
+pub fn row_tail<S: AsRef<str>>(
+    out: &mut Vec<u8>,
+    changed: Option<&[S]>,
+    topic: &str,
+    partition: i64,
+    offset: i64,
+    row: i64,
+) {
+    match changed {
+        None => out.push(0),
+        Some(names) => {
+            out.push(2);
+            strings(out, names);
+        }
+    }
+    out.push(0); // ddl
+    string(out, topic);
+    long(out, partition);
+    long(out, offset);
+    long(out, row);
+}

@@ -439,18 +439,7 @@ fn parse_inner<'a>(
         body.extend_from_slice(&plan.columns_avro);
         write_image(&mut body, before.as_ref());
         write_image(&mut body, after.as_ref());
-        match &changed {
-            None => body.push(0),
-            Some(names) => {
-                body.push(2);
-                avro::strings(&mut body, names);
-            }
-        }
-        body.push(0); // ddl
-        avro::string(&mut body, at.topic);
-        avro::long(&mut body, at.partition);
-        avro::long(&mut body, at.offset);
-        avro::long(&mut body, index as i64);
+        avro::row_tail(&mut body, changed.as_deref(), at.topic, at.partition, at.offset, index as i64);
         records.push(Record { key, value: body, table: table_name.clone(), op, ts_ms: es_ms });
     }
     Ok(Outcome::Records(records))

@@ -632,12 +632,8 @@ fn parse_inner<'a>(
     body.extend_from_slice(&plan.columns_avro);
     write_image(&mut body, before, &plan).ok_or(())?;
     write_image(&mut body, after, &plan).ok_or(())?;
-    body.push(0); // changed_columns: Debezium sends none
-    body.push(0); // ddl
-    avro::string(&mut body, at.topic);
-    avro::long(&mut body, at.partition);
-    avro::long(&mut body, at.offset);
-    body.push(0); // row 0
+    // Debezium sends no changed columns; one row per message.
+    avro::row_tail::<&str>(&mut body, None, at.topic, at.partition, at.offset, 0);
 
     // The record key: [database, schema, table, [key values]] as orjson writes it.
     let mut key = Vec::with_capacity(64);

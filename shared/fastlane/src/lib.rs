@@ -101,8 +101,8 @@ impl CanalLane {
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let at = Coordinates { topic, partition, offset };
-        for _ in 0..2 {
-            let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let found = with_planning(
+            || {
                 let plans = self.plans.borrow();
                 let lookup = |raw_map: &[u8]| {
                     if let Some((bytes, plan)) = self.last.borrow().as_ref() {
@@ -121,27 +121,22 @@ impl CanalLane {
                     self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
                 };
                 match canal::parse(raw, &self.profile, &at, &lookup, &zoned) {
-                    Outcome::Records(records) => Ok(records),
-                    Outcome::NeedPlan(map) => Err(Some((map.raw.to_vec(), map.columns))),
-                    Outcome::Decline => Err(None),
+                    Outcome::Records(records) => Attempt::Done(records),
+                    Outcome::NeedPlan(map) => Attempt::NeedPlan((map.raw.to_vec(), map.columns)),
+                    Outcome::Decline => Attempt::Decline,
                 }
-            }));
-            match outcome {
-                Err(_) => return Ok(None), // a panic: decline, never crash the service
-                Ok(Err(None)) => return Ok(None),
-                Ok(Err(Some((raw_map, columns)))) => {
-                    let plan = self.ask_planner(py, columns)?;
-                    *self.last.borrow_mut() = None;
-                    remember(&self.plans, raw_map, plan);
-                }
-                Ok(Ok(records)) => {
-                    let first = &records[0];
-                    let rows = records.iter().map(|r| (r.key.as_slice(), r.value.as_slice()));
-                    return taken(py, &self.tables, &first.table, first.op, first.ts_ms, rows).map(Some);
-                }
-            }
-        }
-        Ok(None)
+            },
+            |(raw_map, columns)| {
+                let plan = self.ask_planner(py, columns)?;
+                *self.last.borrow_mut() = None;
+                remember(&self.plans, raw_map, plan);
+                Ok(())
+            },
+        )?;
+        let Some(records) = found else { return Ok(None) };
+        let first = &records[0];
+        let rows = records.iter().map(|r| (r.key.as_slice(), r.value.as_slice()));
+        taken(py, &self.tables, &first.table, first.op, first.ts_ms, rows).map(Some)
     }
 
     /// How many type maps this lane has planned (for tests and metrics).
@@ -151,19 +146,11 @@ impl CanalLane {
 }
 
 impl CanalLane {
-    /// planner(names, texts) -> (names, kinds, columns_avro) | None
     fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<Plan>>> {
-        let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();
-        let answer = self.planner.call1(py, (names, texts))?;
-        if answer.is_none(py) {
-            return Ok(None);
-        }
-        let (names, kinds, columns_avro): (Vec<String>, Vec<i64>, Vec<u8>) = answer.extract(py)?;
-        if names.len() != kinds.len() {
-            return Err(PyValueError::new_err("planner: one kind per declared column"));
-        }
-        let kinds = kinds.into_iter().map(Kind::from_code).collect();
-        Ok(Some(Arc::new(Plan { names, kinds, columns_avro })))
+        let answer = ask_flat_planner(py, &self.planner, columns)?;
+        Ok(answer.map(|(names, kinds, columns_avro)| {
+            Arc::new(Plan { names, kinds: kinds.into_iter().map(Kind::from_code).collect(), columns_avro })
+        }))
     }
 }
 
@@ -261,8 +248,8 @@ impl DrsAvroLane {
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let at = Coordinates { topic, partition, offset };
-        for _ in 0..2 {
-            let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let found = with_planning(
+            || {
                 let plans = self.plans.borrow();
                 let lookup = |raw_map: &[u8]| plans.get(raw_map).cloned();
                 let zoned = |text: &str| -> Option<i64> {
@@ -270,25 +257,21 @@ impl DrsAvroLane {
                     self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
                 };
                 match drs::parse(raw, &self.schema, &self.profile, &at, &lookup, &zoned) {
-                    drs::Outcome::Records(records) => Ok(records),
-                    drs::Outcome::NeedPlan(raw_map, columns) => Err(Some((raw_map.to_vec(), columns))),
-                    drs::Outcome::Decline => Err(None),
+                    drs::Outcome::Records(records) => Attempt::Done(records),
+                    drs::Outcome::NeedPlan(raw_map, columns) => Attempt::NeedPlan((raw_map.to_vec(), columns)),
+                    drs::Outcome::Decline => Attempt::Decline,
                 }
-            }));
-            match outcome {
-                Err(_) | Ok(Err(None)) => return Ok(None), // a panic or a doubt: decline
-                Ok(Err(Some((raw_map, columns)))) => {
-                    let plan = self.ask_planner(py, columns)?;
-                    remember(&self.plans, raw_map, plan);
-                }
-                Ok(Ok(records)) => {
-                    let first = &records[0];
-                    let rows = records.iter().map(|r| (r.key.as_slice(), r.value.as_slice()));
-                    return taken(py, &self.tables, &first.table, first.op, first.ts_ms, rows).map(Some);
-                }
-            }
-        }
-        Ok(None)
+            },
+            |(raw_map, columns)| {
+                let plan = self.ask_planner(py, columns)?;
+                remember(&self.plans, raw_map, plan);
+                Ok(())
+            },
+        )?;
+        let Some(records) = found else { return Ok(None) };
+        let first = &records[0];
+        let rows = records.iter().map(|r| (r.key.as_slice(), r.value.as_slice()));
+        taken(py, &self.tables, &first.table, first.op, first.ts_ms, rows).map(Some)
     }
 
     /// How many type maps this lane has planned (for tests and metrics).
@@ -298,19 +281,11 @@ impl DrsAvroLane {
 }
 
 impl DrsAvroLane {
-    /// planner(names, texts) -> (names, kinds, columns_avro) | None
     fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<drs::Plan>>> {
-        let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();
-        let answer = self.planner.call1(py, (names, texts))?;
-        if answer.is_none(py) {
-            return Ok(None);
-        }
-        let (names, kinds, columns_avro): (Vec<String>, Vec<i64>, Vec<u8>) = answer.extract(py)?;
-        if names.len() != kinds.len() {
-            return Err(PyValueError::new_err("planner: one kind per declared column"));
-        }
-        let cols = kinds.into_iter().map(drs::Col::from_code).collect();
-        Ok(Some(Arc::new(drs::Plan { names, cols, columns_avro })))
+        let answer = ask_flat_planner(py, &self.planner, columns)?;
+        Ok(answer.map(|(names, kinds, columns_avro)| {
+            Arc::new(drs::Plan { names, cols: kinds.into_iter().map(drs::Col::from_code).collect(), columns_avro })
+        }))
     }
 }
 
@@ -356,8 +331,8 @@ impl DebeziumLane {
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let at = Coordinates { topic, partition, offset };
-        for _ in 0..2 {
-            let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let found = with_planning(
+            || {
                 let plans = self.plans.borrow();
                 // A copy of the (few, reference-counted) entries: `lookup` may add one meanwhile.
                 let known = self.recent.borrow().clone();
@@ -371,24 +346,20 @@ impl DebeziumLane {
                     found
                 };
                 match debezium::parse(raw, &self.profile, &self.primary_key, &at, &known, &lookup) {
-                    debezium::Outcome::Record(record) => Ok(record),
-                    debezium::Outcome::NeedPlan(schema) => Err(Some(schema.to_vec())),
-                    debezium::Outcome::Decline => Err(None),
+                    debezium::Outcome::Record(record) => Attempt::Done(record),
+                    debezium::Outcome::NeedPlan(schema) => Attempt::NeedPlan(schema.to_vec()),
+                    debezium::Outcome::Decline => Attempt::Decline,
                 }
-            }));
-            match outcome {
-                Err(_) | Ok(Err(None)) => return Ok(None), // a panic declines too
-                Ok(Err(Some(schema))) => {
-                    let plan = self.ask_planner(py, &schema)?;
-                    remember(&self.plans, schema, plan);
-                }
-                Ok(Ok(record)) => {
-                    let row = [(record.key.as_slice(), record.value.as_slice())];
-                    return taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some);
-                }
-            }
-        }
-        Ok(None)
+            },
+            |schema| {
+                let plan = self.ask_planner(py, &schema)?;
+                remember(&self.plans, schema, plan);
+                Ok(())
+            },
+        )?;
+        let Some(record) = found else { return Ok(None) };
+        let row = [(record.key.as_slice(), record.value.as_slice())];
+        taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some)
     }
 
     /// How many schemas this lane has planned (for tests and metrics).
@@ -411,6 +382,50 @@ impl DebeziumLane {
         let kinds = kinds.into_iter().zip(scales).map(|(k, s)| debezium::Kind::from_code(k, s)).collect();
         Ok(Some(Arc::new(debezium::Plan { names, kinds, columns_avro })))
     }
+}
+
+/// The Canal and DRS planners' answer for a type map (column names and their type texts):
+/// planner(names, texts) -> (names, kinds, columns_avro) | None (declined).
+#[allow(clippy::type_complexity)]
+fn ask_flat_planner(
+    py: Python<'_>,
+    planner: &Py<PyAny>,
+    columns: Vec<(String, Option<String>)>,
+) -> PyResult<Option<(Vec<String>, Vec<i64>, Vec<u8>)>> {
+    let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();
+    let answer = planner.call1(py, (names, texts))?;
+    if answer.is_none(py) {
+        return Ok(None);
+    }
+    let (names, kinds, columns_avro): (Vec<String>, Vec<i64>, Vec<u8>) = answer.extract(py)?;
+    if names.len() != kinds.len() {
+        return Err(PyValueError::new_err("planner: one kind per declared column"));
+    }
+    Ok(Some((names, kinds, columns_avro)))
+}
+
+/// What one attempt of a planning lane makes of a message.
+enum Attempt<R, N> {
+    Done(R),
+    /// The message needs a plan the lane has not asked its planner for yet.
+    NeedPlan(N),
+    Decline,
+}
+
+/// A planning lane's message: an attempt, and after planning what it asked for, one more. A panic
+/// (caught: it never crashes the service) or a doubt declines; a planner's error is raised.
+fn with_planning<R, N>(
+    mut attempt: impl FnMut() -> Attempt<R, N>,
+    mut plan: impl FnMut(N) -> PyResult<()>,
+) -> PyResult<Option<R>> {
+    for _ in 0..2 {
+        match catch_unwind(AssertUnwindSafe(&mut attempt)) {
+            Err(_) | Ok(Attempt::Decline) => return Ok(None),
+            Ok(Attempt::NeedPlan(need)) => plan(need)?,
+            Ok(Attempt::Done(found)) => return Ok(Some(found)),
+        }
+    }
+    Ok(None)
 }
 
 /// What a lane's `parse` gives Python for one message: (table, op, event time, [key, value, ...]);

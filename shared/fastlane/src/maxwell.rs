@@ -651,18 +651,7 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
     write_columns(&mut body, [after, before]);
     write_image(&mut body, before);
     write_image(&mut body, after);
-    match &changed {
-        None => body.push(0),
-        Some(names) => {
-            body.push(2);
-            avro::strings(&mut body, names);
-        }
-    }
-    body.push(0); // ddl
-    avro::string(&mut body, at.topic);
-    avro::long(&mut body, at.partition);
-    avro::long(&mut body, at.offset);
-    avro::long(&mut body, 0); // row
+    avro::row_tail(&mut body, changed.as_deref(), at.topic, at.partition, at.offset, 0);
 
     // The record key: [database, schema, table, [key values]] as orjson writes it.
     let mut key = Vec::with_capacity(64);
