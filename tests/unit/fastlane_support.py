@@ -7,11 +7,12 @@ import os
 import pytest
 
 from shared.codec import avro
-from shared.fastlane import Taken, available
+from shared.fastlane import Taken, available, lane_for
 from shared.kafka.records import event_key
 from shared.parsing import registry
 from shared.parsing.context import ParseContext
 from shared.parsing.result import Parsed
+from tests.corpus_cases import cases
 
 NEEDS_LANE = pytest.mark.skipif(
     not available() and not (os.environ.get("CI") == "true" and os.environ.get("BINLAKE_COMPILE") != "0"),
@@ -35,3 +36,25 @@ def python_records(format_id: str, raw: bytes, ctx: ParseContext, topic: str, of
         )
     table = f"{first.source.database or ''}.{first.source.table or ''}"
     return table, first.op, first.ts_ms, [part for e in outcome.events for part in (event_key(e), avro.encode(e))]
+
+
+def corpus_agreement(format_id: str, topic: str) -> tuple[int, int]:
+    """Run the lane over the golden corpus of ``format_id``, asserting it agrees with Python on
+    every message it takes; return (cases the lane ran on, messages it took).
+
+    A case whose options the lane does not handle gets no lane and is not counted.
+    """
+    seen = taken = 0
+    for case in cases():
+        if case.format_id != format_id:
+            continue
+        ctx = case.context().at(topic, 3, 0)
+        lane = lane_for(format_id, ctx)
+        if lane is None:
+            continue
+        seen += 1
+        fast = lane.parse(case.raw(), topic, 3, 41)
+        if fast is not None:
+            assert fast == python_records(format_id, case.raw(), ctx, topic, 41), case.id
+            taken += 1
+    return seen, taken

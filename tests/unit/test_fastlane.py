@@ -21,8 +21,7 @@ from shared.cli.generate import messages
 from shared.fastlane import Lane, Taken, available, lane_for
 from shared.generate.workload import Workload
 from shared.parsing.context import ParseContext, zone
-from tests.corpus_cases import cases
-from tests.unit.fastlane_support import NEEDS_LANE
+from tests.unit.fastlane_support import NEEDS_LANE, corpus_agreement
 from tests.unit.fastlane_support import python_records as python_records_of
 
 pytestmark = [
@@ -62,15 +61,7 @@ def test_the_ci_build_has_the_lane() -> None:
 
 
 def test_golden_corpus() -> None:
-    taken = 0
-    for case in cases():
-        if case.format_id != "canal-json":
-            continue
-        ctx = case.context().at(TOPIC, 3, 0)
-        lane = lane_for("canal-json", ctx)
-        if lane is None:
-            continue  # options the lane does not handle
-        taken += check(lane, case.raw(), ctx)
+    _, taken = corpus_agreement("canal-json", TOPIC)
     assert taken >= 7  # the ordinary messages (published samples, multi-row, partial old) take the lane
 
 
