@@ -253,16 +253,6 @@ fn two(b: &[u8], at: usize) -> Option<i64> {
     }
 }
 
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
 /// `YYYY-MM-DDTHH:MM:SS(.f{1,6})?Z` (Debezium's rendering): micros since the epoch.
 fn zoned(text: &str) -> Option<i64> {
     let b = text.as_bytes();
@@ -293,7 +283,7 @@ fn zoned(text: &str) -> Option<i64> {
         }
         _ => return None,
     };
-    let days = days_from_civil(year, month, day);
+    let days = values::days_from_civil(year, month, day);
     Some(((days * 24 + hour) * 60 + minute) * 60_000_000 + second * 1_000_000 + frac)
 }
 

@@ -283,7 +283,7 @@ fn days_in_month(y: i64, m: i64) -> i64 {
 }
 
 /// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's days_from_civil).
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
