@@ -12,22 +12,7 @@ use crate::json::{self, Json};
 use crate::values::{self, KeyPart, Kind};
 
 /// What the planner made of one `mysqlType` object.
-pub struct Plan {
-    pub names: Vec<String>,
-    pub kinds: Vec<Kind>,
-    /// The Avro `columns` field (the descriptors array), as the Python writer encodes it.
-    pub columns_avro: Vec<u8>,
-}
-
-impl Plan {
-    /// The kind of column `name`; `hint` is where it usually is (rows list columns in mysqlType's order).
-    fn kind(&self, name: &str, hint: usize) -> Option<Kind> {
-        if self.names.get(hint).is_some_and(|n| n == name) {
-            return Some(self.kinds[hint]);
-        }
-        self.names.iter().position(|n| n == name).map(|i| self.kinds[i])
-    }
-}
+pub type Plan = values::Plan<Kind>;
 
 /// The fixed parts of every record: the schema fingerprint and the source header.
 pub struct Profile {

@@ -78,21 +78,7 @@ impl Kind {
 }
 
 /// What the planner made of one schema.
-pub struct Plan {
-    pub names: Vec<String>,
-    pub kinds: Vec<Kind>,
-    /// The Avro `columns` field, as the Python writer encodes it.
-    pub columns_avro: Vec<u8>,
-}
-
-impl Plan {
-    fn kind(&self, name: &str, hint: usize) -> Option<Kind> {
-        if self.names.get(hint).is_some_and(|n| n == name) {
-            return Some(self.kinds[hint]);
-        }
-        self.names.iter().position(|n| n == name).map(|i| self.kinds[i])
-    }
-}
+pub type Plan = values::Plan<Kind>;
 
 pub enum Outcome<'a> {
     Record(Record),

@@ -38,20 +38,7 @@ impl Col {
 }
 
 /// What the planner made of one `mysqlType` map.
-pub struct Plan {
-    pub names: Vec<String>,
-    pub cols: Vec<Col>,
-    pub columns_avro: Vec<u8>,
-}
-
-impl Plan {
-    fn col(&self, name: &str, hint: usize) -> Option<Col> {
-        if self.names.get(hint).is_some_and(|n| n == name) {
-            return Some(self.cols[hint]);
-        }
-        self.names.iter().position(|n| n == name).map(|i| self.cols[i])
-    }
-}
+pub type Plan = values::Plan<Col>;
 
 /// The record's fields the lane reads, by their schema position.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -269,7 +256,7 @@ fn convert<'t>(row: &'t Val<'t>, plan: &Plan, zoned: values::ZoneReader) -> Opti
         if members[..index].iter().any(|(other, _)| other == name) {
             return None;
         }
-        let col = plan.col(name, index)?; // undeclared: an inferred column, left to Python
+        let col = plan.kind(name, index)?; // undeclared: an inferred column, left to Python
         let start = image.buf.len();
         let key = value(col, v, &mut image.buf, zoned)?;
         image.entries.push(Entry { name, start, end: image.buf.len(), key });

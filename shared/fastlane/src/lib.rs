@@ -284,7 +284,7 @@ impl DrsAvroLane {
     fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<drs::Plan>>> {
         let answer = ask_flat_planner(py, &self.planner, columns)?;
         Ok(answer.map(|(names, kinds, columns_avro)| {
-            Arc::new(drs::Plan { names, cols: kinds.into_iter().map(drs::Col::from_code).collect(), columns_avro })
+            Arc::new(drs::Plan { names, kinds: kinds.into_iter().map(drs::Col::from_code).collect(), columns_avro })
         }))
     }
 }

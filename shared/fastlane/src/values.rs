@@ -373,3 +373,22 @@ fn date_time(text: &str) -> Option<i64> {
     };
     Some(((days * 24 + hour) * 60 + minute) * 60_000_000 + second * 1_000_000 + frac)
 }
+
+/// What a lane's planner made of one type map or schema: the column names, each one's
+/// conversion kind, and the Avro `columns` field (the descriptors array) as the Python writer
+/// encodes it.
+pub struct Plan<K> {
+    pub names: Vec<String>,
+    pub kinds: Vec<K>,
+    pub columns_avro: Vec<u8>,
+}
+
+impl<K: Copy> Plan<K> {
+    /// The kind of column `name`; `hint` is where it usually is (rows list columns in the declared order).
+    pub fn kind(&self, name: &str, hint: usize) -> Option<K> {
+        if self.names.get(hint).is_some_and(|n| n == name) {
+            return Some(self.kinds[hint]);
+        }
+        self.names.iter().position(|n| n == name).map(|i| self.kinds[i])
+    }
+}
