@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::avro;
 use crate::canal::{epoch_ms, json_string, Coordinates, Profile, Record};
 use crate::json::{self, Json};
-use crate::values::{self, KeyPart};
+use crate::values::{self, two, KeyPart};
 
 /// One column's conversion: the codes of `plan_debezium.py`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -227,15 +227,6 @@ fn bits(value: &Json) -> Option<i64> {
             i64::try_from(n).ok() // wider: not an Avro long, left to Python
         }
         _ => None,
-    }
-}
-
-fn two(b: &[u8], at: usize) -> Option<i64> {
-    let (h, l) = (*b.get(at)?, *b.get(at + 1)?);
-    if h.is_ascii_digit() && l.is_ascii_digit() {
-        Some(((h - b'0') * 10 + (l - b'0')) as i64)
-    } else {
-        None
     }
 }
 

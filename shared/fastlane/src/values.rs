@@ -260,7 +260,8 @@ fn latin1(text: &str, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
     Some(KeyPart::Other)
 }
 
-fn two(b: &[u8], at: usize) -> Option<i64> {
+/// The two ASCII digits at `at` as a number (None: not two digits there).
+pub(crate) fn two(b: &[u8], at: usize) -> Option<i64> {
     let (h, l) = (*b.get(at)?, *b.get(at + 1)?);
     if h.is_ascii_digit() && l.is_ascii_digit() {
         Some(((h - b'0') * 10 + (l - b'0')) as i64)
