@@ -50,3 +50,19 @@ class DebeziumLane:
         self, raw: bytes, topic: str, partition: int, offset: int
     ) -> tuple[str, str, int | None, list[bytes]] | None: ...
     def planned(self) -> int: ...
+
+class DebeziumSmtLane:
+    def __init__(
+        self,
+        fingerprint: bytes,
+        format_id: str,
+        primary_key: list[str],
+        db_type: str | None,
+        topic_tables: dict[str, str],
+        source_table: str | None,
+        planner: Callable[[bytes], tuple[list[str], list[int], list[int], bytes] | None],
+    ) -> None: ...
+    def parse(
+        self, raw: bytes, topic: str, partition: int, offset: int
+    ) -> tuple[str, str, int | None, list[bytes]] | None: ...
+    def planned(self) -> int: ...

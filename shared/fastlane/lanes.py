@@ -35,10 +35,16 @@ def available() -> bool:
     return True
 
 
-def lane_for(format_id: str, ctx: ParseContext) -> Lane | None:
-    """The lane for ``format_id`` under these parse settings, or None (the Python parser does it all)."""
+def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] | None = None) -> Lane | None:
+    """The lane for ``format_id`` under these parse settings, or None (the Python parser does it all).
+
+    ``topic_tables``: each topic's ``db.table`` for formats whose messages may name no table (the
+    runtime's per-topic ``source_table``); other topics take ``ctx.source_table``.
+    """
     if not available():
         return None
+    if format_id == "debezium-smt":
+        return _debezium_smt_lane(ctx, topic_tables or {})
     if format_id == "maxwell-json":
         return _maxwell_lane(ctx)
     if format_id == "drs-avro":
@@ -102,6 +108,33 @@ def _debezium_lane(ctx: ParseContext) -> Lane | None:
     except RejectError:
         return None
     lane: Lane = _native.DebeziumLane(avro.fingerprint(), FORMAT_ID, primary_key, planner())
+    return lane
+
+
+def _debezium_smt_lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
+    """The SMT lane reads options ``primary_key`` and ``db_type``, and bytes as base64 (the default):
+    with another option set (``bytes_encoding=hex`` for OMS), or ``primary_key`` invalid (every
+    message a reject), the Python parser does it all."""
+    from services.debezium_json.parser import primary_key_option
+    from services.debezium_smt.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.fastlane.plan_debezium import row_planner
+    from shared.parsing.errors import RejectError
+
+    if any(name not in ("primary_key", "db_type", "bytes_encoding") for name in ctx.options):
+        return None
+    if ctx.options.get("bytes_encoding") not in (None, "", "base64"):
+        return None
+    try:
+        primary_key = primary_key_option(ctx)
+    except RejectError:
+        return None
+    option = ctx.options.get("db_type")
+    # The parser's db_type when a row names no __source_connector.
+    db_type = option.upper() if isinstance(option, str) and option else None
+    lane: Lane = _native.DebeziumSmtLane(
+        avro.fingerprint(), FORMAT_ID, primary_key, db_type, dict(topic_tables), ctx.source_table, row_planner()
+    )
     return lane
 
 

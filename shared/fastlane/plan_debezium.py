@@ -1,8 +1,11 @@
-"""The Debezium lane's planner: a row schema's conversion kinds, read by the parser's own Connect mapping.
+"""The Debezium lanes' planners: a row schema's conversion kinds, read by the parser's own Connect mapping.
 
-The lane (``src/debezium.rs``) calls it once per distinct ``schema`` object
-(its raw bytes). The row types come from ``services.debezium_json.connect`` as
-the Python parser builds them (``bytes_encoding`` base64, the standard
+The lanes (``src/debezium.rs``, ``src/debezium_smt.rs``) call one once per
+distinct ``schema`` object (its raw bytes): ``plan`` for debezium-json's
+envelope schema (the row struct is its ``after`` field), ``plan_row`` for
+debezium-smt's flattened row (the schema is the row struct, its ``__`` fields
+metadata). The row types come from ``services.debezium_json.connect`` as
+the Python parsers build them (``bytes_encoding`` base64, the standard
 connectors' default); each column's kind names the Rust reading of that Connect
 type. Field schemas the lane does not read (geometry, structs and arrays,
 decimal scales beyond 40) get ``UNSUPPORTED``: a
@@ -23,8 +26,10 @@ from services.debezium_json import connect
 # The parser's own helpers, so that the lane reads a schema exactly as the parser does.
 from services.debezium_json.envelope import _has_fraction as has_fraction
 from services.debezium_json.parser import _image_schema as image_schema
+from services.debezium_smt.parser import _is_column as smt_column
 from shared.codec.avro_writer import encode_columns
 from shared.parsing.errors import RejectError
+from shared.parsing.rows import RowTypes
 from shared.parsing.sqltypes import SqlType
 
 UNSUPPORTED: Final = 0
@@ -102,24 +107,50 @@ def kind(t: SqlType) -> tuple[int, int]:
     return _BY_LOGICAL.get(t.logical, UNSUPPORTED), 0
 
 
-def plan(schema_raw: bytes) -> PlanAnswer:
-    """plan(schema bytes) -> (column names, kinds, decimal scales, Avro columns), or None: decline the schema."""
+def _schema(schema_raw: bytes) -> dict[str, Any] | None:
+    """The schema object, or None: not one, or holding fractional numbers (declined whole)."""
     try:
         schema: Any = orjson.loads(schema_raw)
     except orjson.JSONDecodeError:
         return None
     if not isinstance(schema, dict) or has_fraction(schema):
         return None
-    row_schema = image_schema(schema)
+    return schema
+
+
+def _answer(types: RowTypes) -> PlanAnswer:
+    kinds = [kind(t) for t in types.types.values()]
+    return list(types.types), [k for k, _ in kinds], [s for _, s in kinds], encode_columns(types.columns)
+
+
+def plan(schema_raw: bytes) -> PlanAnswer:
+    """plan(envelope schema bytes) -> (column names, kinds, decimal scales, Avro columns), or None: decline."""
+    schema = _schema(schema_raw)
+    row_schema = None if schema is None else image_schema(schema)
     if row_schema is None:
         return None  # no row struct: every column inferred, the Python parser's work
     try:
         types = connect.row_types(connect.struct_fields(row_schema, "schema of 'after'"), _ENCODING)
     except RejectError:
         return None
-    kinds = [kind(t) for t in types.types.values()]
-    return list(types.types), [k for k, _ in kinds], [s for _, s in kinds], encode_columns(types.columns)
+    return _answer(types)
+
+
+def plan_row(schema_raw: bytes) -> PlanAnswer:
+    """plan_row(flattened row schema bytes) -> as ``plan``: debezium-smt's columns, ``__`` fields left out."""
+    schema = _schema(schema_raw)
+    if schema is None:
+        return None
+    try:
+        types = connect.row_types(connect.struct_fields(schema, "schema"), _ENCODING, smt_column)
+    except RejectError:
+        return None
+    return _answer(types)
 
 
 def planner() -> Callable[[bytes], PlanAnswer]:
     return plan
+
+
+def row_planner() -> Callable[[bytes], PlanAnswer]:
+    return plan_row

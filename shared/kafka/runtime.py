@@ -108,7 +108,11 @@ class Normalizer:
                 raise ConfigError(f"BINLAKE_AVRO_SCHEMA_FILE: cannot read a JSON Avro schema: {exc}") from exc
         self._base_ctx = ParseContext(source_timezone=zone(self.settings.source_timezone), options=options)
         # The native fast lane, where this format has one: same records, much less CPU (shared/fastlane).
-        self._lane = fastlane.lane_for(self.settings.format, self._base_ctx) if self.settings.fast_lane else None
+        self._lane = (
+            fastlane.lane_for(self.settings.format, self._base_ctx, self.settings.topic_tables)
+            if self.settings.fast_lane
+            else None
+        )
         self._contexts: dict[str, ParseContext] = {}
         self._include = [TableRule(pattern=p).regex() for p in self.settings.include_tables]
         self._exclude = [TableRule(pattern=p).regex() for p in self.settings.exclude_tables]

@@ -52,12 +52,13 @@ pub fn strings<S: AsRef<str>>(out: &mut Vec<u8>, items: &[S]) {
     out.push(0);
 }
 
-/// The event's `op` enum: its index in change_event.v1's symbols (the lanes' four row ops).
+/// The event's `op` enum: its index in change_event.v1's symbols (the lanes' row ops).
 pub fn op(out: &mut Vec<u8>, op: &str) {
     let index = match op {
         "INSERT" => 0,
         "UPDATE" => 1,
         "DELETE" => 2,
+        "UPSERT" => 6,
         _ => 3, // SNAPSHOT
     };
     long(out, index);

@@ -11,7 +11,7 @@
 //! forms below, anything the Python parser would reject) returns `None` and
 //! takes the Python parser.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 use std::sync::Arc;
 
 use crate::avro;
@@ -348,17 +348,21 @@ fn convert(kind: Kind, value: &Json, out: &mut Vec<u8>) -> Option<()> {
     Some(())
 }
 
-/// `RowTypes.convert` + `columns_for` on the strict subset: an object whose columns are all declared.
-fn write_image(out: &mut Vec<u8>, image: Option<&Json>, plan: &Plan) -> Option<()> {
-    let Some(image) = image else {
+/// One member of a JSON object: a name and its value.
+pub(crate) type Member<'a> = (Cow<'a, str>, Json<'a>);
+
+/// `RowTypes.convert` + `columns_for` on the strict subset: an image whose columns are all declared.
+/// `image` holds the columns (an image object's members, or the columns of a flattened row).
+fn write_image<'a, M: Borrow<Member<'a>>>(out: &mut Vec<u8>, image: Option<&[M]>, plan: &Plan) -> Option<()> {
+    let Some(columns) = image else {
         out.push(0);
         return Some(());
     };
-    let Json::Object(members, _) = image else { return None };
     out.push(2);
-    if !members.is_empty() {
-        avro::long(out, members.len() as i64);
-        for (index, (name, value)) in members.iter().enumerate() {
+    if !columns.is_empty() {
+        avro::long(out, columns.len() as i64);
+        for (index, column) in columns.iter().enumerate() {
+            let (name, value) = column.borrow();
             let kind = plan.kind(name, index)?; // undeclared: an inferred column, left to Python
             avro::string(out, name);
             match value {
@@ -394,12 +398,12 @@ fn key_value(kind: Kind, value: &Json, key: &mut Vec<u8>) -> Option<()> {
     part.write(key)
 }
 
-fn member<'d, 'a>(members: &'d [(Cow<'a, str>, Json<'a>)], key: &str) -> Option<&'d Json<'a>> {
+pub(crate) fn member<'d, 'a>(members: &'d [Member<'a>], key: &str) -> Option<&'d Json<'a>> {
     members.iter().find(|(k, _)| k == key).map(|(_, v)| v)
 }
 
 /// `opt_int` on the forms taken: null, absent or a JSON integer in int64.
-fn opt_int(value: Option<&Json>) -> Result<Option<i64>, ()> {
+pub(crate) fn opt_int(value: Option<&Json>) -> Result<Option<i64>, ()> {
     match value {
         None | Some(Json::Null) => Ok(None),
         Some(v) => integer(v).map(Some).ok_or(()),
@@ -407,7 +411,7 @@ fn opt_int(value: Option<&Json>) -> Result<Option<i64>, ()> {
 }
 
 /// `blank_to_none(opt_str(...))` on the forms taken: null, absent or a JSON string.
-fn opt_str<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
+pub(crate) fn opt_str<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
     match value {
         None | Some(Json::Null) => Ok(None),
         Some(Json::Str(text)) => Ok(Some(text.as_ref()).filter(|t| !t.is_empty())),
@@ -429,8 +433,101 @@ fn binlog_index(file: &str) -> Option<u128> {
     digits.parse().ok()
 }
 
-fn order_key(out: &mut Vec<u8>, major: u128, minor: u128) {
-    avro::string(out, &format!("{:020}.{:020}.000000", major, minor));
+/// The event's source, as the parsers of the Debezium family fill it.
+#[derive(Default)]
+pub(crate) struct Source<'t> {
+    pub db_type: Option<String>,
+    pub database: Option<&'t str>,
+    pub schema: Option<&'t str>,
+    pub table: &'t str,
+    pub binlog_file: Option<&'t str>,
+    pub binlog_pos: Option<i64>,
+    pub gtid: Option<&'t str>,
+    pub scn: Option<&'t str>,
+    pub transaction_id: Option<&'t str>,
+    pub sequence: Option<&'t str>,
+}
+
+/// One row change of the Debezium family (one event per message), ready to write.
+pub(crate) struct Change<'t, 'i, M> {
+    pub op: &'static str,
+    pub source: Source<'t>,
+    /// The order key's major and minor components (row 0).
+    pub order: (u128, u128),
+    pub ts_ms: Option<i64>,
+    pub ingest_ts_ms: Option<i64>,
+    pub before: Option<&'i [M]>,
+    pub after: Option<&'i [M]>,
+}
+
+/// The record of a change: the single-object Avro value, and the record key
+/// `[database, schema, table, [key values]]` as orjson writes it. None (decline): a key column
+/// missing from the identifying image (the new row, else the deleted one: a reject in Python) or
+/// not renderable here, or a value outside the strict forms.
+pub(crate) fn record<'a, M: Borrow<Member<'a>>>(
+    change: &Change<'_, '_, M>,
+    profile: &Profile,
+    primary_key: &[String],
+    plan: &Plan,
+    at: &Coordinates,
+) -> Option<Record> {
+    let source = &change.source;
+    let identity = change.after.or(change.before)?;
+    let position = |name: &str| identity.iter().position(|m| m.borrow().0 == name);
+    if primary_key.iter().any(|name| position(name).is_none()) {
+        return None;
+    }
+    let (major, minor) = change.order;
+    if major > ORDER_MAX || minor > ORDER_MAX {
+        return None; // `order_key`'s sortable range: a reject
+    }
+
+    let columns = change.before.map_or(0, <[M]>::len) + change.after.map_or(0, <[M]>::len);
+    let mut body = Vec::with_capacity(plan.columns_avro.len() + 32 * columns + 256);
+    body.extend_from_slice(b"\xc3\x01");
+    body.extend_from_slice(&profile.fingerprint);
+    avro::op(&mut body, change.op);
+    avro::string(&mut body, &profile.format_id);
+    avro::opt_string(&mut body, source.db_type.as_deref());
+    avro::opt_string(&mut body, source.database);
+    avro::opt_string(&mut body, source.schema);
+    avro::opt_string(&mut body, Some(source.table));
+    body.push(0); // tenant
+    avro::opt_string(&mut body, source.binlog_file);
+    avro::opt_long(&mut body, source.binlog_pos);
+    avro::opt_string(&mut body, source.gtid);
+    avro::opt_string(&mut body, source.scn);
+    body.push(0); // checkpoint (OMS only)
+    avro::opt_string(&mut body, source.transaction_id);
+    avro::opt_string(&mut body, source.sequence);
+    avro::string(&mut body, &format!("{:020}.{:020}.000000", major, minor));
+    avro::opt_long(&mut body, change.ts_ms);
+    avro::opt_long(&mut body, change.ingest_ts_ms);
+    avro::strings(&mut body, primary_key);
+    body.extend_from_slice(&plan.columns_avro);
+    write_image(&mut body, change.before, plan)?;
+    write_image(&mut body, change.after, plan)?;
+    // Debezium sends no changed columns; one row per message.
+    avro::row_tail::<&str>(&mut body, None, at.topic, at.partition, at.offset, 0);
+
+    let mut key = Vec::with_capacity(64);
+    key.push(b'[');
+    for (i, part) in [source.database, source.schema, Some(source.table)].iter().enumerate() {
+        if i > 0 {
+            key.push(b',');
+        }
+        match part {
+            Some(text) => json_string(&mut key, text),
+            None => key.extend_from_slice(b"null"),
+        }
+    }
+    values::key_values(&mut key, primary_key, |name, key| {
+        let index = position(name)?;
+        key_value(plan.kind(name, index)?, &identity[index].borrow().1, key)
+    })?;
+    key.push(b']');
+    let table = format!("{}.{}", source.database.unwrap_or(""), source.table);
+    Some(Record { key, value: body, table, op: change.op, ts_ms: change.ts_ms })
 }
 
 const HEAD: &[u8] = b"{\"schema\":";
@@ -453,6 +550,38 @@ pub type Recent = [Known];
 /// The plan of a schema: None not planned yet, Some(None) declined by the planner.
 pub type PlanFor<'f> = dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>> + 'f;
 
+/// A JsonConverter message `{"schema":S,...,"payload":P,...}` with S an object first.
+pub(crate) struct Envelope<'a> {
+    /// S's bytes (the plan cache's key).
+    pub schema: &'a [u8],
+    pub payload: Json<'a>,
+    /// S's plan when S is a schema seen recently (the shortcut: S compared, not read).
+    pub plan: Option<Arc<Plan>>,
+    /// How many members the message has.
+    pub members: usize,
+}
+
+/// `raw` as a JsonConverter message with a schema; None: another layout (no schema, so inferred
+/// types; `payload` first...), left to the Python parser.
+pub(crate) fn envelope<'a>(raw: &'a [u8], known: &Recent) -> Option<Envelope<'a>> {
+    for (schema, plan) in known {
+        if let Some(payload) = known_payload(raw, schema) {
+            let schema = &raw[HEAD.len()..HEAD.len() + schema.len()];
+            return Some(Envelope { schema, payload, plan: Some(plan.clone()), members: 2 });
+        }
+    }
+    // The schema is checked and kept as bytes (the plan cache key); only the payload is built.
+    let members = json::parse_message(raw, &["payload"])?;
+    let count = members.len();
+    let mut members = members.into_iter();
+    let Some((key, Json::Raw(schema))) = members.next() else { return None };
+    if key != "schema" || schema.first() != Some(&b'{') {
+        return None;
+    }
+    let (_, payload) = members.find(|(k, _)| k == "payload")?;
+    Some(Envelope { schema, payload, plan: None, members: count })
+}
+
 /// One message; `known` are the schemas seen recently (the shortcut above).
 /// `primary_key` are option `primary_key`'s column names (`primary_key_option`), maybe none.
 pub fn parse<'a>(
@@ -474,25 +603,8 @@ fn parse_inner<'a>(
     known: &Recent,
     plan_for: &PlanFor,
 ) -> Result<Outcome<'a>, ()> {
-    let members;
-    let shortcut;
-    let (schema, payload, known_plan): (&'a [u8], &Json<'a>, Option<Arc<Plan>>) =
-        match known.iter().find_map(|(schema, plan)| Some((known_payload(raw, schema)?, schema.len(), plan.clone()))) {
-            Some((payload, schema_len, plan)) => {
-                shortcut = payload;
-                (&raw[HEAD.len()..HEAD.len() + schema_len], &shortcut, Some(plan))
-            }
-            None => {
-                // The schema is checked and kept as bytes (the plan cache key); only the payload is built.
-                members = json::parse_message(raw, &["payload"]).ok_or(())?;
-                let Some((key, Json::Raw(schema))) = members.first() else { return Err(()) };
-                if key != "schema" || schema.first() != Some(&b'{') {
-                    return Err(()); // no schema (inferred types) or another layout: the Python parser
-                }
-                (*schema, member(&members, "payload").ok_or(())?, None)
-            }
-        };
-    let Json::Object(payload, _) = payload else { return Err(()) };
+    let Envelope { schema, payload, plan: known_plan, .. } = envelope(raw, known).ok_or(())?;
+    let Json::Object(payload, _) = &payload else { return Err(()) };
     let op: &'static str = match member(payload, "op") {
         Some(Json::Str(k)) => match k.as_ref() {
             "c" => "INSERT",
@@ -515,24 +627,30 @@ fn parse_inner<'a>(
             return Err(());
         }
     }
-    let db_type = connector.map(|c| c.to_ascii_uppercase());
-    let database = opt_str(member(source, "db"))?;
-    let schema_name = opt_str(member(source, "schema"))?;
     let table = opt_str(member(source, "table"))?.ok_or(())?; // else --source-table: the Python parser
-    let binlog_file = opt_str(member(source, "file"))?;
-    let binlog_pos = opt_int(member(source, "pos"))?;
-    let gtid = opt_str(member(source, "gtid"))?;
-    let scn = opt_str(member(source, "scn"))?;
-    let sequence = opt_str(member(source, "sequence"))?;
     let transaction_id = match member(payload, "transaction") {
         None | Some(Json::Null) => None,
         Some(Json::Object(t, _)) => opt_str(member(t, "id"))?,
         Some(_) => return Err(()),
     };
+    let binlog_file = opt_str(member(source, "file"))?;
+    let binlog_pos = opt_int(member(source, "pos"))?;
+    let header = Source {
+        db_type: connector.map(|c| c.to_ascii_uppercase()),
+        database: opt_str(member(source, "db"))?,
+        schema: opt_str(member(source, "schema"))?,
+        table,
+        binlog_file,
+        binlog_pos,
+        gtid: opt_str(member(source, "gtid"))?,
+        scn: opt_str(member(source, "scn"))?,
+        transaction_id,
+        sequence: opt_str(member(source, "sequence"))?,
+    };
     // `_source_ts_ms`: 0 means unknown.
     let ts_ms = opt_int(member(source, "ts_ms"))?.filter(|&t| t != 0).map(epoch_ms);
     let ingest_ts_ms = opt_int(member(payload, "ts_ms"))?;
-    let (major, minor): (u128, u128) = match binlog_file {
+    let order: (u128, u128) = match binlog_file {
         Some(file) => {
             let pos = binlog_pos.unwrap_or(0);
             let row = opt_int(member(source, "row"))?.unwrap_or(0);
@@ -547,8 +665,7 @@ fn parse_inner<'a>(
             None => (u128::try_from(ts_ms.unwrap_or(0)).map_err(|_| ())?, 0),
         },
     };
-
-    if minor > ORDER_MAX {
+    if order.1 > ORDER_MAX {
         return Err(()); // `order_key`'s sortable range: a reject
     }
     let plan = match known_plan.map(Some).or_else(|| plan_for(schema)) {
@@ -557,69 +674,15 @@ fn parse_inner<'a>(
         None => return Ok(Outcome::NeedPlan(schema)),
     };
     let image = |name: &str| match member(payload, name) {
-        None | Some(Json::Null) => None,
-        Some(value) => Some(value),
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Object(members, _)) => Ok(Some(members.as_slice())),
+        Some(_) => Err(()),
     };
     let (before, after) = match op {
-        "DELETE" => (Some(image("before").ok_or(())?), None),
-        "UPDATE" => (image("before"), Some(image("after").ok_or(())?)),
-        _ => (None, Some(image("after").ok_or(())?)), // an INSERT's before is ignored
+        "DELETE" => (Some(image("before")?.ok_or(())?), None),
+        "UPDATE" => (image("before")?, Some(image("after")?.ok_or(())?)),
+        _ => (None, Some(image("after")?.ok_or(())?)), // an INSERT's before is ignored
     };
-    // `require_key_columns` checks this image (a key column missing: a reject, so declined here),
-    // and `event_key` reads its key values from it.
-    let identity = match after.or(before) {
-        Some(Json::Object(members, _)) => members,
-        _ => return Err(()),
-    };
-    if primary_key.iter().any(|name| member(identity, name).is_none()) {
-        return Err(());
-    }
-
-    let mut body = Vec::with_capacity(raw.len() / 2 + plan.columns_avro.len() + 256);
-    body.extend_from_slice(b"\xc3\x01");
-    body.extend_from_slice(&profile.fingerprint);
-    avro::op(&mut body, op);
-    avro::string(&mut body, &profile.format_id);
-    avro::opt_string(&mut body, db_type.as_deref());
-    avro::opt_string(&mut body, database);
-    avro::opt_string(&mut body, schema_name);
-    avro::opt_string(&mut body, Some(table));
-    body.push(0); // tenant
-    avro::opt_string(&mut body, binlog_file);
-    avro::opt_long(&mut body, binlog_pos);
-    avro::opt_string(&mut body, gtid);
-    avro::opt_string(&mut body, scn);
-    body.push(0); // checkpoint (OMS only)
-    avro::opt_string(&mut body, transaction_id);
-    avro::opt_string(&mut body, sequence);
-    order_key(&mut body, major, minor);
-    avro::opt_long(&mut body, ts_ms);
-    avro::opt_long(&mut body, ingest_ts_ms);
-    avro::strings(&mut body, primary_key);
-    body.extend_from_slice(&plan.columns_avro);
-    write_image(&mut body, before, &plan).ok_or(())?;
-    write_image(&mut body, after, &plan).ok_or(())?;
-    // Debezium sends no changed columns; one row per message.
-    avro::row_tail::<&str>(&mut body, None, at.topic, at.partition, at.offset, 0);
-
-    // The record key: [database, schema, table, [key values]] as orjson writes it.
-    let mut key = Vec::with_capacity(64);
-    key.push(b'[');
-    for (i, part) in [database, schema_name, Some(table)].iter().enumerate() {
-        if i > 0 {
-            key.push(b',');
-        }
-        match part {
-            Some(text) => json_string(&mut key, text),
-            None => key.extend_from_slice(b"null"),
-        }
-    }
-    values::key_values(&mut key, primary_key, |name, key| {
-        let index = identity.iter().position(|(n, _)| n == name)?;
-        key_value(plan.kind(name, index)?, &identity[index].1, key)
-    })
-    .ok_or(())?;
-    key.push(b']');
-    let table_name = format!("{}.{}", database.unwrap_or(""), table);
-    Ok(Outcome::Record(Record { key, value: body, table: table_name, op, ts_ms }))
+    let change = Change { op, source: header, order, ts_ms, ingest_ts_ms, before, after };
+    record(&change, profile, primary_key, &plan, at).map(Outcome::Record).ok_or(())
 }

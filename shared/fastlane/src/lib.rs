@@ -13,6 +13,7 @@ mod avro;
 mod avro_reader;
 mod canal;
 mod debezium;
+mod debezium_smt;
 mod drs;
 mod json;
 mod maxwell;
@@ -290,6 +291,75 @@ impl DrsAvroLane {
 }
 
 
+/// The Debezium family's row schemas: each distinct schema (its bytes) planned once by the
+/// lane's planner, the recent ones compared byte for byte first (`debezium::envelope`).
+struct SchemaPlans {
+    /// planner(schema bytes) -> (names, kinds, scales, columns_avro) | None
+    planner: Py<PyAny>,
+    plans: Guarded<HashMap<Vec<u8>, Option<Arc<debezium::Plan>>>>,
+    /// Schemas seen recently and their plans, newest first: messages of a table repeat the same
+    /// schema bytes (most of the message), and comparing them costs less than reading or hashing.
+    recent: Guarded<Vec<debezium::Known>>,
+}
+
+impl SchemaPlans {
+    fn new(planner: Py<PyAny>) -> Self {
+        SchemaPlans { planner, plans: Guarded::new(HashMap::new()), recent: Guarded::new(Vec::new()) }
+    }
+
+    /// What `parse` (a lane's reading, given the recent schemas and the plan lookup) makes of one
+    /// message, planning its schema first when it asks for that.
+    fn read<'a>(
+        &self,
+        py: Python<'_>,
+        parse: impl Fn(&debezium::Recent, &debezium::PlanFor) -> debezium::Outcome<'a>,
+    ) -> PyResult<Option<canal::Record>> {
+        with_planning(
+            || {
+                let plans = self.plans.borrow();
+                // A copy of the (few, reference-counted) entries: `lookup` may add one meanwhile.
+                let known = self.recent.borrow().clone();
+                let lookup = |schema: &[u8]| {
+                    let found = plans.get(schema).cloned();
+                    if let Some(Some(plan)) = &found {
+                        let mut recent = self.recent.borrow_mut();
+                        recent.truncate(RECENT - 1);
+                        recent.insert(0, (Arc::from(schema), plan.clone()));
+                    }
+                    found
+                };
+                match parse(&known, &lookup) {
+                    debezium::Outcome::Record(record) => Attempt::Done(record),
+                    debezium::Outcome::NeedPlan(schema) => Attempt::NeedPlan(schema.to_vec()),
+                    debezium::Outcome::Decline => Attempt::Decline,
+                }
+            },
+            |schema| {
+                let plan = self.ask_planner(py, &schema)?;
+                remember(&self.plans, schema, plan);
+                Ok(())
+            },
+        )
+    }
+
+    fn ask_planner(&self, py: Python<'_>, schema: &[u8]) -> PyResult<Option<Arc<debezium::Plan>>> {
+        let answer = self.planner.call1(py, (PyBytes::new(py, schema),))?;
+        if answer.is_none(py) {
+            return Ok(None);
+        }
+        let (names, kinds, scales, columns_avro): (Vec<String>, Vec<i64>, Vec<i64>, Vec<u8>) = answer.extract(py)?;
+        if names.len() != kinds.len() || kinds.len() != scales.len() {
+            return Err(PyValueError::new_err("planner: one kind and one scale per declared column"));
+        }
+        let kinds = kinds.into_iter().zip(scales).map(|(k, s)| debezium::Kind::from_code(k, s)).collect();
+        Ok(Some(Arc::new(debezium::Plan { names, kinds, columns_avro })))
+    }
+
+    fn len(&self) -> usize {
+        self.plans.borrow().len()
+    }
+}
+
 /// The Debezium JSON lane (`debezium-json`, JsonConverter messages with schemas): its planner
 /// reads each row schema with the Python parser's own Connect type mapping.
 #[pyclass]
@@ -297,11 +367,7 @@ struct DebeziumLane {
     profile: Profile,
     /// Option `primary_key`'s column names (`primary_key_option`), maybe none.
     primary_key: Vec<String>,
-    planner: Py<PyAny>,
-    plans: Guarded<HashMap<Vec<u8>, Option<Arc<debezium::Plan>>>>,
-    /// Schemas seen recently and their plans, newest first: messages of a table repeat the same
-    /// schema bytes (most of the message), and comparing them costs less than reading or hashing.
-    recent: Guarded<Vec<debezium::Known>>,
+    schemas: SchemaPlans,
     tables: Guarded<HashMap<String, Py<PyString>>>,
 }
 
@@ -314,9 +380,7 @@ impl DebeziumLane {
             // db_type is per message here (the connector's name), so the profile's is unused.
             profile: Profile { fingerprint, format_id, db_type: String::new() },
             primary_key,
-            planner,
-            plans: Guarded::new(HashMap::new()),
-            recent: Guarded::new(Vec::new()),
+            schemas: SchemaPlans::new(planner),
             tables: Guarded::new(HashMap::new()),
         })
     }
@@ -331,32 +395,9 @@ impl DebeziumLane {
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let at = Coordinates { topic, partition, offset };
-        let found = with_planning(
-            || {
-                let plans = self.plans.borrow();
-                // A copy of the (few, reference-counted) entries: `lookup` may add one meanwhile.
-                let known = self.recent.borrow().clone();
-                let lookup = |schema: &[u8]| {
-                    let found = plans.get(schema).cloned();
-                    if let Some(Some(plan)) = &found {
-                        let mut recent = self.recent.borrow_mut();
-                        recent.truncate(RECENT - 1);
-                        recent.insert(0, (Arc::from(schema), plan.clone()));
-                    }
-                    found
-                };
-                match debezium::parse(raw, &self.profile, &self.primary_key, &at, &known, &lookup) {
-                    debezium::Outcome::Record(record) => Attempt::Done(record),
-                    debezium::Outcome::NeedPlan(schema) => Attempt::NeedPlan(schema.to_vec()),
-                    debezium::Outcome::Decline => Attempt::Decline,
-                }
-            },
-            |schema| {
-                let plan = self.ask_planner(py, &schema)?;
-                remember(&self.plans, schema, plan);
-                Ok(())
-            },
-        )?;
+        let found = self
+            .schemas
+            .read(py, |known, lookup| debezium::parse(raw, &self.profile, &self.primary_key, &at, known, lookup))?;
         let Some(record) = found else { return Ok(None) };
         let row = [(record.key.as_slice(), record.value.as_slice())];
         taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some)
@@ -364,23 +405,7 @@ impl DebeziumLane {
 
     /// How many schemas this lane has planned (for tests and metrics).
     fn planned(&self) -> usize {
-        self.plans.borrow().len()
-    }
-}
-
-impl DebeziumLane {
-    /// planner(schema bytes) -> (names, kinds, scales, columns_avro) | None
-    fn ask_planner(&self, py: Python<'_>, schema: &[u8]) -> PyResult<Option<Arc<debezium::Plan>>> {
-        let answer = self.planner.call1(py, (PyBytes::new(py, schema),))?;
-        if answer.is_none(py) {
-            return Ok(None);
-        }
-        let (names, kinds, scales, columns_avro): (Vec<String>, Vec<i64>, Vec<i64>, Vec<u8>) = answer.extract(py)?;
-        if names.len() != kinds.len() || kinds.len() != scales.len() {
-            return Err(PyValueError::new_err("planner: one kind and one scale per declared column"));
-        }
-        let kinds = kinds.into_iter().zip(scales).map(|(k, s)| debezium::Kind::from_code(k, s)).collect();
-        Ok(Some(Arc::new(debezium::Plan { names, kinds, columns_avro })))
+        self.schemas.len()
     }
 }
 
@@ -483,7 +508,72 @@ fn op_name<'py>(py: Python<'py>, op: &str) -> &'py Bound<'py, PyString> {
         "INSERT" => intern!(py, "INSERT"),
         "UPDATE" => intern!(py, "UPDATE"),
         "DELETE" => intern!(py, "DELETE"),
+        "UPSERT" => intern!(py, "UPSERT"),
         _ => intern!(py, "SNAPSHOT"),
+    }
+}
+
+/// The Debezium ExtractNewRecordState lane (`debezium-smt`, flattened rows with their Connect
+/// schema): the Debezium lane's schema plans and event writing, the SMT's metadata and table.
+#[pyclass]
+struct DebeziumSmtLane {
+    profile: Profile,
+    options: debezium_smt::Options,
+    /// Each topic's configured `db.table` (`topic_tables`), for rows without `__table`.
+    topic_tables: HashMap<String, String>,
+    /// The parse context's `source_table`, for topics not in `topic_tables`.
+    source_table: Option<String>,
+    schemas: SchemaPlans,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
+}
+
+#[pymethods]
+impl DebeziumSmtLane {
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        primary_key: Vec<String>,
+        db_type: Option<String>,
+        topic_tables: HashMap<String, String>,
+        source_table: Option<String>,
+        planner: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let fingerprint = fingerprint_of(fingerprint)?;
+        Ok(DebeziumSmtLane {
+            // db_type is per message here (`__source_connector`, else the option).
+            profile: Profile { fingerprint, format_id, db_type: String::new() },
+            options: debezium_smt::Options { primary_key, db_type },
+            topic_tables,
+            source_table,
+            schemas: SchemaPlans::new(planner),
+            tables: Guarded::new(HashMap::new()),
+        })
+    }
+
+    /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        let source_table = self.topic_tables.get(topic).or(self.source_table.as_ref()).map(String::as_str);
+        let found = self.schemas.read(py, |known, lookup| {
+            debezium_smt::parse(raw, &self.profile, &self.options, source_table, &at, known, lookup)
+        })?;
+        let Some(record) = found else { return Ok(None) };
+        let row = [(record.key.as_slice(), record.value.as_slice())];
+        taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some)
+    }
+
+    /// How many schemas this lane has planned (for tests and metrics).
+    fn planned(&self) -> usize {
+        self.schemas.len()
     }
 }
 
@@ -493,5 +583,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MaxwellLane>()?;
     m.add_class::<DrsAvroLane>()?;
     m.add_class::<DebeziumLane>()?;
+    m.add_class::<DebeziumSmtLane>()?;
     Ok(())
 }
