@@ -66,3 +66,17 @@ class DebeziumSmtLane:
         self, raw: bytes, topic: str, partition: int, offset: int
     ) -> tuple[str, str, int | None, list[bytes]] | None: ...
     def planned(self) -> int: ...
+
+class OggLane:
+    def __init__(
+        self,
+        fingerprint: bytes,
+        format_id: str,
+        db_type: str,
+        database_is_schema: bool,
+        wall_clock: Callable[[str], int | None] | None,
+    ) -> None: ...
+    def parse(
+        self, raw: bytes, topic: str, partition: int, offset: int
+    ) -> tuple[str, str, int | None, list[bytes]] | None: ...
+    def planned(self) -> int: ...

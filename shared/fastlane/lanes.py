@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Protocol
 
 from shared.codec import avro
@@ -45,6 +46,8 @@ def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] 
         return None
     if format_id == "debezium-smt":
         return _debezium_smt_lane(ctx, topic_tables or {})
+    if format_id == "ogg-json":
+        return _ogg_lane(ctx)
     if format_id == "maxwell-json":
         return _maxwell_lane(ctx)
     if format_id == "drs-avro":
@@ -136,6 +139,38 @@ def _debezium_smt_lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> La
         avro.fingerprint(), FORMAT_ID, primary_key, db_type, dict(topic_tables), ctx.source_table, row_planner()
     )
     return lane
+
+
+def _ogg_lane(ctx: ParseContext) -> Lane | None:
+    """GoldenGate's lane reads option ``db_type`` only: with another set the Python parser does it all."""
+    from services.ogg_json.parser import _DATABASE_IS_SCHEMA, FORMAT_ID
+    from shared.fastlane import _native
+    from shared.parsing.temporal import UTC
+
+    if any(name != "db_type" for name in ctx.options):
+        return None
+    option = ctx.options.get("db_type")
+    # The parser's Source.db_type for every event.
+    db_type = option.upper() if isinstance(option, str) and option else "ORACLE"
+    zone = ctx.source_timezone
+    wall_clock = None if zone is UTC else _wall_clock(zone)
+    lane: Lane = _native.OggLane(avro.fingerprint(), FORMAT_ID, db_type, db_type in _DATABASE_IS_SCHEMA, wall_clock)
+    return lane
+
+
+def _wall_clock(zone: _dt.tzinfo) -> Callable[[str], int | None]:
+    """wall_clock(text) -> epoch ms | None: GoldenGate's ``current_ts`` read in ``zone`` by the parser's
+    own ``_time_ms`` (Python's zone rules: DST gaps and folds resolve alike)."""
+    from services.ogg_json.parser import _time_ms
+    from shared.parsing.errors import RejectError
+
+    def read(text: str) -> int | None:
+        try:
+            return _time_ms({"current_ts": text}, "current_ts", zone)
+        except RejectError:
+            return None
+
+    return read
 
 
 def _plain_canal(options: Mapping[str, object]) -> bool:

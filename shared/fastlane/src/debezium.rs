@@ -231,7 +231,7 @@ fn bits(value: &Json) -> Option<i64> {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS(.f{1,6})?Z` (Debezium's rendering): micros since the epoch.
-fn zoned(text: &str) -> Option<i64> {
+pub(crate) fn zoned(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     if b.len() < 20 || b.len() > 27 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' || b[13] != b':' || b[16] != b':' {
         return None;

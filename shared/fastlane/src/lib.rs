@@ -17,6 +17,7 @@ mod debezium_smt;
 mod drs;
 mod json;
 mod maxwell;
+mod ogg;
 mod values;
 
 use std::collections::HashMap;
@@ -577,6 +578,69 @@ impl DebeziumSmtLane {
     }
 }
 
+/// The Oracle GoldenGate JSON lane (`ogg-json`, operation-modeled): untyped values inferred
+/// as the Maxwell lane infers them; `current_ts` in a zone other than UTC read by Python.
+#[pyclass]
+struct OggLane {
+    profile: Profile,
+    options: ogg::Options,
+    /// wall_clock(text) -> epoch ms | None: `current_ts` in the source zone; None in UTC.
+    wall_clock: Option<Py<PyAny>>,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
+}
+
+#[pymethods]
+impl OggLane {
+    #[new]
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        db_type: String,
+        database_is_schema: bool,
+        wall_clock: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let fingerprint = fingerprint_of(fingerprint)?;
+        Ok(OggLane {
+            // The event's db_type is the option's (ogg::Options), so the profile's is unused.
+            profile: Profile { fingerprint, format_id, db_type: String::new() },
+            options: ogg::Options { db_type, database_is_schema },
+            wall_clock,
+            tables: Guarded::new(HashMap::new()),
+        })
+    }
+
+    /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        let read = |text: &str| -> Option<i64> {
+            // A Python error (none expected) declines like any other doubt.
+            let reader = self.wall_clock.as_ref()?;
+            reader.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
+        };
+        let wall_clock: ogg::WallClock = if self.wall_clock.is_some() { Some(&read) } else { None };
+        // A panic declines, never crashes the service.
+        let Ok(Some(record)) =
+            catch_unwind(AssertUnwindSafe(|| ogg::parse(raw, &self.profile, &self.options, &at, wall_clock)))
+        else {
+            return Ok(None);
+        };
+        let row = [(record.key.as_slice(), record.value.as_slice())];
+        taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some)
+    }
+
+    /// Always 0: column types come from the values, there is nothing to plan.
+    fn planned(&self) -> usize {
+        0
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CanalLane>()?;
@@ -584,5 +648,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DrsAvroLane>()?;
     m.add_class::<DebeziumLane>()?;
     m.add_class::<DebeziumSmtLane>()?;
+    m.add_class::<OggLane>()?;
     Ok(())
 }

@@ -82,8 +82,8 @@ enum KeyView {
     Text(usize, usize),
 }
 
-struct Entry<'t> {
-    name: &'t str,
+pub(crate) struct Entry<'t> {
+    pub(crate) name: &'t str,
     start: usize,
     end: usize,
     logical: Logical,
@@ -91,21 +91,21 @@ struct Entry<'t> {
 }
 
 /// A converted image: every value's Avro union bytes in one buffer, and each entry's place.
-struct Image<'t> {
+pub(crate) struct Image<'t> {
     buf: Vec<u8>,
-    entries: Vec<Entry<'t>>,
+    pub(crate) entries: Vec<Entry<'t>>,
 }
 
 impl<'t> Image<'t> {
-    fn get(&self, name: &str) -> Option<&Entry<'t>> {
+    pub(crate) fn get(&self, name: &str) -> Option<&Entry<'t>> {
         self.entries.iter().find(|e| e.name == name)
     }
 
-    fn bytes(&self, entry: &Entry<'t>) -> &[u8] {
+    pub(crate) fn bytes(&self, entry: &Entry<'t>) -> &[u8] {
         &self.buf[entry.start..entry.end]
     }
 
-    fn write_key(&self, out: &mut Vec<u8>, entry: Option<&Entry<'t>>) {
+    pub(crate) fn write_key(&self, out: &mut Vec<u8>, entry: Option<&Entry<'t>>) {
         match entry.map(|e| e.key) {
             None | Some(KeyView::Null) => out.extend_from_slice(b"null"),
             Some(KeyView::Bool(true)) => out.extend_from_slice(b"true"),
@@ -134,13 +134,13 @@ fn all_digits(s: &str) -> bool {
 }
 
 /// A JSON integer's text (`-?digits`, no fraction or exponent), "-0" excepted (Python reads it as 0).
-fn integer_text(text: &str) -> bool {
+pub(crate) fn integer_text(text: &str) -> bool {
     let digits = text.strip_prefix('-').unwrap_or(text);
     all_digits(digits) && text != "-0"
 }
 
 /// `untyped_image`: `UNTYPED.convert` of a JSON object of column values (all inferred).
-fn convert<'t>(value: &'t Json<'t>) -> Option<Image<'t>> {
+pub(crate) fn convert<'t>(value: &'t Json<'t>) -> Option<Image<'t>> {
     let Json::Object(members, raw) = value else { return None };
     let mut image = Image { buf: Vec::with_capacity(raw.len() + 16), entries: Vec::with_capacity(members.len()) };
     for (name, value) in members {
@@ -190,7 +190,7 @@ fn number(text: &str, buf: &mut Vec<u8>) -> Option<(Logical, KeyView)> {
 }
 
 /// A JSON number with a fraction or an exponent as Python's `Decimal(text)` holds it.
-struct Dec {
+pub(crate) struct Dec {
     negative: bool,
     /// The coefficient's digits without leading zeros ("0" for zero).
     digits: String,
@@ -199,7 +199,7 @@ struct Dec {
 
 impl Dec {
     /// `-?int(.frac)?([eE][+-]?exp)?`; exponents of more than 9 digits are declined.
-    fn parse(text: &str) -> Option<Dec> {
+    pub(crate) fn parse(text: &str) -> Option<Dec> {
         if !text.contains(['.', 'e', 'E']) {
             return None; // an integer ("-0" included): Python reads it as an int
         }
@@ -235,6 +235,38 @@ impl Dec {
             digits.push('0');
         }
         Some(Dec { negative, digits, exponent: exponent - frac.len() as i64 })
+    }
+
+    /// Any JSON number: an integer as `Decimal(int)`, else as `parse`.
+    pub(crate) fn number(text: &str) -> Option<Dec> {
+        if text.contains(['.', 'e', 'E']) {
+            return Dec::parse(text);
+        }
+        let (negative, body) = match text.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, text),
+        };
+        if !all_digits(body) {
+            return None;
+        }
+        let digits = body.trim_start_matches('0');
+        let digits = if digits.is_empty() { "0" } else { digits };
+        Some(Dec { negative, digits: digits.to_string(), exponent: 0 })
+    }
+
+    /// Python's `==` between two numbers (ints, Decimals): the same value, whatever the spelling
+    /// (`1`, `1.0`, `1.00`, `1E+0`, and every zero are equal).
+    pub(crate) fn equals(&self, other: &Dec) -> bool {
+        self.normal() == other.normal()
+    }
+
+    /// (sign, digits without trailing zeros, exponent): one form per value.
+    fn normal(&self) -> (bool, &str, i64) {
+        if self.is_zero() {
+            return (false, "0", 0);
+        }
+        let digits = self.digits.trim_end_matches('0');
+        (self.negative, digits, self.exponent + (self.digits.len() - digits.len()) as i64)
     }
 
     fn is_zero(&self) -> bool {
@@ -380,7 +412,7 @@ fn overlay<'t>(after: &Image<'t>, old: &Image<'t>) -> Image<'t> {
     merged
 }
 
-fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
+pub(crate) fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
     match image {
         None => out.push(0),
         Some(image) => {
@@ -399,7 +431,7 @@ fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
 
 /// `UNTYPED.columns_for(after, before)` in Avro: every name of the images in order of first
 /// appearance, typed by its first non-null value (`unknown` when all are null).
-fn write_columns(out: &mut Vec<u8>, images: [Option<&Image>; 2]) {
+pub(crate) fn write_columns(out: &mut Vec<u8>, images: [Option<&Image>; 2]) {
     let mut columns: Vec<(&str, Logical)> = Vec::new();
     for image in images.into_iter().flatten() {
         for entry in &image.entries {
@@ -426,7 +458,7 @@ fn write_columns(out: &mut Vec<u8>, images: [Option<&Image>; 2]) {
 }
 
 /// `%020d.%020d.%06d` (the components are below 10**20 here; the row is 0).
-fn order_key(out: &mut Vec<u8>, major: u128, minor: u128) {
+pub(crate) fn order_key(out: &mut Vec<u8>, major: u128, minor: u128) {
     let text = format!("{:020}.{:020}.000000", major, minor);
     avro::string(out, &text);
 }

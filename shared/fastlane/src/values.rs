@@ -357,7 +357,7 @@ fn time(text: &str, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
 }
 
 /// `YYYY-MM-DD HH:MM:SS(.f{1,6})?` (or `T`): micros since 1970-01-01T00:00 of that wall clock.
-fn date_time(text: &str) -> Option<i64> {
+pub(crate) fn date_time(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     if b.len() < 19 || b.len() > 26 || (b[10] != b' ' && b[10] != b'T') || b[13] != b':' || b[16] != b':' {
         return None;
