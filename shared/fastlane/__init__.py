@@ -15,8 +15,10 @@ differential test in ``tests/unit/test_fastlane.py`` that compares the lane
 with the Python path byte for byte on the golden corpus, generated traffic and
 mutated messages. Today: ``canal-json`` (the Canal profile), ``maxwell-json``
 (row messages; its columns are all inferred, so it needs no planner),
-``drs-avro`` (flat records under a schema it decodes exactly, ``plan_drs.py``)
-and ``debezium-json`` (JsonConverter change events with schemas, ``plan_debezium.py``).
+``drs-avro`` (flat records under a schema it decodes exactly, ``plan_drs.py``),
+``debezium-json`` (JsonConverter change events with schemas, ``plan_debezium.py``),
+``debezium-smt`` (ExtractNewRecordState rows with their schema, the same planner)
+and ``ogg-json`` (GoldenGate operations; inferred columns, as Maxwell's).
 
 The extension is optional at install time (no Rust toolchain: no lane, the
 Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.
