@@ -47,7 +47,7 @@ const SECONDS_LIMIT: i64 = 100_000_000_000;
 const BUILT: &[&str] = &["data", "old", "database", "table", "type", "isDdl", "es", "ts", "id", "gtid", "pkNames"];
 const ORDER_MAX: i64 = i64::MAX; // order_key's own bound (10**20 - 1) is above any i64
 
-fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
+pub(crate) fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
     match value {
         None | Some(Json::Null) => Ok(None),
         Some(Json::Number(text)) => {
@@ -61,7 +61,7 @@ fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
     }
 }
 
-fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
+pub(crate) fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
     match value {
         None | Some(Json::Null) => Ok(None),
         Some(Json::Str(text)) => Ok(Some(text.as_ref())),
@@ -122,6 +122,16 @@ impl<'t> Image<'t> {
 
 /// `RowTypes.convert` on the strict subset: every column declared, string or null values.
 fn convert<'t>(row: &'t Json<'t>, plan: &Plan, zoned: values::ZoneReader) -> Option<Image<'t>> {
+    json_image(row, plan, |kind, text, out| values::convert(kind, text, out, zoned))
+}
+
+/// A JSON row object converted on the strict subset: every column declared in `plan`, values
+/// null or strings, each string read by `text` (the lane's converter of its kind).
+pub(crate) fn json_image<'t, K: Copy>(
+    row: &'t Json<'t>,
+    plan: &values::Plan<K>,
+    text: impl Fn(K, &'t str, &mut Vec<u8>) -> Option<KeyPart<'t>>,
+) -> Option<Image<'t>> {
     let Json::Object(members, raw) = row else { return None };
     let mut image = Image { buf: Vec::with_capacity(raw.len() + 16), entries: Vec::with_capacity(members.len()) };
     for (index, (name, value)) in members.iter().enumerate() {
@@ -132,12 +142,30 @@ fn convert<'t>(row: &'t Json<'t>, plan: &Plan, zoned: values::ZoneReader) -> Opt
                 image.buf.push(0);
                 KeyPart::Null
             }
-            Json::Str(text) => values::convert(kind, text, &mut image.buf, zoned)?,
+            Json::Str(t) => text(kind, t, &mut image.buf)?,
             _ => return None,
         };
         image.entries.push(Entry { name, start, end: image.buf.len(), key });
     }
     Some(image)
+}
+
+/// The (name, type text or None) pairs of a `mysqlType` object for the planner; None: not an
+/// object of strings and nulls, or empty (the `sqlType` path), left to Python.
+pub(crate) fn type_columns(raw_map: &[u8]) -> Option<Vec<(String, Option<String>)>> {
+    let Some(Json::Object(members, _)) = json::parse(raw_map) else { return None };
+    if members.is_empty() {
+        return None;
+    }
+    let mut columns = Vec::with_capacity(members.len());
+    for (name, text) in &members {
+        match text {
+            Json::Str(t) => columns.push((name.to_string(), Some(t.to_string()))),
+            Json::Null => columns.push((name.to_string(), None)),
+            _ => return None,
+        }
+    }
+    Some(columns)
 }
 
 /// `overlay(after, old)`: after's columns with old's values, then the columns only old has.
@@ -368,18 +396,7 @@ fn parse_inner<'a>(
         Some(Some(plan)) => plan,
         Some(None) => return Err(()), // the planner declined this type map
         None => {
-            let Some(Json::Object(members, _)) = json::parse(raw_map) else { return Err(()) };
-            if members.is_empty() {
-                return Err(()); // an empty mysqlType: the sqlType path
-            }
-            let mut columns = Vec::with_capacity(members.len());
-            for (name, text) in &members {
-                match text {
-                    Json::Str(t) => columns.push((name.to_string(), Some(t.to_string()))),
-                    Json::Null => columns.push((name.to_string(), None)),
-                    _ => return Err(()),
-                }
-            }
+            let columns = type_columns(raw_map).ok_or(())?;
             return Ok(Outcome::NeedPlan(TypeMap { raw: raw_map, columns }));
         }
     };

@@ -124,23 +124,31 @@ fn opt_long(value: Option<&Val>) -> Option<Option<i64>> {
     }
 }
 
-/// `_name(doc, key, strip=True)`: trailing blanks stripped (DRS's sample has `"table": "test "`),
-/// then empty -> None. Python's `rstrip()` also strips Unicode blanks, so a name whose last
-/// character left is non-ASCII declines rather than being judged here.
+/// `_name(doc, key, strip=True)` on an Avro value: null, or a string as `strip_name` reads it.
 fn name<'a>(value: Option<&Val<'a>>) -> Option<Option<&'a str>> {
     match value {
         None | Some(Val::Null) => Some(None),
-        Some(Val::Str(s)) => {
-            // str.isspace() in ASCII: \t \n \v \f \r, \x1c-\x1f and the space.
-            let stripped = s.trim_end_matches(|c: char| matches!(c, '\t'..='\r' | '\x1c'..=' '));
-            match stripped.as_bytes().last() {
-                None => Some(None),
-                Some(&b) if b >= 0x80 => None,
-                Some(_) => Some(Some(stripped)),
-            }
-        }
+        Some(Val::Str(s)) => strip_name(s),
         _ => None,
     }
+}
+
+/// `_name`'s text: trailing blanks stripped (DRS's sample has `"table": "test "`), then empty ->
+/// None. Python's `rstrip()` also strips Unicode blanks, so a name whose last character left is
+/// non-ASCII declines (the outer None) rather than being judged here.
+pub(crate) fn strip_name(s: &str) -> Option<Option<&str>> {
+    let stripped = s.trim_end_matches(py_blank);
+    match stripped.as_bytes().last() {
+        None => Some(None),
+        Some(&b) if b >= 0x80 => None,
+        Some(_) => Some(Some(stripped)),
+    }
+}
+
+/// `str.isspace()` in ASCII (`\t \n \v \f \r`, `\x1c`-`\x1f` and the space): what Python's
+/// `strip()` removes from an ASCII text.
+pub(crate) fn py_blank(c: char) -> bool {
+    matches!(c, '\t'..='\r' | '\x1c'..=' ')
 }
 
 /// `epoch_ms`: seconds or milliseconds by size. `unsigned_abs`, not `abs`: any long arrives here
@@ -184,8 +192,9 @@ fn epoch_micros(text: &str) -> Option<i64> {
     (micros <= 253_402_300_799_999_999).then_some(micros)
 }
 
-/// `from_list_text` on DRS's own rendering `[]` / `[106, 103]`: unsigned bytes without leading
-/// zeros, separated by ", " (signed bytes, other spacing: Python).
+/// `from_list_text` on DRS's own rendering `[]` / `[106, -1]`: Java's signed bytes (or unsigned
+/// ones up to 255, which Python reads alike) without leading zeros, separated by ", " (other
+/// spacing, `+`, `-0`: Python).
 fn byte_list(text: &str) -> Option<Vec<u8>> {
     let inner = text.strip_prefix('[')?.strip_suffix(']')?;
     if inner.is_empty() {
@@ -193,11 +202,16 @@ fn byte_list(text: &str) -> Option<Vec<u8>> {
     }
     let mut out = Vec::with_capacity(inner.len() / 3 + 1);
     for item in inner.split(", ") {
-        let ok = !item.is_empty() && item.len() <= 3 && item.bytes().all(|c| c.is_ascii_digit());
-        if !ok || (item.len() > 1 && item.starts_with('0')) {
+        let digits = item.strip_prefix('-').unwrap_or(item);
+        let ok = !digits.is_empty() && digits.len() <= 3 && digits.bytes().all(|c| c.is_ascii_digit());
+        if !ok || (digits.len() > 1 && digits.starts_with('0')) || item == "-0" {
             return None;
         }
-        out.push(u8::try_from(item.parse::<u16>().ok()?).ok()?);
+        let n: i16 = item.parse().ok()?;
+        if !(-128..=255).contains(&n) {
+            return None;
+        }
+        out.push(n as u8); // `& 0xFF`: -1 is 255
     }
     Some(out)
 }
@@ -207,14 +221,16 @@ const DOUBLE: u8 = 0x06;
 const BYTES: u8 = 0x0a;
 const INSTANT: u8 = 0x16;
 
-/// One value as `RowTypes.convert` converts `_plain(value)` for the column, on the strict subset.
-fn value<'t>(col: Col, v: &'t Val<'t>, out: &mut Vec<u8>, zoned: values::ZoneReader) -> Option<KeyPart<'t>> {
-    match (col, v) {
-        (_, Val::Null) => {
-            out.push(0);
-            Some(KeyPart::Null)
-        }
-        (Col::Std(kind @ (Kind::InstantUtc | Kind::InstantZoned)), Val::Str(text)) => match epoch_micros(text) {
+/// A DRS value text (Avro or JSON string) as `RowTypes.convert` converts it for the column, on
+/// the strict subset.
+pub(crate) fn text_value<'t>(
+    col: Col,
+    text: &'t str,
+    out: &mut Vec<u8>,
+    zoned: values::ZoneReader,
+) -> Option<KeyPart<'t>> {
+    match col {
+        Col::Std(kind @ (Kind::InstantUtc | Kind::InstantZoned)) => match epoch_micros(text) {
             Some(micros) => {
                 out.push(INSTANT);
                 avro::long(out, micros);
@@ -222,7 +238,23 @@ fn value<'t>(col: Col, v: &'t Val<'t>, out: &mut Vec<u8>, zoned: values::ZoneRea
             }
             None => values::convert(kind, text, out, zoned),
         },
-        (Col::Std(kind), Val::Str(text)) => values::convert(kind, text, out, zoned),
+        Col::Std(kind) => values::convert(kind, text, out, zoned),
+        Col::BytesList => {
+            out.push(BYTES);
+            avro::bytes(out, &byte_list(text)?);
+            Some(KeyPart::Other)
+        }
+    }
+}
+
+/// One Avro value as `RowTypes.convert` converts `_plain(value)` for the column, on the strict subset.
+fn value<'t>(col: Col, v: &'t Val<'t>, out: &mut Vec<u8>, zoned: values::ZoneReader) -> Option<KeyPart<'t>> {
+    match (col, v) {
+        (_, Val::Null) => {
+            out.push(0);
+            Some(KeyPart::Null)
+        }
+        (_, Val::Str(text)) => text_value(col, text, out, zoned),
         (Col::Std(Kind::Int), Val::Long(n)) => {
             out.push(LONG);
             avro::long(out, *n);
@@ -239,29 +271,54 @@ fn value<'t>(col: Col, v: &'t Val<'t>, out: &mut Vec<u8>, zoned: values::ZoneRea
             avro::bytes(out, b);
             Some(KeyPart::Other)
         }
-        (Col::BytesList, Val::Str(text)) => {
-            out.push(BYTES);
-            avro::bytes(out, &byte_list(text)?);
-            Some(KeyPart::Other)
-        }
         _ => None,
     }
 }
 
-/// A row map converted; repeated column names (Python keeps the last value) decline.
-fn convert<'t>(row: &'t Val<'t>, plan: &Plan, zoned: values::ZoneReader) -> Option<Image<'t>> {
-    let Val::Map(members, raw) = row else { return None };
-    let mut image = Image { buf: Vec::with_capacity(raw.len() + 16), entries: Vec::with_capacity(members.len()) };
-    for (index, (name, v)) in members.iter().enumerate() {
-        if members[..index].iter().any(|(other, _)| other == name) {
-            return None;
-        }
-        let col = plan.kind(name, index)?; // undeclared: an inferred column, left to Python
-        let start = image.buf.len();
-        let key = value(col, v, &mut image.buf, zoned)?;
-        image.entries.push(Entry { name, start, end: image.buf.len(), key });
+/// A row of a DRS flat message, whichever encoding carried it (an Avro map, a JSON object).
+pub(crate) trait Row {
+    /// A null row (in `old`: no prior image for that row).
+    fn is_null(&self) -> bool;
+    /// `RowTypes.convert` of the row on the strict subset (None: decline).
+    fn image<'t>(&'t self, plan: &Plan, zoned: values::ZoneReader) -> Option<Image<'t>>;
+    /// `_changed_columns`: `old`'s columns also in this (new) row whose values differ, in `old`'s
+    /// order (DRS's `old` is a full image); None where the lane is unsure.
+    fn changed<'t>(&'t self, old: &'t Self) -> Option<Vec<&'t str>>;
+}
+
+impl Row for Val<'_> {
+    fn is_null(&self) -> bool {
+        matches!(self, Val::Null)
     }
-    Some(image)
+
+    /// Repeated column names (Python keeps the last value) decline.
+    fn image<'t>(&'t self, plan: &Plan, zoned: values::ZoneReader) -> Option<Image<'t>> {
+        let Val::Map(members, raw) = self else { return None };
+        let mut image = Image { buf: Vec::with_capacity(raw.len() + 16), entries: Vec::with_capacity(members.len()) };
+        for (index, (name, v)) in members.iter().enumerate() {
+            if members[..index].iter().any(|(other, _)| other == name) {
+                return None;
+            }
+            let col = plan.kind(name, index)?; // undeclared: an inferred column, left to Python
+            let start = image.buf.len();
+            let key = value(col, v, &mut image.buf, zoned)?;
+            image.entries.push(Entry { name, start, end: image.buf.len(), key });
+        }
+        Some(image)
+    }
+
+    fn changed<'t>(&'t self, old: &'t Self) -> Option<Vec<&'t str>> {
+        let (Val::Map(new_members, _), Val::Map(old_members, _)) = (self, old) else { return None };
+        let mut changed = Vec::new();
+        for (column, was) in old_members {
+            if let Some((_, now)) = new_members.iter().find(|(n, _)| n == column) {
+                if differ(now, was)? {
+                    changed.push(*column);
+                }
+            }
+        }
+        Some(changed)
+    }
 }
 
 /// `new[name] != value` on two `_plain`ed values; None where the lane is unsure (mixed types).
@@ -273,6 +330,93 @@ fn differ(a: &Val, b: &Val) -> Option<bool> {
         (Val::Long(x), Val::Long(y)) => x != y,
         (Val::Double(x), Val::Double(y)) => x != y,
         (Val::Bytes(x), Val::Bytes(y)) => x != y,
+        _ => return None,
+    })
+}
+
+/// What every row of a DRS flat message shares, read from its envelope.
+pub(crate) struct Envelope<'t> {
+    pub(crate) op: &'static str,
+    /// The DRS event sequence: the order key's major and `source.sequence`.
+    pub(crate) id: i64,
+    pub(crate) es_ms: Option<i64>,
+    pub(crate) ts_ms: Option<i64>,
+    pub(crate) database: Option<&'t str>,
+    pub(crate) table: &'t str,
+    pub(crate) gtid: Option<&'t str>,
+    pub(crate) primary_key: Vec<&'t str>,
+}
+
+/// The records of a DRS flat message (`parse_flat` + `_changed_columns`): `rows` are the images
+/// read (a DELETE's deleted rows, else the new rows), `olds` an UPDATE's prior images.
+pub(crate) fn records<R: Row>(
+    envelope: &Envelope,
+    rows: &[R],
+    olds: &[R],
+    plan: &Plan,
+    profile: &Profile,
+    at: &Coordinates,
+    zoned: values::ZoneReader,
+) -> Option<Vec<Record>> {
+    let Envelope { op, id, es_ms, ts_ms, database, table, gtid, ref primary_key } = *envelope;
+    if id < 0 || rows.is_empty() || rows.len() > 999_999 {
+        return None;
+    }
+    let (head, key_head, table_name) = canal::flat_head(profile, op, database, table, gtid, id);
+
+    let mut records = Vec::with_capacity(rows.len());
+    for (index, row) in rows.iter().enumerate() {
+        let converted = row.image(plan, zoned)?;
+        let (before, after, changed): (Option<Image>, Option<Image>, Option<Vec<&str>>) = if op == "DELETE" {
+            (Some(converted), None, None)
+        } else {
+            match olds.get(index).filter(|old| !old.is_null()) {
+                None => (None, Some(converted), None),
+                Some(old_row) => {
+                    let old_image = old_row.image(plan, zoned)?;
+                    let changed = row.changed(old_row)?;
+                    (Some(canal::overlay(&converted, &old_image)), Some(converted), Some(changed))
+                }
+            }
+        };
+        let identity = if op == "DELETE" { before.as_ref() } else { after.as_ref() }?;
+
+        // The record key: [database, schema, table, [key values]] as orjson writes it.
+        let mut key = Vec::with_capacity(key_head.len() + 32);
+        key.extend_from_slice(&key_head);
+        // A missing key column: rejected by Python.
+        values::key_values(&mut key, primary_key, |column, key| identity.get(column)?.key.write(key))?;
+        key.push(b']');
+
+        let images = before.as_ref().map_or(0, |i| i.buf.len()) + after.as_ref().map_or(0, |i| i.buf.len());
+        let mut body = Vec::with_capacity(head.len() + plan.columns_avro.len() + 2 * images + 256);
+        body.extend_from_slice(b"\xc3\x01");
+        body.extend_from_slice(&profile.fingerprint);
+        body.extend_from_slice(&head);
+        canal::order_key(&mut body, id, 0, index);
+        avro::opt_long(&mut body, es_ms);
+        avro::opt_long(&mut body, ts_ms);
+        avro::strings(&mut body, primary_key);
+        body.extend_from_slice(&plan.columns_avro);
+        canal::write_image(&mut body, before.as_ref());
+        canal::write_image(&mut body, after.as_ref());
+        avro::row_tail(&mut body, changed.as_deref(), at.topic, at.partition, at.offset, index as i64);
+        records.push(Record { key, value: body, table: table_name.clone(), op, ts_ms: es_ms });
+    }
+    Some(records)
+}
+
+/// A row op of the flat reader (`_ROW_OPS`) from the message's `type`; None: DDL, INIT_DDL,
+/// unknown or non-ASCII types (Python's `upper()` is Unicode-wide), left to Python.
+pub(crate) fn row_op(kind: &str) -> Option<&'static str> {
+    if !kind.is_ascii() {
+        return None;
+    }
+    Some(match kind.to_ascii_uppercase().as_str() {
+        "INSERT" => "INSERT",
+        "UPDATE" => "UPDATE",
+        "DELETE" => "DELETE",
+        "INIT" => "SNAPSHOT",
         _ => return None,
     })
 }
@@ -314,19 +458,9 @@ fn parse_inner<'a>(
 
     // The DRS event sequence: required, and the order key's major.
     let id = opt_long(doc.id)??;
-    if id < 0 {
-        return None;
-    }
-    let kind = match doc.kind {
-        Some(Val::Str(k)) if k.is_ascii() => k.to_ascii_uppercase(),
+    let op = match doc.kind {
+        Some(Val::Str(k)) => row_op(k)?,
         _ => return None,
-    };
-    let op: &'static str = match kind.as_str() {
-        "INSERT" => "INSERT",
-        "UPDATE" => "UPDATE",
-        "DELETE" => "DELETE",
-        "INIT" => "SNAPSHOT",
-        _ => return None, // DDL, INIT_DDL and the unknown: Python
     };
     match doc.is_ddl {
         None | Some(Val::Null) | Some(Val::Bool(false)) => {}
@@ -340,9 +474,6 @@ fn parse_inner<'a>(
     let old = rows(doc.old)?;
     // "either": a DELETE's row is in data, or in old when data is empty.
     let rows = if op == "DELETE" && data.is_empty() { old } else { data };
-    if rows.is_empty() || rows.len() > 999_999 {
-        return None;
-    }
     let olds = if op == "UPDATE" { old } else { &[] };
     let primary_key: Vec<&str> = match doc.pk_names {
         None | Some(Val::Null) => Vec::new(),
@@ -380,60 +511,7 @@ fn parse_inner<'a>(
             return Some(Outcome::NeedPlan(raw_map, columns));
         }
     };
-
-    // The flat reader's header; gtid is not a field of an accepted schema.
-    let (head, key_head, table_name) = canal::flat_head(profile, op, database, table, None, id);
-
-    let mut records = Vec::with_capacity(rows.len());
-    for (index, row) in rows.iter().enumerate() {
-        let converted = convert(row, &plan, zoned)?;
-        let (before, after, changed): (Option<Image>, Option<Image>, Option<Vec<&str>>) = if op == "DELETE" {
-            (Some(converted), None, None)
-        } else {
-            match olds.get(index) {
-                None => (None, Some(converted), None),
-                Some(old_row) => {
-                    let old_image = convert(old_row, &plan, zoned)?;
-                    // DRS's `old` is a full image: changed = old's columns also in the new row
-                    // whose values differ (`_changed_columns`), in old's order.
-                    let (Val::Map(new_members, _), Val::Map(old_members, _)) = (row, old_row) else {
-                        return None;
-                    };
-                    let mut changed = Vec::new();
-                    for (column, was) in old_members {
-                        if let Some((_, now)) = new_members.iter().find(|(n, _)| n == column) {
-                            if differ(now, was)? {
-                                changed.push(*column);
-                            }
-                        }
-                    }
-                    (Some(canal::overlay(&converted, &old_image)), Some(converted), Some(changed))
-                }
-            }
-        };
-        let identity = if op == "DELETE" { before.as_ref() } else { after.as_ref() }?;
-
-        // The record key: [database, schema, table, [key values]] as orjson writes it.
-        let mut key = Vec::with_capacity(key_head.len() + 32);
-        key.extend_from_slice(&key_head);
-        // A missing key column: rejected by Python.
-        values::key_values(&mut key, &primary_key, |column, key| identity.get(column)?.key.write(key))?;
-        key.push(b']');
-
-        let images = before.as_ref().map_or(0, |i| i.buf.len()) + after.as_ref().map_or(0, |i| i.buf.len());
-        let mut body = Vec::with_capacity(head.len() + plan.columns_avro.len() + 2 * images + 256);
-        body.extend_from_slice(b"\xc3\x01");
-        body.extend_from_slice(&profile.fingerprint);
-        body.extend_from_slice(&head);
-        canal::order_key(&mut body, id, 0, index);
-        avro::opt_long(&mut body, es_ms);
-        avro::opt_long(&mut body, ts_ms);
-        avro::strings(&mut body, &primary_key);
-        body.extend_from_slice(&plan.columns_avro);
-        canal::write_image(&mut body, before.as_ref());
-        canal::write_image(&mut body, after.as_ref());
-        avro::row_tail(&mut body, changed.as_deref(), at.topic, at.partition, at.offset, index as i64);
-        records.push(Record { key, value: body, table: table_name.clone(), op, ts_ms: es_ms });
-    }
-    Some(Outcome::Records(records))
+    // gtid is not a field of an accepted schema.
+    let envelope = Envelope { op, id, es_ms, ts_ms, database, table, gtid: None, primary_key };
+    records(&envelope, rows, olds, &plan, profile, at, zoned).map(Outcome::Records)
 }

@@ -197,11 +197,9 @@ impl MaxwellLane {
     }
 }
 
-/// The DRS Avro lane (`drs-avro`, flat records): the user's record schema compiled once, column
-/// types from the planner (`shared/fastlane/plan_drs.py`), as in the Canal lane.
-#[pyclass]
-struct DrsAvroLane {
-    schema: drs::Schema,
+/// What the DRS lanes share: the flat profile, the planner (MySQL types, DRS's byte lists,
+/// `shared/fastlane/plan_drs.py`), the zone reader, and their caches.
+struct DrsCore {
     profile: Profile,
     planner: Py<PyAny>,
     /// instant(text) -> micros since the epoch | None: wall-clock TIMESTAMP texts in the source zone.
@@ -210,28 +208,16 @@ struct DrsAvroLane {
     tables: Guarded<HashMap<String, Py<PyString>>>,
 }
 
-#[pymethods]
-impl DrsAvroLane {
-    /// fields: (name, type notation of `avro_reader::Ty`) in the schema's order.
-    #[new]
+impl DrsCore {
     fn new(
         fingerprint: &[u8],
         format_id: String,
         db_type: String,
-        fields: Vec<(String, String)>,
         planner: Py<PyAny>,
         instant: Py<PyAny>,
     ) -> PyResult<Self> {
         let fingerprint = fingerprint_of(fingerprint)?;
-        let mut compiled = Vec::with_capacity(fields.len());
-        for (name, notation) in &fields {
-            let field = drs::Field::of(name).ok_or_else(|| PyValueError::new_err(format!("field {name:?}")))?;
-            let ty = avro_reader::Ty::compile(notation)
-                .ok_or_else(|| PyValueError::new_err(format!("type notation {notation:?}")))?;
-            compiled.push((field, ty));
-        }
-        Ok(DrsAvroLane {
-            schema: drs::Schema { fields: compiled },
+        Ok(DrsCore {
             profile: Profile { fingerprint, format_id, db_type },
             planner,
             instant,
@@ -240,16 +226,13 @@ impl DrsAvroLane {
         })
     }
 
-    /// (table, op, event time, [key, value, ...]) of one message, or None: the Python parser takes it.
-    fn parse<'py>(
+    /// (table, op, event time, [key, value, ...]) of the message `read` reads with the lane's
+    /// plans and zone, or None: the Python parser takes it.
+    fn parse<'py, 'a>(
         &self,
         py: Python<'py>,
-        raw: &[u8],
-        topic: &str,
-        partition: i64,
-        offset: i64,
+        read: impl Fn(&dyn Fn(&[u8]) -> Option<Option<Arc<drs::Plan>>>, values::ZoneReader) -> drs::Outcome<'a>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let at = Coordinates { topic, partition, offset };
         let found = with_planning(
             || {
                 let plans = self.plans.borrow();
@@ -258,7 +241,7 @@ impl DrsAvroLane {
                     // A Python error (none expected) declines like any other doubt.
                     self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
                 };
-                match drs::parse(raw, &self.schema, &self.profile, &at, &lookup, &zoned) {
+                match read(&lookup, &zoned) {
                     drs::Outcome::Records(records) => Attempt::Done(records),
                     drs::Outcome::NeedPlan(raw_map, columns) => Attempt::NeedPlan((raw_map.to_vec(), columns)),
                     drs::Outcome::Decline => Attempt::Decline,
@@ -276,21 +259,67 @@ impl DrsAvroLane {
         taken(py, &self.tables, &first.table, first.op, first.ts_ms, rows).map(Some)
     }
 
-    /// How many type maps this lane has planned (for tests and metrics).
-    fn planned(&self) -> usize {
-        self.plans.borrow().len()
-    }
-}
-
-impl DrsAvroLane {
     fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<drs::Plan>>> {
         let answer = ask_flat_planner(py, &self.planner, columns)?;
         Ok(answer.map(|(names, kinds, columns_avro)| {
             Arc::new(drs::Plan { names, kinds: kinds.into_iter().map(drs::Col::from_code).collect(), columns_avro })
         }))
     }
+
+    fn planned(&self) -> usize {
+        self.plans.borrow().len()
+    }
 }
 
+/// The DRS Avro lane (`drs-avro`, flat records): the user's record schema compiled once, column
+/// types from the planner (`shared/fastlane/plan_drs.py`), as in the Canal lane.
+#[pyclass]
+struct DrsAvroLane {
+    schema: drs::Schema,
+    core: DrsCore,
+}
+
+#[pymethods]
+impl DrsAvroLane {
+    /// fields: (name, type notation of `avro_reader::Ty`) in the schema's order.
+    #[new]
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        db_type: String,
+        fields: Vec<(String, String)>,
+        planner: Py<PyAny>,
+        instant: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let mut compiled = Vec::with_capacity(fields.len());
+        for (name, notation) in &fields {
+            let field = drs::Field::of(name).ok_or_else(|| PyValueError::new_err(format!("field {name:?}")))?;
+            let ty = avro_reader::Ty::compile(notation)
+                .ok_or_else(|| PyValueError::new_err(format!("type notation {notation:?}")))?;
+            compiled.push((field, ty));
+        }
+        let core = DrsCore::new(fingerprint, format_id, db_type, planner, instant)?;
+        Ok(DrsAvroLane { schema: drs::Schema { fields: compiled }, core })
+    }
+
+    /// (table, op, event time, [key, value, ...]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        self.core.parse(py, |lookup, zoned| drs::parse(raw, &self.schema, &self.core.profile, &at, lookup, zoned))
+    }
+
+    /// How many type maps this lane has planned (for tests and metrics).
+    fn planned(&self) -> usize {
+        self.core.planned()
+    }
+}
 
 /// The Debezium family's row schemas: each distinct schema (its bytes) planned once by the
 /// lane's planner, the recent ones compared byte for byte first (`debezium::envelope`).
