@@ -17,8 +17,9 @@ mutated messages. Today: ``canal-json`` (the Canal profile), ``maxwell-json``
 (row messages; its columns are all inferred, so it needs no planner),
 ``drs-avro`` (flat records under a schema it decodes exactly, ``plan_drs.py``),
 ``debezium-json`` (JsonConverter change events with schemas, ``plan_debezium.py``),
-``debezium-smt`` (ExtractNewRecordState rows with their schema, the same planner)
-and ``ogg-json`` (GoldenGate operations; inferred columns, as Maxwell's).
+``debezium-smt`` (ExtractNewRecordState rows with their schema, the same planner),
+``ogg-json`` (GoldenGate operations; inferred columns, as Maxwell's)
+and ``drs-json`` / ``drs-json-c`` (MySQL row messages, with ``plan_drs.py``'s planner).
 
 The extension is optional at install time (no Rust toolchain: no lane, the
 Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.

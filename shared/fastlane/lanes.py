@@ -54,6 +54,8 @@ def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] 
         return _drs_avro_lane(ctx)
     if format_id == "debezium-json":
         return _debezium_lane(ctx)
+    if format_id in ("drs-json", "drs-json-c"):
+        return _drs_json_lane(format_id, ctx)
     if format_id != "canal-json" or not _plain_canal(ctx.options):
         return None
     from services.canal_json.parser import CANAL
@@ -92,6 +94,26 @@ def _drs_avro_lane(ctx: ParseContext) -> Lane | None:
     # The flat reader's Source.db_type when the record has no dbType (an accepted schema has none).
     lane: Lane = _native.DrsAvroLane(
         avro.fingerprint(), FORMAT_ID, "MYSQL", layout, planner(zone), instant_reader(zone)
+    )
+    return lane
+
+
+def _drs_json_lane(format_id: str, ctx: ParseContext) -> Lane | None:
+    """DRS JSON / JSON-C: the parser reads no option, so with any option set the lane stays off
+    (it could not follow one the parser came to read)."""
+    if ctx.options:
+        return None
+    from services.drs_json.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.fastlane.plan import instant_reader
+    from shared.fastlane.plan_drs import planner
+
+    zone = ctx.source_timezone
+    # The parser's FlatProfile: db_type MYSQL (the lane takes MySQL sources only), and where a
+    # DELETE's row is: "old" for DRS JSON, "data" for JSON-C.
+    delete_row_in = "old" if format_id == FORMAT_ID else "data"
+    lane: Lane = _native.DrsJsonLane(
+        avro.fingerprint(), format_id, "MYSQL", delete_row_in, planner(zone), instant_reader(zone)
     )
     return lane
 

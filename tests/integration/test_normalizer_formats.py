@@ -29,7 +29,18 @@ EVENTS = 300
 # lane converts TIMESTAMPs itself in UTC and through Python's zone rules elsewhere).
 # debezium-json's and debezium-smt's lanes run with the primary_key option these runs set, ogg-json's
 # with db_type (see docs/fast-lane.md).
-LANES = frozenset({"canal-json", "maxwell-json", "drs-avro", "debezium-json", "debezium-smt", "ogg-json"})
+LANES = frozenset(
+    {
+        "canal-json",
+        "maxwell-json",
+        "drs-avro",
+        "drs-json",
+        "drs-json-c",
+        "debezium-json",
+        "debezium-smt",
+        "ogg-json",
+    }
+)
 CASES = [(format_id, "Asia/Shanghai") for format_id in sorted(render.RENDERERS)] + [("canal-json", "UTC")]
 
 

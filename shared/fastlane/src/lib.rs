@@ -15,6 +15,7 @@ mod canal;
 mod debezium;
 mod debezium_smt;
 mod drs;
+mod drs_json;
 mod json;
 mod maxwell;
 mod ogg;
@@ -670,6 +671,55 @@ impl OggLane {
     }
 }
 
+/// The DRS JSON lane (`drs-json`, `drs-json-c`): Canal flat messages with DRS's conventions,
+/// read as the DRS Avro lane reads its records (`drs_json.rs`); a DELETE's row is in `old`
+/// (`drs-json`) or `data` (`drs-json-c`).
+#[pyclass]
+struct DrsJsonLane {
+    delete_row_in: drs_json::DeleteRowIn,
+    core: DrsCore,
+}
+
+#[pymethods]
+impl DrsJsonLane {
+    /// delete_row_in: "old" or "data".
+    #[new]
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        db_type: String,
+        delete_row_in: &str,
+        planner: Py<PyAny>,
+        instant: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let delete_row_in = match delete_row_in {
+            "old" => drs_json::DeleteRowIn::Old,
+            "data" => drs_json::DeleteRowIn::Data,
+            other => return Err(PyValueError::new_err(format!("delete_row_in {other:?}: \"old\" or \"data\""))),
+        };
+        Ok(DrsJsonLane { delete_row_in, core: DrsCore::new(fingerprint, format_id, db_type, planner, instant)? })
+    }
+
+    /// (table, op, event time, [key, value, ...]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        let profile = &self.core.profile;
+        self.core.parse(py, |lookup, zoned| drs_json::parse(raw, self.delete_row_in, profile, &at, lookup, zoned))
+    }
+
+    /// How many type maps this lane has planned (for tests and metrics).
+    fn planned(&self) -> usize {
+        self.core.planned()
+    }
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CanalLane>()?;
@@ -678,5 +728,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DebeziumLane>()?;
     m.add_class::<DebeziumSmtLane>()?;
     m.add_class::<OggLane>()?;
+    m.add_class::<DrsJsonLane>()?;
     Ok(())
 }
