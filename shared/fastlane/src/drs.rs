@@ -40,6 +40,9 @@ impl Col {
 /// What the planner made of one `mysqlType` map.
 pub type Plan = values::Plan<Col>;
 
+/// The plan of a raw type map: None not planned yet, Some(None) declined by the planner.
+pub type PlanFor<'f> = dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>> + 'f;
+
 /// The record's fields the lane reads, by their schema position.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Field {
@@ -94,7 +97,7 @@ pub fn parse<'a>(
     schema: &Schema,
     profile: &Profile,
     at: &Coordinates,
-    plan_for: &dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>>,
+    plan_for: &PlanFor,
     zoned: values::ZoneReader,
 ) -> Outcome<'a> {
     parse_inner(raw, schema, profile, at, plan_for, zoned).unwrap_or(Outcome::Decline)
@@ -426,7 +429,7 @@ fn parse_inner<'a>(
     schema: &Schema,
     profile: &Profile,
     at: &Coordinates,
-    plan_for: &dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>>,
+    plan_for: &PlanFor,
     zoned: values::ZoneReader,
 ) -> Option<Outcome<'a>> {
     let mut reader = Reader::new(raw);

@@ -12,10 +12,9 @@
 //! `None` and takes the Python parser.
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use crate::canal::{self, Coordinates, Image, Profile};
-use crate::drs::{self, Envelope, Outcome, Plan, Row};
+use crate::drs::{self, Envelope, Outcome, Plan, PlanFor, Row};
 use crate::json::{self, Json};
 use crate::values;
 
@@ -37,7 +36,7 @@ pub fn parse<'a>(
     delete_row_in: DeleteRowIn,
     profile: &Profile,
     at: &Coordinates,
-    plan_for: &dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>>,
+    plan_for: &PlanFor,
     zoned: values::ZoneReader,
 ) -> Outcome<'a> {
     parse_inner(raw, delete_row_in, profile, at, plan_for, zoned).unwrap_or(Outcome::Decline)
@@ -183,7 +182,7 @@ fn parse_inner<'a>(
     delete_row_in: DeleteRowIn,
     profile: &Profile,
     at: &Coordinates,
-    plan_for: &dyn Fn(&[u8]) -> Option<Option<Arc<Plan>>>,
+    plan_for: &PlanFor,
     zoned: values::ZoneReader,
 ) -> Option<Outcome<'a>> {
     let members = json::parse_message(raw, BUILT)?;

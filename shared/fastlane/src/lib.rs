@@ -232,7 +232,7 @@ impl DrsCore {
     fn parse<'py, 'a>(
         &self,
         py: Python<'py>,
-        read: impl Fn(&dyn Fn(&[u8]) -> Option<Option<Arc<drs::Plan>>>, values::ZoneReader) -> drs::Outcome<'a>,
+        read: impl Fn(&drs::PlanFor, values::ZoneReader) -> drs::Outcome<'a>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let found = with_planning(
             || {
