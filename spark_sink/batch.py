@@ -1,9 +1,11 @@
-"""One micro-batch, exactly once: decode, mirrors, quarantine, changelog.
+"""One micro-batch of the changelog query, exactly once: decode, [mirrors,] quarantine, changelog.
 
 Order matters for crash safety. The batch first pins the changelog and
 quarantine versions and keeps only records those versions do not hold (by
-Kafka coordinates); then it MERGEs the mirrors, appends the quarantine and
-appends the changelog last, every commit under (app id, batch id). After a
+Kafka coordinates); then, with ``mirrors=inline``, it MERGEs the mirrors
+(with ``mirrors=follow`` the mirror query does that from the changelog,
+``mirror_batch``), appends the quarantine and appends the changelog last,
+every commit under (app id, batch id). After a
 crash anywhere in between, Spark replays the same batch id with the same
 offsets: committed steps are skipped by Delta's txn check, and since the
 changelog commit comes last, the pinned "not yet written" set is the same as
@@ -74,7 +76,8 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
         )
         bad = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_written, {}, ranges)
 
-        report.tables = mirror.apply(spark, settings, fresh, app_id, batch_id, step=step)
+        if settings.mirrors == "inline":
+            report.tables = mirror.apply(spark, settings, fresh, app_id, batch_id, step=step)
         with step("quarantine"):
             report.quarantined = bad.count()
             if report.quarantined:

@@ -22,10 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_sink.source import EVENT, KAFKA_COLUMNS, REASON
+from spark_sink import delta_tables
+from spark_sink.source import EVENT, KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode
 
 COORDINATES: Final = ["_kafka_topic", "_kafka_partition", "_kafka_offset"]
 
@@ -48,6 +49,17 @@ def changelog_rows(decoded: DataFrame) -> DataFrame:
         source_table(event).alias("source_table"),
         event_date.alias("event_date"),
     )
+
+
+def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> None:
+    """Create the changelog empty if it does not exist yet: the mirror query streams from it from the start.
+
+    Its schema is what the first micro-batch would append (``changelog_rows`` of decoded Kafka rows).
+    """
+    if delta_tables.exists(spark, uri):
+        return
+    empty = changelog_rows(decode(spark.createDataFrame([], KAFKA_SCHEMA)))
+    empty.write.format("delta").mode("append").partitionBy(*partition_by).save(uri)
 
 
 def quarantine_rows(decoded: DataFrame) -> DataFrame:

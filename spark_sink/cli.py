@@ -73,20 +73,20 @@ def run(args: argparse.Namespace) -> int:
     port = server.start(settings.metrics_host, settings.metrics_port)
     spark = build_session(settings)
     job.attach_listener(spark, metrics)
-    query = job.start(spark, settings, kafka, metrics=metrics)
+    queries = job.start(spark, settings, kafka, metrics=metrics)
     server.ready = True
     started = {"topic": settings.topic, "lake": settings.lake(), "app_id": settings.txn_app_id(), "metrics_port": port}
     log.info("sink started", extra=started)
     try:
-        while not query.awaitTermination(1):
-            server.beat()  # the driver is alive and the query runs
+        while not queries.wait(1):
+            server.beat()  # the driver is alive and the queries run
             if stop:
                 log.info("stopping on signal %d", stop[0])
-                query.stop()
                 break
+        queries.stop()  # on a signal, or because one query ended: the sink runs both or none
     finally:
         server.ready = False
-        error = query.exception()
+        error = queries.error()
         spark.stop()
         server.stop()
     if error is not None:

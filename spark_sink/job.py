@@ -1,21 +1,89 @@
-"""The Structured Streaming query: the unified topic -> foreachBatch -> Delta, checkpointed."""
+"""The Structured Streaming queries: the unified topic -> changelog, and the changelog -> mirrors.
+
+With ``mirrors=follow`` (the default) the sink runs two queries in one
+SparkSession: the changelog query (Kafka source -> ``batch.process``: decode,
+quarantine, changelog) and the mirror query (the changelog as a Delta
+streaming source -> ``mirror_batch.process``: mirrors, tombstones, history),
+each with its own checkpoint, trigger interval, Delta transaction app id and
+fair-scheduler pool. With ``mirrors=inline`` only the changelog query runs,
+and it MERGEs the mirrors itself.
+"""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
+from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from shared.config.settings import KafkaSettings
+from spark_sink import changelog, mirror_batch
 from spark_sink.batch import BatchReport, process
-from spark_sink.metrics import QUERY_NAME, SinkListener, SinkMetrics
-from spark_sink.settings import SinkSettings
+from spark_sink.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkListener, SinkMetrics
+from spark_sink.mirror_batch import MirrorReport
+from spark_sink.settings import SinkSettings, TriggerKind
 from spark_sink.source import read_stream
 
 log = logging.getLogger("binlake.sink")
+
+
+@dataclass(slots=True)
+class SinkQueries:
+    """The sink's queries: the changelog query, and the mirror query with ``mirrors=follow``.
+
+    With the available-now trigger the mirror query starts once the changelog
+    query has finished (``then``), so a finished run leaves the mirrors caught up
+    with everything the changelog holds.
+    """
+
+    changelog: StreamingQuery
+    mirrors: StreamingQuery | None = None
+    then: Callable[[], StreamingQuery] | None = None
+    """Available-now: starts the mirror query, called by ``over`` when the changelog query has ended well."""
+    available_now: bool = False
+    """The queries stop by themselves when caught up (the sink ends when all have), rather than run until stopped."""
+
+    def all(self) -> list[StreamingQuery]:
+        return [self.changelog] if self.mirrors is None else [self.changelog, self.mirrors]
+
+    def over(self) -> bool:
+        """Whether the sink has ended: a query failed, or (processing-time) one stopped, or (available-now)
+        every query has finished. Starts the pending mirror query when the changelog query is done."""
+        if self.error() is not None:
+            return True
+        if self.then is not None:
+            if self.changelog.isActive:
+                return False
+            self.mirrors, self.then = self.then(), None
+        active = [query.isActive for query in self.all()]
+        return not any(active) if self.available_now else not all(active)
+
+    def wait(self, timeout_s: int) -> bool:
+        """Wait up to ``timeout_s`` seconds for the sink to end (``over``); True if it has."""
+        deadline = time.monotonic() + timeout_s
+        while not self.over():
+            if time.monotonic() >= deadline:
+                return False
+            (self.mirrors if self.mirrors is not None and self.mirrors.isActive else self.changelog).awaitTermination(1)
+        return True
+
+    def stop(self) -> None:
+        """Stop every query (an open micro-batch is abandoned; its commits are idempotent on replay)."""
+        self.then = None
+        for query in self.all():
+            query.stop()
+
+    def error(self) -> str | None:
+        """The first failure of a query, or None."""
+        for query in self.all():
+            failure = query.exception()
+            if failure is not None:
+                return f"{query.name}: {failure}"
+        return None
 
 
 def start(
@@ -24,13 +92,41 @@ def start(
     kafka: KafkaSettings,
     *,
     on_batch: Callable[[BatchReport], None] | None = None,
+    on_mirror_batch: Callable[[MirrorReport], None] | None = None,
+    metrics: SinkMetrics | None = None,
+) -> SinkQueries:
+    """Start the sink's queries: the changelog query and, with ``mirrors=follow``, the mirror query.
+
+    Offsets live in each query's checkpoint and every commit is idempotent per
+    batch id. ``metrics`` gets each batch's rows, quarantine and freshness once
+    its commits are visible; the query-level metrics need ``attach_listener`` as well.
+    With the available-now trigger the mirror query starts when the changelog
+    query has finished, from ``SinkQueries.wait``.
+    """
+    changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+    changelog_query = start_changelog(spark, settings, kafka, on_batch=on_batch, metrics=metrics)
+    queries = SinkQueries(changelog_query, available_now=settings.trigger == "available-now")
+    if settings.mirrors == "follow":
+
+        def mirrors() -> StreamingQuery:
+            return start_mirrors(spark, settings, on_batch=on_mirror_batch, metrics=metrics)
+
+        if settings.trigger == "available-now":
+            queries.then = mirrors
+        else:
+            queries.mirrors = mirrors()
+    return queries
+
+
+def start_changelog(
+    spark: SparkSession,
+    settings: SinkSettings,
+    kafka: KafkaSettings,
+    *,
+    on_batch: Callable[[BatchReport], None] | None = None,
     metrics: SinkMetrics | None = None,
 ) -> StreamingQuery:
-    """Start the sink's streaming query (offsets in the checkpoint, commits idempotent per batch id).
-
-    ``metrics`` gets each batch's rows, quarantine and freshness once its commits
-    are visible; the query-level metrics need ``attach_listener`` as well.
-    """
+    """The unified topic -> decode -> quarantine and changelog (and the mirrors with ``mirrors=inline``)."""
     app_id = settings.txn_app_id()
 
     def each_batch(frame: DataFrame, batch_id: int) -> None:
@@ -54,11 +150,56 @@ def start(
         .option("checkpointLocation", settings.checkpoint())
         .queryName(QUERY_NAME)
     )
-    if settings.trigger == "available-now":
+    return _started(spark, writer, settings.trigger, settings.trigger_interval_s, pool="changelog")
+
+
+def start_mirrors(
+    spark: SparkSession,
+    settings: SinkSettings,
+    *,
+    on_batch: Callable[[MirrorReport], None] | None = None,
+    metrics: SinkMetrics | None = None,
+) -> StreamingQuery:
+    """The changelog (Delta streaming source) -> mirrors and history tables (``mirror_batch``)."""
+    app_id = settings.mirror_app_id()
+
+    def each_batch(frame: DataFrame, batch_id: int) -> None:
+        started = time.time()
+        report = mirror_batch.process(settings, app_id, frame, batch_id)
+        report.started_at_s, report.visible_at_s = started, time.time()
+        if metrics is not None:
+            metrics.observe_mirror_batch(report)
+        log.info("mirror batch %d: %d changelog rows, tables %s", batch_id, report.rows, ",".join(report.tables))
+        if on_batch is not None:
+            on_batch(report)
+
+    reader = spark.readStream.format("delta")
+    if settings.mirror_max_files_per_trigger is not None:
+        reader = reader.option("maxFilesPerTrigger", str(settings.mirror_max_files_per_trigger))
+    writer = (
+        reader.load(settings.changelog_uri())
+        .writeStream.foreachBatch(each_batch)
+        .option("checkpointLocation", settings.mirror_checkpoint())
+        .queryName(MIRROR_QUERY_NAME)
+    )
+    return _started(spark, writer, settings.trigger, settings.mirror_trigger_interval_s, pool="mirrors")
+
+
+def _started(
+    spark: SparkSession, writer: DataStreamWriter, trigger: TriggerKind, interval_s: float, *, pool: str
+) -> StreamingQuery:
+    if trigger == "available-now":
         writer = writer.trigger(availableNow=True)
     else:
-        writer = writer.trigger(processingTime=f"{settings.trigger_interval_s} seconds")
-    return writer.start()
+        writer = writer.trigger(processingTime=f"{interval_s} seconds")
+    # A query's micro-batch thread inherits the local properties of the thread that starts it: its jobs
+    # run in their own fair-scheduler pool, so a long mirror MERGE does not hold back the changelog's tasks.
+    context = spark.sparkContext
+    context.setLocalProperty("spark.scheduler.pool", pool)
+    try:
+        return writer.start()
+    finally:
+        context.setLocalProperty("spark.scheduler.pool", "default")  # Spark's root pool: the caller's own jobs
 
 
 def run(
@@ -67,22 +208,28 @@ def run(
     kafka: KafkaSettings,
     *,
     on_batch: Callable[[BatchReport], None] | None = None,
+    on_mirror_batch: Callable[[MirrorReport], None] | None = None,
     metrics: SinkMetrics | None = None,
 ) -> None:
-    """Run until the query ends (available-now: when caught up); raise if it failed.
+    """Run until the queries end (available-now: when caught up); raise if one failed.
 
-    With ``metrics``, a listener feeds the query-level metrics too; ``run``
-    returns once the listener has received the run's last progress event.
+    Available-now runs the changelog query to its end first, then the mirror
+    query over everything the changelog holds by then, so a finished run leaves
+    the mirrors caught up. With ``metrics``, a listener feeds the query-level
+    metrics too; ``run`` returns once the listener has received the run's last
+    progress event.
     """
     listener = attach_listener(spark, metrics) if metrics is not None else None
-    query: StreamingQuery | None = None
+    queries: SinkQueries | None = None
     try:
-        query = start(spark, settings, kafka, on_batch=on_batch, metrics=metrics)
-        query.awaitTermination()
+        queries = start(spark, settings, kafka, on_batch=on_batch, on_mirror_batch=on_mirror_batch, metrics=metrics)
+        while not queries.wait(60):
+            pass
+        queries.stop()
     finally:
         if listener is not None:
-            detach_listener(spark, listener, None if query is None else query.runId)
-    error = query.exception()
+            detach_listener(spark, listener, None if queries is None else queries.changelog.runId)
+    error = queries.error()
     if error is not None:
         raise RuntimeError(f"the sink query failed: {error}")
 

@@ -49,11 +49,14 @@ from pyspark.sql.streaming.listener import (
 )
 
 from spark_sink.batch import BatchReport
+from spark_sink.mirror_batch import MirrorReport
 
 log = logging.getLogger("binlake.sink.metrics")
 
 QUERY_NAME: Final = "binlake-sink"
-"""The sink query's name (``job.start``); the listener ignores other queries of the session."""
+"""The changelog query's name (``job.start``); the listener ignores other queries of the session."""
+MIRROR_QUERY_NAME: Final = "binlake-sink-mirrors"
+"""The mirror query's name (``mirrors=follow``); its batches report through ``observe_mirror_batch``."""
 
 FRESHNESS_BUCKETS: Final = (0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300, 900, 3600, 21600, 86400)
 BATCH_BUCKETS: Final = (0.25, 0.5, 1, 2, 3, 5, 7.5, 10, 15, 20, 30, 60, 120, 300)
@@ -150,6 +153,7 @@ class SinkMetrics:
 
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     _newest_ts_ms: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _mirror_newest_ts_ms: dict[str, int] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         r = self.registry
@@ -221,6 +225,54 @@ class SinkMetrics:
             "Wall time (epoch s) when the last micro-batch's commits became visible",
             registry=r,
         )
+
+        # ---- from the mirror query's micro-batches (mirrors=follow), once their commits are visible
+        self.mirror_rows = Counter(
+            "binlake_sink_mirror_rows",
+            "Changelog events applied to the mirrors, per table and op",
+            ["table", "op"],
+            registry=r,
+        )
+        self.mirror_freshness = WeightedHistogram(
+            "binlake_sink_mirror_freshness_seconds",
+            "Per event: mirror commit time minus the event's ts_ms (mirrors=follow)",
+            FRESHNESS_BUCKETS,
+            registry=r,
+        )
+        self.mirror_last_event = Gauge(
+            "binlake_sink_mirror_last_event_timestamp_seconds",
+            "Newest ts_ms (epoch s) applied to each mirror; mirror freshness = time() - this",
+            ["table"],
+            registry=r,
+        )
+        self.mirror_last_commit = Gauge(
+            "binlake_sink_mirror_last_commit_timestamp_seconds",
+            "Wall time (epoch s) when the last mirror micro-batch's commits became visible",
+            registry=r,
+        )
+        self.mirror_batch_seconds = Histogram(
+            "binlake_sink_mirror_batch_duration_seconds",
+            "Mirror micro-batch duration (mirrors=follow)",
+            buckets=BATCH_BUCKETS,
+            registry=r,
+        )
+
+    def observe_mirror_batch(self, report: MirrorReport) -> None:
+        """A mirror micro-batch whose commits are visible (``report.visible_at_s`` set by the job)."""
+        visible_at = report.visible_at_s if report.visible_at_s is not None else time.time()
+        stats = report.stats
+        for (table, op), entry in stats.by_table_op.items():
+            self.mirror_rows.labels(table, op).inc(entry.rows)
+        for table, ts_ms in stats.newest_ts_ms().items():
+            if ts_ms > self._mirror_newest_ts_ms.get(table, -(2**63)):
+                self._mirror_newest_ts_ms[table] = ts_ms
+                self.mirror_last_event.labels(table).set(ts_ms / 1000)
+        self.mirror_freshness.observe_many(stats.freshness(visible_at))
+        self.mirror_last_commit.set(visible_at)
+        if report.started_at_s:
+            self.mirror_batch_seconds.observe(max(0.0, visible_at - report.started_at_s))
+        for name, seconds in report.steps.seconds.items():
+            self.step_seconds.labels(name).inc(seconds)
 
     def observe_batch(self, report: BatchReport) -> None:
         """A micro-batch whose commits are visible (``report.visible_at_s`` set by the job)."""

@@ -90,6 +90,9 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         # Every MERGE source of the sink is already a local checkpoint (plain rows, read at pinned
         # versions), so Delta's own copy of it ("auto") would be one more job per table and batch.
         .config("spark.databricks.delta.merge.materializeSource", "none")
+        # The changelog and mirror queries run their jobs in pools of their own (job._started): fair
+        # sharing keeps a long mirror MERGE from queueing the changelog's tasks behind it.
+        .config("spark.scheduler.mode", "FAIR")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

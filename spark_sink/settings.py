@@ -17,6 +17,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 TriggerKind = Literal["processing-time", "available-now"]
 PartitionColumn = Literal["source_table", "event_date"]
+MirrorMode = Literal["follow", "inline"]
 
 DEFAULT_PACKAGES: tuple[str, ...] = (
     "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",
@@ -45,8 +46,9 @@ class SinkSettings(BaseSettings):
     )
     app_id: str | None = Field(
         None,
-        description="Delta txnAppId of every commit. Default: derived from the checkpoint URI, so a new "
-        "checkpoint gets a new id (a reused id with a reset checkpoint would skip batches).",
+        description="Delta txnAppId of the changelog query's commits (the mirror query's is this + '.mirrors'). "
+        "Default: derived from the checkpoint URI, so a new checkpoint gets a new id (a reused id with a reset "
+        "checkpoint would skip batches).",
     )
     master: str = Field("local[*]", description="Spark master URL; local[*] runs Spark inside the sink process.")
     trigger: TriggerKind = Field(
@@ -60,6 +62,25 @@ class SinkSettings(BaseSettings):
         "earliest", description="Where a new checkpoint starts reading the topic."
     )
     shuffle_partitions: int = Field(8, ge=1, description="spark.sql.shuffle.partitions of the sink's session.")
+    mirrors: MirrorMode = Field(
+        "follow",
+        description="follow: a second streaming query reads the changelog (Delta source) and MERGEs the mirrors "
+        "and history tables on its own trigger, so the changelog stays fresh while MERGE costs are shared by "
+        "larger batches; inline: the mirrors are MERGEd in the changelog's own micro-batch, before its commit.",
+    )
+    mirror_trigger_interval_s: float = Field(
+        30.0, gt=0, description="Seconds between the mirror query's micro-batches (mirrors=follow, processing-time)."
+    )
+    mirror_max_files_per_trigger: int | None = Field(
+        None,
+        ge=1,
+        description="At most this many changelog files per mirror micro-batch (Delta's maxFilesPerTrigger; "
+        "default: Delta's 1000). mirrors=follow only.",
+    )
+    mirror_checkpoint_uri: str | None = Field(
+        None,
+        description="Checkpoint URI of the mirror query (mirrors=follow). Default: <lake_uri>/_checkpoints/mirrors.",
+    )
     table_parallelism: int = Field(
         4,
         ge=1,
@@ -158,6 +179,15 @@ class SinkSettings(BaseSettings):
         if self.app_id:
             return self.app_id
         return "binlake-sink-" + hashlib.sha256(self.checkpoint().encode()).hexdigest()[:16]
+
+    def mirror_checkpoint(self) -> str:
+        return self.mirror_checkpoint_uri or f"{self.lake()}/_checkpoints/mirrors"
+
+    def mirror_app_id(self) -> str:
+        """Delta txnAppId of the mirror query's commits (mirrors=follow): its own batch ids, its own id."""
+        if self.app_id:
+            return f"{self.app_id}.mirrors"
+        return "binlake-mirrors-" + hashlib.sha256(self.mirror_checkpoint().encode()).hexdigest()[:16]
 
 
 def table_dir(source_table: str) -> str:

@@ -16,6 +16,7 @@ from typing import Final
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import from_avro
+from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType, TimestampType
 
 from shared.codec import avro
 from shared.config.settings import KafkaSettings
@@ -24,6 +25,18 @@ from spark_sink.settings import SinkSettings
 EVENT: Final = "_event"
 REASON: Final = "_reason"
 KAFKA_COLUMNS: Final = ("_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_timestamp")
+KAFKA_SCHEMA: Final = StructType(
+    [
+        StructField("key", BinaryType()),
+        StructField("value", BinaryType()),
+        StructField("topic", StringType()),
+        StructField("partition", IntegerType()),
+        StructField("offset", LongType()),
+        StructField("timestamp", TimestampType()),
+        StructField("timestampType", IntegerType()),
+    ]
+)
+"""The rows of Spark's Kafka source (what ``read_stream`` yields and ``decode`` reads)."""
 
 
 def kafka_options(kafka: KafkaSettings) -> dict[str, str]:

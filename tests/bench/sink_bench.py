@@ -350,6 +350,9 @@ class SinkRun:
     seconds: float
     reports: list[Any]
     progress: list[dict[str, Any]]
+    mirror_reports: list[Any] = field(default_factory=list)
+    changelog_seconds: float | None = None
+    """From the start until the changelog query ended (mirrors=follow: the mirror query runs after it)."""
 
 
 def sink_copy(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> SinkRun:
@@ -360,14 +363,21 @@ def sink_copy(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
     reports: list[Any] = []
     metrics = SinkMetrics()
     listener = job.attach_listener(spark, metrics)
+    mirror_reports: list[Any] = []
+    ended: list[float] = []
     started = time.perf_counter()
-    query = job.start(spark, settings, kafka, on_batch=reports.append, metrics=metrics)
-    query.awaitTermination()
+    queries = job.start(
+        spark, settings, kafka, on_batch=reports.append, on_mirror_batch=mirror_reports.append, metrics=metrics
+    )
+    while not queries.wait(1):
+        if not ended and not queries.changelog.isActive:
+            ended.append(time.perf_counter() - started)
     seconds = time.perf_counter() - started
-    job.detach_listener(spark, listener, query.runId)
-    if query.exception() is not None:
-        raise RuntimeError(f"the sink failed: {query.exception()}")
-    return SinkRun(seconds, reports, [json.loads(p.json) for p in query.recentProgress])
+    job.detach_listener(spark, listener, queries.changelog.runId)
+    if queries.error() is not None:
+        raise RuntimeError(f"the sink failed: {queries.error()}")
+    progress = [json.loads(p.json) for p in queries.changelog.recentProgress]
+    return SinkRun(seconds, reports, progress, mirror_reports, ended[0] if ended else None)
 
 
 def _rate(events: int, seconds: float) -> int:
@@ -483,7 +493,11 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
 
     metrics = SinkMetrics()
     listener = job.attach_listener(spark, metrics)
-    query = job.start(spark, settings, kafka, on_batch=on_batch, metrics=metrics)
+    mirror_reports: list[Any] = []
+    queries = job.start(
+        spark, settings, kafka, on_batch=on_batch, on_mirror_batch=mirror_reports.append, metrics=metrics
+    )
+    query = queries.changelog
     producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     try:
         producer.start()
@@ -492,15 +506,15 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
             lag_at_end = producer.sent - rows()
         deadline = time.monotonic() + max(120.0, config.seconds)
         with committed:
-            while rows() < producer.sent and time.monotonic() < deadline and query.isActive:
+            while rows() < producer.sent and time.monotonic() < deadline and not queries.over():
                 committed.wait(1.0)
             committed_at_stop = rows()
             caught_up = committed_at_stop == producer.sent
         caught_up_at = time.time()
-        if not query.isActive and query.exception() is not None:
-            raise RuntimeError(f"the sink failed: {query.exception()}")
+        if queries.error() is not None:
+            raise RuntimeError(f"the sink failed: {queries.error()}")
     finally:
-        query.stop()  # without catching up: interrupts the running batch, which the lake never sees
+        queries.stop()  # without catching up: interrupts the running batches, which the lake never sees
         job.detach_listener(spark, listener, query.runId)
     all_samples = list(freshness_samples(reports))
     steady_samples = list(freshness_samples(reports, sent_from_ms=producer.started_at * 1000 + config.warmup_s * 1000))
@@ -534,6 +548,17 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         if durations
         else None,
         "progress": _phases(progress),
+        "mirrors": settings.mirrors,
+        "mirror_trigger_interval_s": settings.mirror_trigger_interval_s,
+        # mirrors=follow: when the mirror commits made the events visible in the mirrors (what they held by
+        # the end of the run; the mirror query is not waited for).
+        "mirror_freshness_steady": _summary(
+            list(freshness_samples(mirror_reports, sent_from_ms=producer.started_at * 1000 + config.warmup_s * 1000))
+        ),
+        "mirror_batches": len(mirror_reports),
+        "mirror_batch_s": [
+            round(r.visible_at_s - r.started_at_s, 1) for r in mirror_reports if r.visible_at_s is not None
+        ],
     }
 
 
@@ -570,6 +595,10 @@ def _throughput(
             "batches": len(sink.reports),
             "progress": _phases(sink.progress),
             "seconds_by_step": _steps(sink.reports),
+            "mirrors": _sink_settings(config, lake="unused", topic="unused").mirrors,
+            "changelog_done_s": None if sink.changelog_seconds is None else round(sink.changelog_seconds, 3),
+            "mirror_batches": len(sink.mirror_reports),
+            "mirror_seconds_by_step": _steps(sink.mirror_reports),
         },
         "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
         "target_ratio": TARGET_RATIO,
