@@ -24,6 +24,7 @@ from shared.config.settings import KafkaSettings
 from spark_sink import changelog, mirror_batch
 from spark_sink.batch import BatchReport, process
 from spark_sink.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkListener, SinkMetrics
+from spark_sink.mirror import SCHEDULER_POOL
 from spark_sink.mirror_batch import MirrorReport
 from spark_sink.settings import SinkSettings, TriggerKind
 from spark_sink.source import read_stream
@@ -195,11 +196,11 @@ def _started(
     # A query's micro-batch thread inherits the local properties of the thread that starts it: its jobs
     # run in their own fair-scheduler pool, so a long mirror MERGE does not hold back the changelog's tasks.
     context = spark.sparkContext
-    context.setLocalProperty("spark.scheduler.pool", pool)
+    context.setLocalProperty(SCHEDULER_POOL, pool)
     try:
         return writer.start()
     finally:
-        context.setLocalProperty("spark.scheduler.pool", "default")  # Spark's root pool: the caller's own jobs
+        context.setLocalProperty(SCHEDULER_POOL, "default")  # Spark's root pool: the caller's own jobs
 
 
 def run(

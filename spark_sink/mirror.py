@@ -57,6 +57,7 @@ from spark_sink.typemap import convert
 PROP_TRUNCATED: Final = "binlake.truncated_at"
 TRUNCATE_APP: Final = ".truncate"
 """Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""
+SCHEDULER_POOL: Final = "spark.scheduler.pool"
 _DDL_DESCRIPTOR: Final = 0
 IMAGE: Final = "_image"
 LAST_DELETE: Final = "_ld"
@@ -116,13 +117,17 @@ def apply(
             for item in work:
                 _apply_rows(spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step)
         else:
+            # A pool thread is a new JVM thread too (pinned threads): it gets the batch's scheduler pool
+            # (job._started) explicitly, since Spark's local properties only pass to child JVM threads.
+            scheduler_pool = spark.sparkContext.getLocalProperty(SCHEDULER_POOL)
+
+            def apply_rows(item: _TableWork) -> None:
+                if scheduler_pool is not None:
+                    spark.sparkContext.setLocalProperty(SCHEDULER_POOL, scheduler_pool)
+                _apply_rows(spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step)
+
             with ThreadPoolExecutor(min(settings.table_parallelism, len(work)), "binlake-mirror") as pool:
-                futures = [
-                    pool.submit(
-                        _apply_rows, spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step
-                    )
-                    for item in work
-                ]
+                futures = [pool.submit(apply_rows, item) for item in work]
                 for future in futures:
                     future.result()  # the first failure fails the batch (Spark replays it)
     return touched

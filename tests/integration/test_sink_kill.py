@@ -2,9 +2,10 @@
 
 Three vendor formats (each its own database) are normalized into one unified
 topic. The sink runs as its own process (``binlake sink``, processing-time
-trigger, small micro-batches) and is killed with SIGKILL while a micro-batch is
-open (the checkpoint has the batch's offsets but not its commit), three times;
-a final run catches up. Then every mirror table equals the generator's ground
+triggers, small micro-batches) and is killed with SIGKILL while a micro-batch is
+open (the checkpoint has the batch's offsets but not its commit), four times:
+alternately inside a changelog-query batch and inside a mirror-query batch
+(``mirrors=follow``); a final run catches up. Then every mirror table equals the generator's ground
 truth and the changelog holds every unified-topic record exactly once.
 """
 
@@ -44,7 +45,7 @@ REPO = Path(__file__).resolve().parents[2]
 FORMATS = {"canal-json": "db_canal", "maxwell-json": "db_maxwell", "debezium-json": "db_dbz"}
 EVENTS = 300
 SEED = 23
-KILLS = 3
+KILLS = 4
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 PRIMARY_KEYS = {"db_dbz.*": ["id"]}  # Debezium JSON values name no key
 
@@ -117,7 +118,7 @@ def _kill_during_a_batch(command: list[str], env: dict[str, str], checkpoint: Pa
             time.sleep(0.05)
         else:
             pytest.fail(f"no fresh micro-batch started within 600 s: {log.read_text()[-3000:]}")
-        time.sleep(rng.uniform(0.0, 2.0))  # somewhere inside the batch: decode, MERGEs, changelog append
+        time.sleep(rng.uniform(0.0, 2.0))  # somewhere inside the batch: decode, changelog append; or MERGEs
         open_at_kill = _open_batch(checkpoint)
         os.kill(process.pid, signal.SIGKILL)
         process.wait(30)
@@ -147,18 +148,22 @@ async def test_sink_survives_sigkill_during_batches(kafka_bootstrap: str, spark:
             "BINLAKE_SINK_MAX_OFFSETS_PER_TRIGGER": "150",
             "BINLAKE_SINK_TRIGGER": "processing-time",
             "BINLAKE_SINK_TRIGGER_INTERVAL_S": "0.5",
+            "BINLAKE_SINK_MIRRORS": "follow",
+            "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": "1",
             "BINLAKE_SINK_LOG_LEVEL": "ERROR",
         }
     )
     command = [sys.executable, "-m", "shared.cli.main", "sink"]
-    checkpoint = lake_dir / "_checkpoints" / "sink"
+    checkpoints = [lake_dir / "_checkpoints" / "sink", lake_dir / "_checkpoints" / "mirrors"]
     rng = random.Random(SEED)
-    open_kills = 0
-    for _ in range(KILLS):
-        open_kills += await asyncio.to_thread(_kill_during_a_batch, command, env, checkpoint, rng)
-    # The kills must really have interrupted micro-batches, not idle processes.
-    assert open_kills >= 1, "no kill landed inside a micro-batch"
-    assert _batch_ids(checkpoint / "commits"), "the sink committed nothing between the kills"
+    open_kills = {checkpoint.name: 0 for checkpoint in checkpoints}
+    for kill in range(KILLS):
+        checkpoint = checkpoints[kill % 2]
+        open_kills[checkpoint.name] += await asyncio.to_thread(_kill_during_a_batch, command, env, checkpoint, rng)
+    # The kills must really have interrupted micro-batches of both queries, not idle processes.
+    assert all(open_kills.values()), f"kills inside an open micro-batch, per query: {open_kills}"
+    for checkpoint in checkpoints:
+        assert _batch_ids(checkpoint / "commits"), f"{checkpoint.name} committed nothing between the kills"
 
     # Catch up in-process, on the same checkpoint (so the same Delta app id).
     await asyncio.to_thread(job.run, spark, settings, kafka_settings(kafka_bootstrap))

@@ -36,7 +36,7 @@ from shared.event.values import Image
 from spark_sink import job
 from spark_sink.batch import BatchReport
 from spark_sink.mirror import PROP_TRUNCATED
-from spark_sink.settings import SinkSettings
+from spark_sink.settings import MirrorMode, SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 
@@ -147,11 +147,14 @@ def _history(spark: SparkSession, uri: str, *extra: str) -> list[tuple[Any, ...]
     return [tuple(r) for r in frame.select("id", "a", "b", *extra, "_binlake_op", "is_current", *stamp).collect()]
 
 
-async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: SparkSession, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mirrors", ["follow", "inline"])
+async def test_mirror_history_and_schema_rules(
+    kafka_bootstrap: str, spark: SparkSession, tmp_path: Path, mirrors: MirrorMode
+) -> None:
     topic = f"sem-{tmp_path.name}"
     await kafka_tools.create_topics(kafka_bootstrap, {topic: 1})
     lake = (tmp_path / "lake").as_uri()
-    settings = sink_settings_for_tests(topic=topic, lake_uri=lake, history_tables=["t.keyed"])
+    settings = sink_settings_for_tests(topic=topic, lake_uri=lake, history_tables=["t.keyed"], mirrors=mirrors)
     keyed, log, types, mixed = (settings.mirror_uri(f"t.{name}") for name in ("keyed", "log", "types", "mixed"))
     tombs, history = settings.tombstones_uri("t.keyed"), settings.history_uri("t.keyed")
 
