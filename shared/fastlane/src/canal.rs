@@ -8,6 +8,7 @@
 //! takes the Python parser.
 
 use crate::avro;
+use crate::event::{self, Source};
 use crate::json::{self, Json};
 use crate::values::{self, KeyPart, Kind};
 
@@ -47,6 +48,7 @@ const SECONDS_LIMIT: i64 = 100_000_000_000;
 const BUILT: &[&str] = &["data", "old", "database", "table", "type", "isDdl", "es", "ts", "id", "gtid", "pkNames"];
 const ORDER_MAX: i64 = i64::MAX; // order_key's own bound (10**20 - 1) is above any i64
 
+/// A JSON integer field of at most 18 digits; None: absent or null.
 pub(crate) fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
     match value {
         None | Some(Json::Null) => Ok(None),
@@ -61,6 +63,7 @@ pub(crate) fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
     }
 }
 
+/// A string field; None: absent or null (numbers, which Python may turn into text, are declined).
 pub(crate) fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
     match value {
         None | Some(Json::Null) => Ok(None),
@@ -207,23 +210,9 @@ pub(crate) fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
     }
 }
 
-/// `%020d.%020d.%06d` for non-negative numbers.
+/// `%020d.%020d.%06d` for non-negative numbers (`event::order_key` on the flat lanes' i64 parts).
 pub(crate) fn order_key(out: &mut Vec<u8>, major: i64, minor: i64, row: usize) {
-    let mut text = [b'0'; 48];
-    let mut put = |mut n: u64, end: usize| {
-        let mut i = end;
-        while n > 0 {
-            i -= 1;
-            text[i] = b'0' + (n % 10) as u8;
-            n /= 10;
-        }
-    };
-    put(major as u64, 20);
-    put(minor as u64, 41);
-    put(row as u64, 48);
-    text[20] = b'.';
-    text[41] = b'.';
-    avro::bytes(out, &text);
+    event::order_key(out, major as u128, minor as u128, row);
 }
 
 /// What every record of a flat (Canal-shaped) message shares: the Avro source header, the
@@ -236,31 +225,11 @@ pub(crate) fn flat_head(
     gtid: Option<&str>,
     id: i64,
 ) -> (Vec<u8>, Vec<u8>, String) {
+    let sequence = id.to_string(); // sequence: str(id)
+    let source = Source { gtid, sequence: Some(&sequence), ..Source::of(database, table) };
     let mut head = Vec::with_capacity(64);
-    avro::op(&mut head, op);
-    avro::string(&mut head, &profile.format_id);
-    avro::opt_string(&mut head, Some(&profile.db_type));
-    avro::opt_string(&mut head, database);
-    head.push(0); // schema
-    avro::opt_string(&mut head, Some(table));
-    head.push(0); // tenant
-    head.push(0); // binlog_file
-    head.push(0); // binlog_pos
-    avro::opt_string(&mut head, gtid);
-    head.push(0); // scn
-    head.push(0); // checkpoint
-    head.push(0); // transaction_id
-    avro::opt_string(&mut head, Some(&id.to_string())); // sequence: str(id)
-
-    let mut key_head = Vec::with_capacity(48);
-    key_head.push(b'[');
-    match database {
-        Some(db) => json_string(&mut key_head, db),
-        None => key_head.extend_from_slice(b"null"),
-    }
-    key_head.extend_from_slice(b",null,");
-    json_string(&mut key_head, table);
-    (head, key_head, format!("{}.{}", database.unwrap_or(""), table))
+    source.write(&mut head, profile, op);
+    (head, source.key_head(), source.table_name())
 }
 
 pub struct Coordinates<'t> {

@@ -16,6 +16,8 @@ mod debezium;
 mod debezium_smt;
 mod drs;
 mod drs_json;
+mod event;
+mod inferred;
 mod json;
 mod maxwell;
 mod ogg;

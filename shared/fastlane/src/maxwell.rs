@@ -13,7 +13,9 @@
 use std::borrow::Cow;
 
 use crate::avro;
-use crate::canal::{epoch_ms, json_string, Coordinates, Profile};
+use crate::canal::{epoch_ms, int_field, json_string, str_field, Coordinates, Profile};
+use crate::event::{self, Source};
+use crate::inferred::{self, Logical};
 use crate::json::{self, Json};
 use crate::values;
 
@@ -47,30 +49,6 @@ const CANAL_FIELDS: &[&str] = &["isDdl", "pkNames", "mysqlType", "sqlType"];
 const SEQ_SCALE: u128 = 10_000_000_000;
 const COMMIT_SEQ: i64 = 9_999_999_999;
 const MAX_FILE_NAME: usize = 512;
-
-/// `inferred_logical` of a converted value.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Logical {
-    Unknown,
-    Boolean,
-    Integer,
-    Int64,
-    Decimal,
-    Str,
-}
-
-impl Logical {
-    fn name(self) -> &'static str {
-        match self {
-            Logical::Unknown => "unknown",
-            Logical::Boolean => "boolean",
-            Logical::Integer => "integer",
-            Logical::Int64 => "int64",
-            Logical::Decimal => "decimal",
-            Logical::Str => "string",
-        }
-    }
-}
 
 /// How a value renders in the record key (`records._key_value`: the JSON view).
 #[derive(Clone, Copy)]
@@ -429,79 +407,10 @@ pub(crate) fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
     }
 }
 
-/// `UNTYPED.columns_for(after, before)` in Avro: every name of the images in order of first
-/// appearance, typed by its first non-null value (`unknown` when all are null).
+/// `UNTYPED.columns_for(after, before)` of converted images (`inferred::write_columns`).
 pub(crate) fn write_columns(out: &mut Vec<u8>, images: [Option<&Image>; 2]) {
-    let mut columns: Vec<(&str, Logical)> = Vec::new();
-    for image in images.into_iter().flatten() {
-        for entry in &image.entries {
-            match columns.iter_mut().find(|(name, _)| *name == entry.name) {
-                Some(column) => {
-                    if column.1 == Logical::Unknown {
-                        column.1 = entry.logical;
-                    }
-                }
-                None => columns.push((entry.name, entry.logical)),
-            }
-        }
-    }
-    if !columns.is_empty() {
-        avro::long(out, columns.len() as i64);
-        for (name, logical) in &columns {
-            avro::string(out, name);
-            out.push(0); // source_type: none
-            avro::string(out, logical.name());
-            out.extend_from_slice(&[0, 0, 1]); // precision, scale: none; inferred: true
-        }
-    }
-    out.push(0);
-}
-
-/// `%020d.%020d.%06d` (the components are below 10**20 here; the row is 0).
-pub(crate) fn order_key(out: &mut Vec<u8>, major: u128, minor: u128) {
-    let text = format!("{:020}.{:020}.000000", major, minor);
-    avro::string(out, &text);
-}
-
-/// `binlog_index`: the last run of digits in the file name's last 64 characters (at most 20).
-fn binlog_index(file_name: &str) -> Option<u128> {
-    let start = file_name.char_indices().rev().nth(63).map_or(0, |(i, _)| i);
-    let tail = &file_name[start..];
-    if !tail.is_ascii() {
-        return None; // Python's \d also matches other scripts' digits: left to it
-    }
-    let b = tail.as_bytes();
-    let end = b.iter().rposition(u8::is_ascii_digit)? + 1;
-    let begin = b[..end].iter().rposition(|c| !c.is_ascii_digit()).map_or(0, |i| i + 1);
-    if end - begin > 20 {
-        return None;
-    }
-    tail[begin..end].parse().ok()
-}
-
-/// A JSON integer field (`_int` on a JSON number); None: absent or null. Strings, floats and
-/// huge values are left to the Python parser.
-fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
-    match value {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Number(text)) => {
-            let digits = text.strip_prefix('-').unwrap_or(text);
-            if !all_digits(digits) || digits.len() > 18 {
-                return Err(());
-            }
-            text.parse().map(Some).map_err(|_| ())
-        }
-        Some(_) => Err(()),
-    }
-}
-
-/// `opt_str` on a string or null (numbers, which Python turns into text, are declined).
-fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
-    match value {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Str(text)) => Ok(Some(text.as_ref())),
-        Some(_) => Err(()),
-    }
+    let entries = images.into_iter().flatten().flat_map(|image| &image.entries);
+    inferred::write_columns(out, entries.map(|e| (e.name, e.logical)));
 }
 
 #[derive(Default)]
@@ -646,7 +555,7 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
         }
     };
     let (major, minor) = match position {
-        Some((file_name, offset)) => (binlog_index(file_name)?, offset as u128 * SEQ_SCALE + seq),
+        Some((file_name, offset)) => (event::binlog_index(file_name)?, offset as u128 * SEQ_SCALE + seq),
         None => {
             let x = xid.unwrap_or(0);
             let seconds = ts_ms.div_euclid(1000);
@@ -659,24 +568,19 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
     };
     let gtid = str_field(doc.gtid).ok()?.filter(|s| !s.is_empty());
 
+    let transaction_id = xid.map(|x| x.to_string()); // str(xid)
+    let source = Source {
+        binlog_file: position.map(|(file, _)| file),
+        binlog_pos: position.map(|(_, offset)| offset),
+        gtid,
+        transaction_id: transaction_id.as_deref(),
+        ..Source::of(database, table)
+    };
     let mut body = Vec::with_capacity(256 + 2 * raw.len());
     body.extend_from_slice(b"\xc3\x01");
     body.extend_from_slice(&profile.fingerprint);
-    avro::op(&mut body, op);
-    avro::string(&mut body, &profile.format_id);
-    avro::opt_string(&mut body, Some(&profile.db_type));
-    avro::opt_string(&mut body, database);
-    body.push(0); // schema
-    avro::opt_string(&mut body, Some(table));
-    body.push(0); // tenant
-    avro::opt_string(&mut body, position.map(|(file, _)| file));
-    avro::opt_long(&mut body, position.map(|(_, offset)| offset));
-    avro::opt_string(&mut body, gtid);
-    body.push(0); // scn
-    body.push(0); // checkpoint
-    avro::opt_string(&mut body, xid.map(|x| x.to_string()).as_deref()); // transaction_id: str(xid)
-    body.push(0); // sequence
-    order_key(&mut body, major, minor);
+    source.write(&mut body, profile, op);
+    event::order_key(&mut body, major, minor, 0);
     avro::opt_long(&mut body, Some(ts_ms));
     body.push(0); // ingest_ts_ms
     avro::strings(&mut body, &primary_key);
@@ -686,19 +590,12 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
     avro::row_tail(&mut body, changed.as_deref(), at.topic, at.partition, at.offset, 0);
 
     // The record key: [database, schema, table, [key values]] as orjson writes it.
-    let mut key = Vec::with_capacity(64);
-    key.push(b'[');
-    match database {
-        Some(db) => json_string(&mut key, db),
-        None => key.extend_from_slice(b"null"),
-    }
-    key.extend_from_slice(b",null,");
-    json_string(&mut key, table);
+    let mut key = source.key_head();
     values::key_values(&mut key, &primary_key, |name, key| {
         key_image.write_key(key, key_image.get(name));
         Some(())
     })?;
     key.push(b']');
 
-    Some(Record { key, value: body, table: format!("{}.{}", database.unwrap_or(""), table), op, ts_ms })
+    Some(Record { key, value: body, table: source.table_name(), op, ts_ms })
 }

@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use crate::avro;
 use crate::canal::{json_string, Coordinates, Profile, Record};
 use crate::debezium::{self, member, Member};
+use crate::event;
 use crate::json::{self, Json};
 use crate::maxwell::{self, Dec, Image};
 use crate::values;
@@ -244,7 +245,7 @@ pub fn parse(raw: &[u8], profile: &Profile, options: &Options, at: &Coordinates,
     avro::opt_string(&mut body, Some(pos)); // checkpoint: pos verbatim
     avro::opt_string(&mut body, transaction_id);
     body.push(0); // sequence
-    maxwell::order_key(&mut body, major, minor);
+    event::order_key(&mut body, major, minor, 0);
     avro::opt_long(&mut body, ts_ms);
     avro::opt_long(&mut body, ingest_ts_ms);
     avro::strings(&mut body, &primary_key);

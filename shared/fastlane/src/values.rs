@@ -294,17 +294,20 @@ pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
+/// Days since 1970-01-01 of a real date in years 1-9999 (None: no such date, zero dates included).
+pub(crate) fn civil_days(year: i64, month: i64, day: i64) -> Option<i64> {
+    if year < 1 || !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    Some(days_from_civil(year, month, day))
+}
+
 /// `YYYY-MM-DD`, a real date in years 1-9999 (zero dates go to the Python parser).
 fn ymd(b: &[u8]) -> Option<i64> {
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
-    let year = two(b, 0)? * 100 + two(b, 2)?;
-    let (month, day) = (two(b, 5)?, two(b, 8)?);
-    if year < 1 || !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-        return None;
-    }
-    Some(days_from_civil(year, month, day))
+    civil_days(two(b, 0)? * 100 + two(b, 2)?, two(b, 5)?, two(b, 8)?)
 }
 
 fn date(text: &str, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
