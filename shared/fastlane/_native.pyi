@@ -95,3 +95,17 @@ class DrsJsonLane:
         self, raw: bytes, topic: str, partition: int, offset: int
     ) -> tuple[str, str, int | None, list[bytes]] | None: ...
     def planned(self) -> int: ...
+
+class KafkaRiverLane:
+    def __init__(
+        self,
+        fingerprint: bytes,
+        format_id: str,
+        db_type: str,
+        planner: Callable[[list[str], list[str | None]], tuple[list[str], list[int], bytes] | None],
+        instant: Callable[[str], int | None],
+    ) -> None: ...
+    def parse(
+        self, raw: bytes, topic: str, partition: int, offset: int
+    ) -> tuple[str, str, int | None, list[bytes]] | None: ...
+    def planned(self) -> int: ...

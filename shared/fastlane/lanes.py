@@ -56,6 +56,8 @@ def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] 
         return _debezium_lane(ctx)
     if format_id in ("drs-json", "drs-json-c"):
         return _drs_json_lane(format_id, ctx)
+    if format_id == "kafkariver-canal":
+        return _kafkariver_lane(ctx)
     if format_id != "canal-json" or not _plain_canal(ctx.options):
         return None
     from services.canal_json.parser import CANAL
@@ -193,6 +195,23 @@ def _wall_clock(zone: _dt.tzinfo) -> Callable[[str], int | None]:
             return None
 
     return read
+
+
+def _kafkariver_lane(ctx: ParseContext) -> Lane | None:
+    """KafkaRiverCanal's lane: its columns' ``t`` texts read by the Canal lane's planner (MySQL rules,
+    ISO-8859-1 binary), so with a ``bytes_encoding`` other than Canal's own there is no lane."""
+    if not _plain_canal(ctx.options):
+        return None
+    from services.kafkariver_canal.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.fastlane.plan import instant_reader, planner
+
+    zone = ctx.source_timezone
+    # The parser's Source.db_type for every KafkaRiverCanal event.
+    lane: Lane = _native.KafkaRiverLane(
+        avro.fingerprint(), FORMAT_ID, "MYSQL", planner("mysql", "latin1", zone), instant_reader(zone)
+    )
+    return lane
 
 
 def _plain_canal(options: Mapping[str, object]) -> bool:

@@ -19,6 +19,7 @@ mod drs_json;
 mod event;
 mod inferred;
 mod json;
+mod kafkariver;
 mod maxwell;
 mod ogg;
 mod values;
@@ -152,11 +153,20 @@ impl CanalLane {
 
 impl CanalLane {
     fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<Plan>>> {
-        let answer = ask_flat_planner(py, &self.planner, columns)?;
-        Ok(answer.map(|(names, kinds, columns_avro)| {
-            Arc::new(Plan { names, kinds: kinds.into_iter().map(Kind::from_code).collect(), columns_avro })
-        }))
+        ask_kind_planner(py, &self.planner, columns)
     }
+}
+
+/// A `plan.planner` answer (names, kinds, columns) as a plan of `values::Kind`s (None: declined).
+fn ask_kind_planner(
+    py: Python<'_>,
+    planner: &Py<PyAny>,
+    columns: Vec<(String, Option<String>)>,
+) -> PyResult<Option<Arc<Plan>>> {
+    let answer = ask_flat_planner(py, planner, columns)?;
+    Ok(answer.map(|(names, kinds, columns_avro)| {
+        Arc::new(Plan { names, kinds: kinds.into_iter().map(Kind::from_code).collect(), columns_avro })
+    }))
 }
 
 /// The Maxwell JSON lane (`maxwell-json`): one row per message, every column inferred from its
@@ -440,6 +450,83 @@ impl DebeziumLane {
     fn planned(&self) -> usize {
         self.schemas.len()
     }
+}
+
+/// The KafkaRiverCanal lane (`kafkariver-canal`): one row per message, its columns typed by
+/// their `t` texts, which the Canal lane's planner (`plan.planner`, MySQL rules) reads.
+#[pyclass]
+struct KafkaRiverLane {
+    profile: Profile,
+    planner: Py<PyAny>,
+    /// instant(text) -> micros since the epoch | None: TIMESTAMP texts in the source zone (not UTC).
+    instant: Py<PyAny>,
+    /// Plans by the columns' (name, type) pairs (`kafkariver::type_key`).
+    plans: Guarded<HashMap<Vec<u8>, Option<Arc<Plan>>>>,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
+}
+
+#[pymethods]
+impl KafkaRiverLane {
+    #[new]
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        db_type: String,
+        planner: Py<PyAny>,
+        instant: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let fingerprint = fingerprint_of(fingerprint)?;
+        Ok(KafkaRiverLane {
+            profile: Profile { fingerprint, format_id, db_type },
+            planner,
+            instant,
+            plans: Guarded::new(HashMap::new()),
+            tables: Guarded::new(HashMap::new()),
+        })
+    }
+
+    /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        let found = with_planning(
+            || {
+                let plans = self.plans.borrow();
+                let lookup = |key: &[u8]| plans.get(key).cloned();
+                let zoned = zone_reader(py, &self.instant);
+                match kafkariver::parse(raw, &self.profile, &at, &lookup, &zoned) {
+                    kafkariver::Outcome::Record(record) => Attempt::Done(record),
+                    kafkariver::Outcome::NeedPlan(key, columns) => Attempt::NeedPlan((key, columns)),
+                    kafkariver::Outcome::Decline => Attempt::Decline,
+                }
+            },
+            |(key, columns)| {
+                let plan = ask_kind_planner(py, &self.planner, columns)?;
+                remember(&self.plans, key, plan);
+                Ok(())
+            },
+        )?;
+        let Some(record) = found else { return Ok(None) };
+        let row = [(record.key.as_slice(), record.value.as_slice())];
+        taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some)
+    }
+
+    /// How many column-type lists this lane has planned (for tests and metrics).
+    fn planned(&self) -> usize {
+        self.plans.borrow().len()
+    }
+}
+
+/// A lane's TIMESTAMP reader for the source zone: the planner's `instant_reader` called from Rust.
+fn zone_reader<'a>(py: Python<'a>, instant: &'a Py<PyAny>) -> impl Fn(&str) -> Option<i64> + 'a {
+    // A Python error (none expected) declines like any other doubt.
+    move |text: &str| instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
 }
 
 /// The Canal and DRS planners' answer for a type map (column names and their type texts):
@@ -731,5 +818,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DebeziumSmtLane>()?;
     m.add_class::<OggLane>()?;
     m.add_class::<DrsJsonLane>()?;
+    m.add_class::<KafkaRiverLane>()?;
     Ok(())
 }

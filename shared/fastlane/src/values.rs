@@ -49,6 +49,16 @@ impl Kind {
             _ => Kind::Unsupported,
         }
     }
+
+    /// Whether Python's converter reads the empty text (as `""` or `b""`: `Some(true)`) or raises
+    /// ValueError on it (every number, boolean and date-time: `Some(false)`); None: not known here.
+    pub fn reads_empty(self) -> Option<bool> {
+        match self {
+            Kind::Text | Kind::BytesLatin1 => Some(true),
+            Kind::Unsupported => None,
+            _ => Some(false),
+        }
+    }
 }
 
 const LONG: u8 = 0x04;
