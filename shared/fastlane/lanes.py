@@ -58,6 +58,8 @@ def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] 
         return _drs_json_lane(format_id, ctx)
     if format_id == "kafkariver-canal":
         return _kafkariver_lane(ctx)
+    if format_id == "ckafka-v1":
+        return _ckafka_lane(ctx)
     if format_id != "canal-json" or not _plain_canal(ctx.options):
         return None
     from services.canal_json.parser import CANAL
@@ -211,6 +213,26 @@ def _kafkariver_lane(ctx: ParseContext) -> Lane | None:
     lane: Lane = _native.KafkaRiverLane(
         avro.fingerprint(), FORMAT_ID, "MYSQL", planner("mysql", "latin1", zone), instant_reader(zone)
     )
+    return lane
+
+
+def _ckafka_lane(ctx: ParseContext) -> Lane | None:
+    """CKafka format one's lane. Its parser reads no option, so neither does the lane; ``TIME`` is
+    read in Rust in UTC and by the parser's own ``compact_local_to_ms`` in any other zone."""
+    from services.ckafka_v1.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.parsing.temporal import UTC, compact_local_to_ms
+
+    zone = ctx.source_timezone
+
+    def time_ms(text: str) -> int | None:
+        try:
+            return compact_local_to_ms(text, zone)
+        except (ValueError, OverflowError):
+            return None
+
+    # The parser's Source.db_type for every CKafka DML event.
+    lane: Lane = _native.CKafkaLane(avro.fingerprint(), FORMAT_ID, "MYSQL", None if zone is UTC else time_ms)
     return lane
 
 

@@ -12,6 +12,7 @@
 mod avro;
 mod avro_reader;
 mod canal;
+mod ckafka;
 mod debezium;
 mod debezium_smt;
 mod drs;
@@ -523,6 +524,70 @@ impl KafkaRiverLane {
     }
 }
 
+/// The CKafka format-one lane (`ckafka-v1`, DML messages): every column inferred from its
+/// value, so no planner; `TIME` read in the source zone.
+#[pyclass]
+struct CKafkaLane {
+    profile: Profile,
+    /// time(text) -> epoch ms | None: a `TIME` text in the source zone; None in UTC (read here).
+    time: Option<Py<PyAny>>,
+    /// The `TIME` read last and its reading: consecutive messages mostly share their second.
+    last_time: Guarded<Option<(String, Option<i64>)>>,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
+}
+
+#[pymethods]
+impl CKafkaLane {
+    #[new]
+    #[pyo3(signature = (fingerprint, format_id, db_type, time))]
+    fn new(fingerprint: &[u8], format_id: String, db_type: String, time: Option<Py<PyAny>>) -> PyResult<Self> {
+        let fingerprint = fingerprint_of(fingerprint)?;
+        Ok(CKafkaLane {
+            profile: Profile { fingerprint, format_id, db_type },
+            time,
+            last_time: Guarded::new(None),
+            tables: Guarded::new(HashMap::new()),
+        })
+    }
+
+    /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        let read = |text: &str| -> Option<i64> {
+            let mut last = self.last_time.borrow_mut();
+            if let Some((seen, ms)) = last.as_ref() {
+                if seen == text {
+                    return *ms;
+                }
+            }
+            let time = self.time.as_ref()?;
+            // A Python error (none expected) declines like any other doubt.
+            let ms = time.call1(py, (text,)).ok().and_then(|v| v.extract::<Option<i64>>(py).ok().flatten());
+            *last = Some((text.to_string(), ms));
+            ms
+        };
+        let zoned: ckafka::TimeReader = if self.time.is_some() { Some(&read) } else { None };
+        // A panic declines, never crashes the service.
+        let Ok(Some(record)) = catch_unwind(AssertUnwindSafe(|| ckafka::parse(raw, &self.profile, &at, zoned))) else {
+            return Ok(None);
+        };
+        let row = [(record.key.as_slice(), record.value.as_slice())];
+        taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some)
+    }
+
+    /// Always 0: column types come from the values, there is nothing to plan.
+    fn planned(&self) -> usize {
+        0
+    }
+}
+
 /// A lane's TIMESTAMP reader for the source zone: the planner's `instant_reader` called from Rust.
 fn zone_reader<'a>(py: Python<'a>, instant: &'a Py<PyAny>) -> impl Fn(&str) -> Option<i64> + 'a {
     // A Python error (none expected) declines like any other doubt.
@@ -819,5 +884,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<OggLane>()?;
     m.add_class::<DrsJsonLane>()?;
     m.add_class::<KafkaRiverLane>()?;
+    m.add_class::<CKafkaLane>()?;
     Ok(())
 }
