@@ -18,8 +18,10 @@ mutated messages. Today: ``canal-json`` (the Canal profile), ``maxwell-json``
 ``drs-avro`` (flat records under a schema it decodes exactly, ``plan_drs.py``),
 ``debezium-json`` (JsonConverter change events with schemas, ``plan_debezium.py``),
 ``debezium-smt`` (ExtractNewRecordState rows with their schema, the same planner),
-``ogg-json`` (GoldenGate operations; inferred columns, as Maxwell's)
-and ``drs-json`` / ``drs-json-c`` (MySQL row messages, with ``plan_drs.py``'s planner).
+``ogg-json`` (GoldenGate operations; inferred columns, as Maxwell's),
+``drs-json`` / ``drs-json-c`` (MySQL row messages, with ``plan_drs.py``'s planner),
+``kafkariver-canal`` (typed columns, the Canal planner) and ``ckafka-v1``
+(format-one DML of strings, columns inferred).
 
 The extension is optional at install time (no Rust toolchain: no lane, the
 Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.

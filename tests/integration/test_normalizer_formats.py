@@ -39,6 +39,8 @@ LANES = frozenset(
         "debezium-json",
         "debezium-smt",
         "ogg-json",
+        "kafkariver-canal",
+        "ckafka-v1",
     }
 )
 CASES = [(format_id, "Asia/Shanghai") for format_id in sorted(render.RENDERERS)] + [("canal-json", "UTC")]
