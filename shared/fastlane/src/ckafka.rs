@@ -202,7 +202,7 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: TimeReader)
     body.push(0); // primary_key: format one names no key columns
     // columns_for(after, before): the images' columns typed by their values.
     let entries = after.iter().chain(before.iter()).flat_map(|image| image.entries.iter());
-    inferred::write_columns(&mut body, entries.map(inferred_column));
+    inferred::write_descriptors(&mut body, entries.map(inferred_column));
     write_image(&mut body, before.as_ref());
     write_image(&mut body, after.as_ref());
     avro::row_tail(&mut body, changed.as_deref(), at.topic, at.partition, at.offset, 0);

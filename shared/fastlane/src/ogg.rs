@@ -2,7 +2,7 @@
 //!
 //! Handles I / U / D operations whose images are JSON objects of untyped values:
 //! GoldenGate sends no column types, so every column is inferred from its value
-//! exactly as Maxwell's are (`maxwell::convert`, `untyped_image`), and the event's
+//! exactly as Maxwell's are (`inferred::convert`, `untyped_image`), and the event's
 //! columns, images and key are written by the Maxwell lane's code. `op_ts` is read
 //! in UTC and `current_ts` in the source zone, both in their strict forms
 //! (`YYYY-MM-DD[ T]HH:MM:SS(.f{1,6})?`, or `...Z`); in a zone other than UTC the
@@ -16,8 +16,8 @@ use crate::avro;
 use crate::canal::{json_string, Coordinates, Profile, Record};
 use crate::debezium::{self, member, Member};
 use crate::event;
+use crate::inferred::{self, Dec, Image};
 use crate::json::{self, Json};
-use crate::maxwell::{self, Dec, Image};
 use crate::values;
 
 /// The lane's settings, read from the parse options when it is made.
@@ -127,7 +127,7 @@ fn token<'d>(tokens: &'d [Member], names: &[&str]) -> Result<Option<&'d str>, ()
             None | Some(Json::Null) => continue,
             Some(Json::Str(text)) => return Ok(Some(text.as_ref()).filter(|t| !t.is_empty())),
             // str(int): a JSON integer's own digits ("-0" aside, which Python writes "0").
-            Some(Json::Number(text)) if maxwell::integer_text(text) => return Ok(Some(text)),
+            Some(Json::Number(text)) if inferred::integer_text(text) => return Ok(Some(text)),
             Some(_) => return Err(()),
         }
     }
@@ -152,7 +152,7 @@ fn image<'d, 'a>(value: Option<&'d Json<'a>>) -> Result<Option<(Image<'d>, &'d [
             if members.iter().any(|(name, _)| name.ends_with(MISSING_SUFFIX)) {
                 return Err(());
             }
-            Ok(Some((maxwell::convert(object).ok_or(())?, members.as_slice())))
+            Ok(Some((inferred::convert(object).ok_or(())?, members.as_slice())))
         }
         Some(_) => Err(()),
     }
@@ -249,9 +249,9 @@ pub fn parse(raw: &[u8], profile: &Profile, options: &Options, at: &Coordinates,
     avro::opt_long(&mut body, ts_ms);
     avro::opt_long(&mut body, ingest_ts_ms);
     avro::strings(&mut body, &primary_key);
-    maxwell::write_columns(&mut body, [after, before]);
-    maxwell::write_image(&mut body, before);
-    maxwell::write_image(&mut body, after);
+    inferred::write_columns(&mut body, [after, before]);
+    inferred::write_image(&mut body, before);
+    inferred::write_image(&mut body, after);
     avro::row_tail(&mut body, changed.as_deref(), at.topic, at.partition, at.offset, 0);
 
     // The record key: [database, schema, table, [key values]] as orjson writes it.
@@ -266,10 +266,7 @@ pub fn parse(raw: &[u8], profile: &Profile, options: &Options, at: &Coordinates,
         key.push(b',');
     }
     json_string(&mut key, table);
-    values::key_values(&mut key, &primary_key, |name, key| {
-        key_image.write_key(key, key_image.get(name));
-        Some(())
-    })?;
+    values::key_values(&mut key, &primary_key, |name, key| key_image.write_key(key, name))?;
     key.push(b']');
 
     let table_name = format!("{}.{}", database.unwrap_or(""), table);
