@@ -17,7 +17,7 @@ use std::sync::Arc;
 use crate::avro;
 use crate::canal::{epoch_ms, json_string, Coordinates, Profile, Record};
 use crate::json::{self, Json};
-use crate::values::{self, two, KeyPart};
+use crate::values::{self, base64, two, KeyPart};
 
 /// One column's conversion: the codes of `plan_debezium.py`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -129,47 +129,6 @@ fn micros(n: i64, unit: i64) -> Option<i64> {
     } else {
         n.checked_mul(unit)
     }
-}
-
-fn base64_digit(c: u8) -> Option<u32> {
-    Some(match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => return None,
-    } as u32)
-}
-
-/// Strict, canonical base64 (padded, no whitespace, zero trailing bits): a subset of what
-/// `binascii.a2b_base64(strict_mode=True)` accepts, decoded the same way.
-fn base64(text: &str) -> Option<Vec<u8>> {
-    let b = text.as_bytes();
-    if b.len() % 4 != 0 {
-        return None;
-    }
-    let mut out = Vec::with_capacity(b.len() / 4 * 3);
-    for (i, chunk) in b.chunks(4).enumerate() {
-        let last = i + 1 == b.len() / 4;
-        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
-        if pad > 2 || (pad > 0 && !last) {
-            return None;
-        }
-        let mut n = 0u32;
-        for &c in &chunk[..4 - pad] {
-            n = n << 6 | base64_digit(c)?;
-        }
-        n <<= 6 * pad as u32;
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        match pad {
-            0 => out.extend_from_slice(&bytes),
-            1 if n & 0xff == 0 => out.extend_from_slice(&bytes[..2]),
-            2 if n & 0xffff == 0 => out.push(bytes[0]),
-            _ => return None, // non-zero trailing bits: not canonical, left to Python
-        }
-    }
-    Some(out)
 }
 
 /// `Decimal(f"{unscaled}E{-scale}")` through `decimal_text`: for scales 0-40 always plain notation.

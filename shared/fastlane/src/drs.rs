@@ -173,28 +173,6 @@ fn rows<'v, 'a>(value: Option<&'v Val<'a>>) -> Option<&'v [Val<'a>]> {
     }
 }
 
-/// `instant_from_epoch_text` on `digits{1,11}(.digits{1,9})?`: micros, the fraction floored.
-fn epoch_micros(text: &str) -> Option<i64> {
-    let (whole, frac) = match text.split_once('.') {
-        Some((w, f)) => (w, Some(f)),
-        None => (text, None),
-    };
-    let digits = |s: &str, max: usize| !s.is_empty() && s.len() <= max && s.bytes().all(|c| c.is_ascii_digit());
-    if !digits(whole, 11) || !frac.map_or(true, |f| digits(f, 9)) {
-        return None;
-    }
-    let mut micros: i64 = whole.parse::<i64>().ok()? * 1_000_000;
-    if let Some(f) = frac {
-        let mut six = [b'0'; 6];
-        for (slot, c) in six.iter_mut().zip(f.bytes()) {
-            *slot = c;
-        }
-        micros += std::str::from_utf8(&six).ok()?.parse::<i64>().ok()?;
-    }
-    // Python's datetime ends at 9999-12-31 23:59:59.999999.
-    (micros <= 253_402_300_799_999_999).then_some(micros)
-}
-
 /// `from_list_text` on DRS's own rendering `[]` / `[106, -1]`: Java's signed bytes (or unsigned
 /// ones up to 255, which Python reads alike) without leading zeros, separated by ", " (other
 /// spacing, `+`, `-0`: Python).
@@ -233,7 +211,7 @@ pub(crate) fn text_value<'t>(
     zoned: values::ZoneReader,
 ) -> Option<KeyPart<'t>> {
     match col {
-        Col::Std(kind @ (Kind::InstantUtc | Kind::InstantZoned)) => match epoch_micros(text) {
+        Col::Std(kind @ (Kind::InstantUtc | Kind::InstantZoned)) => match values::epoch_micros(text) {
             Some(micros) => {
                 out.push(INSTANT);
                 avro::long(out, micros);

@@ -388,6 +388,69 @@ pub(crate) fn date_time(text: &str) -> Option<i64> {
     Some(((days * 24 + hour) * 60 + minute) * 60_000_000 + second * 1_000_000 + frac)
 }
 
+/// `instant_from_epoch_text` on `digits{1,11}(.digits{1,9})?`: micros, the fraction floored.
+pub(crate) fn epoch_micros(text: &str) -> Option<i64> {
+    let (whole, frac) = match text.split_once('.') {
+        Some((w, f)) => (w, Some(f)),
+        None => (text, None),
+    };
+    let digits = |s: &str, max: usize| !s.is_empty() && s.len() <= max && s.bytes().all(|c| c.is_ascii_digit());
+    if !digits(whole, 11) || !frac.map_or(true, |f| digits(f, 9)) {
+        return None;
+    }
+    let mut micros: i64 = whole.parse::<i64>().ok()? * 1_000_000;
+    if let Some(f) = frac {
+        let mut six = [b'0'; 6];
+        for (slot, c) in six.iter_mut().zip(f.bytes()) {
+            *slot = c;
+        }
+        micros += std::str::from_utf8(&six).ok()?.parse::<i64>().ok()?;
+    }
+    // Python's datetime ends at 9999-12-31 23:59:59.999999.
+    (micros <= 253_402_300_799_999_999).then_some(micros)
+}
+
+fn base64_digit(c: u8) -> Option<u32> {
+    Some(match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => return None,
+    } as u32)
+}
+
+/// Strict, canonical base64 (padded, no whitespace, zero trailing bits): a subset of what
+/// `binascii.a2b_base64(strict_mode=True)` accepts, decoded the same way.
+pub(crate) fn base64(text: &str) -> Option<Vec<u8>> {
+    let b = text.as_bytes();
+    if b.len() % 4 != 0 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(b.len() / 4 * 3);
+    for (i, chunk) in b.chunks(4).enumerate() {
+        let last = i + 1 == b.len() / 4;
+        let pad = chunk.iter().rev().take_while(|&&c| c == b'=').count();
+        if pad > 2 || (pad > 0 && !last) {
+            return None;
+        }
+        let mut n = 0u32;
+        for &c in &chunk[..4 - pad] {
+            n = n << 6 | base64_digit(c)?;
+        }
+        n <<= 6 * pad as u32;
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        match pad {
+            0 => out.extend_from_slice(&bytes),
+            1 if n & 0xff == 0 => out.extend_from_slice(&bytes[..2]),
+            2 if n & 0xffff == 0 => out.push(bytes[0]),
+            _ => return None, // non-zero trailing bits: not canonical, left to Python
+        }
+    }
+    Some(out)
+}
+
 /// What a lane's planner made of one type map or schema: the column names, each one's
 /// conversion kind, and the Avro `columns` field (the descriptors array) as the Python writer
 /// encodes it.
