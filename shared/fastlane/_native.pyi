@@ -118,3 +118,17 @@ class CKafkaLane:
         self, raw: bytes, topic: str, partition: int, offset: int
     ) -> tuple[str, str, int | None, list[bytes]] | None: ...
     def planned(self) -> int: ...
+
+class OmsDefaultLane:
+    def __init__(
+        self,
+        fingerprint: bytes,
+        format_id: str,
+        extend: bool,
+        planner: Callable[[list[str], list[str | None]], tuple[list[str], list[int], bytes] | None],
+        instant: Callable[[str], int | None],
+    ) -> None: ...
+    def parse(
+        self, raw: bytes, topic: str, partition: int, offset: int
+    ) -> tuple[str, str, int | None, list[bytes]] | None: ...
+    def planned(self) -> int: ...

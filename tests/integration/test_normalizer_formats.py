@@ -41,6 +41,8 @@ LANES = frozenset(
         "ogg-json",
         "kafkariver-canal",
         "ckafka-v1",
+        "oms-default",
+        "oms-extend-column-type",
     }
 )
 CASES = [(format_id, "Asia/Shanghai") for format_id in sorted(render.RENDERERS)] + [("canal-json", "UTC")]

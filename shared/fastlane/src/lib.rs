@@ -23,6 +23,7 @@ mod json;
 mod kafkariver;
 mod maxwell;
 mod ogg;
+mod oms_json;
 mod values;
 
 use std::collections::HashMap;
@@ -594,6 +595,99 @@ fn zone_reader<'a>(py: Python<'a>, instant: &'a Py<PyAny>) -> impl Fn(&str) -> O
     move |text: &str| instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
 }
 
+// ------------------------------------------------------------------ OceanBase OMS JSON
+
+/// OMS "Default" and "DefaultExtendColumnType" JSON (`oms-default`, `oms-extend-column-type`):
+/// untyped columns inferred from their values; `__light_type` types read by the planner
+/// (`shared/fastlane/plan_oms.py`) once per list of (column, type word).
+#[pyclass]
+struct OmsDefaultLane {
+    profile: Profile,
+    /// DefaultExtendColumnType: images may carry `__light_type` (else a reject).
+    extend: bool,
+    planner: Py<PyAny>,
+    /// instant(text) -> micros since the epoch | None: wall-clock TIMESTAMP texts in the source zone.
+    instant: Py<PyAny>,
+    plans: Guarded<HashMap<Vec<u8>, Option<Arc<oms_json::Plan>>>>,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
+}
+
+#[pymethods]
+impl OmsDefaultLane {
+    #[new]
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        extend: bool,
+        planner: Py<PyAny>,
+        instant: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let fingerprint = fingerprint_of(fingerprint)?;
+        Ok(OmsDefaultLane {
+            // db_type is per message (dbType), so the profile's is unused.
+            profile: Profile { fingerprint, format_id, db_type: String::new() },
+            extend,
+            planner,
+            instant,
+            plans: Guarded::new(HashMap::new()),
+            tables: Guarded::new(HashMap::new()),
+        })
+    }
+
+    /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        let found = with_planning(
+            || {
+                let plans = self.plans.borrow();
+                let lookup = |key: &[u8]| plans.get(key).cloned();
+                let zoned = |text: &str| -> Option<i64> {
+                    // A Python error (none expected) declines like any other doubt.
+                    self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
+                };
+                match oms_json::parse_default(raw, &self.profile, self.extend, &at, &lookup, &zoned) {
+                    oms_json::Outcome::Record(record) => Attempt::Done(record),
+                    oms_json::Outcome::NeedPlan(key, columns) => Attempt::NeedPlan((key, columns)),
+                    oms_json::Outcome::Decline => Attempt::Decline,
+                }
+            },
+            |(key, columns)| {
+                let plan = ask_oms_planner(py, &self.planner, columns)?;
+                remember(&self.plans, key, plan);
+                Ok(())
+            },
+        )?;
+        let Some(record) = found else { return Ok(None) };
+        let row = [(record.key.as_slice(), record.value.as_slice())];
+        taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some)
+    }
+
+    /// How many type lists this lane has planned (for tests and metrics).
+    fn planned(&self) -> usize {
+        self.plans.borrow().len()
+    }
+}
+
+/// The OMS planners' answer for (column, type word) pairs, as the flat planners answer.
+fn ask_oms_planner(
+    py: Python<'_>,
+    planner: &Py<PyAny>,
+    columns: Vec<(String, Option<String>)>,
+) -> PyResult<Option<Arc<oms_json::Plan>>> {
+    let answer = ask_flat_planner(py, planner, columns)?;
+    Ok(answer.map(|(names, kinds, columns_avro)| {
+        let kinds = kinds.into_iter().map(oms_json::Col::from_code).collect();
+        Arc::new(oms_json::Plan { names, kinds, columns_avro })
+    }))
+}
+
 /// The Canal and DRS planners' answer for a type map (column names and their type texts):
 /// planner(names, texts) -> (names, kinds, columns_avro) | None (declined).
 #[allow(clippy::type_complexity)]
@@ -885,5 +979,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DrsJsonLane>()?;
     m.add_class::<KafkaRiverLane>()?;
     m.add_class::<CKafkaLane>()?;
+    m.add_class::<OmsDefaultLane>()?;
     Ok(())
 }

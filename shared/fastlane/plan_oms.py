@@ -1,0 +1,63 @@
+"""The OceanBase OMS lanes' planners: each declared column's conversion kind, read with the parsers' own types.
+
+OMS names column types with its own words (``INT64``, ``BIGINT`` beyond 64
+bits, ``BLOB`` in base64, ``TIMESTAMP`` as epoch-seconds text), read with the
+``oms`` dialect of ``sql_type``. The parsers wrap some converters for OMS's
+renderings (a DATETIME's trailing zone id, invalid times kept verbatim), which
+change nothing for the strict value forms the lanes take, so a column's kind
+comes from the plain ``oms`` type; its Avro descriptors come from the very
+``RowTypes`` the parser builds. Kinds are ``plan.py``'s, plus three OMS ones
+(``Col::from_code`` in ``src/oms_json.rs``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Final
+
+from shared.codec.avro_writer import encode_columns
+from shared.fastlane.plan import PlanAnswer, Planner, kind
+from shared.parsing import sqltypes
+from shared.parsing.rows import RowTypes
+from shared.parsing.sqltypes import SqlType
+
+INFERRED: Final = 101
+"""A type word without a converter of its own (``sqltypes.infer``): the value is read untyped."""
+JSON_TEXT: Final = 102
+"""JSON: a string, or a nested value rendered as compact JSON text."""
+BYTES_BASE64: Final = 103
+
+_ENCODING: Final = "base64"
+
+
+def oms_kind(text: str | None, zone: _dt.tzinfo) -> int:
+    """The lane's conversion for one OMS type word (None: declared without a type)."""
+    t = sqltypes.sql_type(text, "oms", _ENCODING, zone)
+    if t.convert is sqltypes.infer:
+        return INFERRED
+    if t.convert is sqltypes.convert_json_text:
+        return JSON_TEXT
+    if t.logical == "bytes":
+        return BYTES_BASE64
+    return kind(t, _ENCODING, zone)
+
+
+def _answer(names: list[str], texts: list[str | None], types: RowTypes, zone: _dt.tzinfo) -> PlanAnswer:
+    if list(types.types) != names:
+        return None  # repeated names: not the list the lane sent
+    return names, [oms_kind(text, zone) for text in texts], encode_columns(types.columns)
+
+
+def extend_planner(zone: _dt.tzinfo) -> Planner:
+    """plan(names, type words) for ``__light_type`` columns (``types.row_types``, not in Oracle mode)."""
+    from services.oms_default.types import light_sql_type
+
+    def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
+        if any(text is None for text in texts):
+            return None
+        declared: list[tuple[str, SqlType]] = [
+            (name, light_sql_type(text, zone, False)) for name, text in zip(names, texts, strict=True) if text
+        ]
+        return _answer(names, texts, RowTypes(declared), zone)
+
+    return plan
