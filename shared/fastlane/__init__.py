@@ -21,8 +21,9 @@ mutated messages. Today: ``canal-json`` (the Canal profile), ``maxwell-json``
 ``ogg-json`` (GoldenGate operations; inferred columns, as Maxwell's),
 ``drs-json`` / ``drs-json-c`` (MySQL row messages, with ``plan_drs.py``'s planner),
 ``kafkariver-canal`` (typed columns, the Canal planner), ``ckafka-v1``
-(format-one DML of strings, columns inferred) and OceanBase OMS's ``oms-default`` /
-``oms-extend-column-type`` (untyped, or typed by ``__light_type`` through ``plan_oms.py``).
+(format-one DML of strings, columns inferred), OceanBase OMS's ``oms-default`` /
+``oms-extend-column-type`` (untyped, or typed by ``__light_type`` through ``plan_oms.py``)
+and ``oms-dataworks`` (typed by ``schema.column``).
 
 The extension is optional at install time (no Rust toolchain: no lane, the
 Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.

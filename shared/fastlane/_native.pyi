@@ -119,12 +119,11 @@ class CKafkaLane:
     ) -> tuple[str, str, int | None, list[bytes]] | None: ...
     def planned(self) -> int: ...
 
-class OmsDefaultLane:
+class OmsLane:
     def __init__(
         self,
         fingerprint: bytes,
         format_id: str,
-        extend: bool,
         planner: Callable[[list[str], list[str | None]], tuple[list[str], list[int], bytes] | None],
         instant: Callable[[str], int | None],
     ) -> None: ...

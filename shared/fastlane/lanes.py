@@ -58,8 +58,8 @@ def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] 
         return _drs_json_lane(format_id, ctx)
     if format_id == "kafkariver-canal":
         return _kafkariver_lane(ctx)
-    if format_id in ("oms-default", "oms-extend-column-type"):
-        return _oms_default_lane(format_id, ctx)
+    if format_id in ("oms-default", "oms-extend-column-type", "oms-dataworks"):
+        return _oms_lane(format_id, ctx)
     if format_id == "ckafka-v1":
         return _ckafka_lane(ctx)
     if format_id != "canal-json" or not _plain_canal(ctx.options):
@@ -238,20 +238,16 @@ def _ckafka_lane(ctx: ParseContext) -> Lane | None:
     return lane
 
 
-def _oms_default_lane(format_id: str, ctx: ParseContext) -> Lane | None:
-    """OMS Default / DefaultExtendColumnType read no option: with any set the Python parser does it all."""
+def _oms_lane(format_id: str, ctx: ParseContext) -> Lane | None:
+    """The OMS JSON lanes read no option: with any set the Python parser does it all."""
     if ctx.options:
         return None
-    from services.oms_default.parser import FORMAT_ID_EXTEND
     from shared.fastlane import _native
     from shared.fastlane.plan import instant_reader
-    from shared.fastlane.plan_oms import extend_planner
+    from shared.fastlane.plan_oms import planner
 
     zone = ctx.source_timezone
-    extend = format_id == FORMAT_ID_EXTEND
-    lane: Lane = _native.OmsDefaultLane(
-        avro.fingerprint(), format_id, extend, extend_planner(zone), instant_reader(zone)
-    )
+    lane: Lane = _native.OmsLane(avro.fingerprint(), format_id, planner(format_id, zone), instant_reader(zone))
     return lane
 
 

@@ -48,6 +48,24 @@ def _answer(names: list[str], texts: list[str | None], types: RowTypes, zone: _d
     return names, [oms_kind(text, zone) for text in texts], encode_columns(types.columns)
 
 
+def planner(format_id: str, zone: _dt.tzinfo) -> Planner:
+    """The planner of an OMS format's declared types."""
+    if format_id == "oms-dataworks":
+        return dataworks_planner(zone)
+    return extend_planner(zone)
+
+
+def dataworks_planner(zone: _dt.tzinfo) -> Planner:
+    """plan(names, type words or None) for ``schema.column`` (``_row_types``: every listed column declared)."""
+    from services.oms_dataworks.parser import _column_type as column_type
+
+    def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
+        types = RowTypes((name, column_type(text, zone)) for name, text in zip(names, texts, strict=True))
+        return _answer(names, texts, types, zone)
+
+    return plan
+
+
 def extend_planner(zone: _dt.tzinfo) -> Planner:
     """plan(names, type words) for ``__light_type`` columns (``types.row_types``, not in Oracle mode)."""
     from services.oms_default.types import light_sql_type

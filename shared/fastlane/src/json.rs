@@ -15,6 +15,10 @@ const MAX_DEPTH: usize = 64;
 /// Longer numbers are declined: Python's exact decoder refuses integers of more than 4300
 /// digits (a reject), which orjson cannot hold either.
 const MAX_NUMBER_LEN: usize = 1000;
+/// `parse_message_exact`'s bound for numbers with a fraction or an exponent: the exact decoder
+/// reads them as `Decimal`, of any length (OMS prints doubles' exact expansions, 1100 digits
+/// for 1e-300).
+const MAX_FRACTIONAL_LEN: usize = 100_000;
 
 pub enum Json<'a> {
     Null,
@@ -32,8 +36,19 @@ pub enum Json<'a> {
 /// A top-level object whose members named in `built` are built; the others are
 /// checked (valid JSON, same acceptance as `parse`) and kept as `Json::Raw`.
 pub fn parse_message<'a>(raw: &'a [u8], built: &[&str]) -> Option<Vec<(Cow<'a, str>, Json<'a>)>> {
+    read_message(raw, built, MAX_NUMBER_LEN)
+}
+
+/// `parse_message` for a format whose Python parser reads every message holding a fractional
+/// number with the exact decoder (`decode_and_parse(numbers_are_values=True)`): such numbers
+/// are taken up to `MAX_FRACTIONAL_LEN` characters.
+pub fn parse_message_exact<'a>(raw: &'a [u8], built: &[&str]) -> Option<Vec<(Cow<'a, str>, Json<'a>)>> {
+    read_message(raw, built, MAX_FRACTIONAL_LEN)
+}
+
+fn read_message<'a>(raw: &'a [u8], built: &[&str], max_fractional: usize) -> Option<Vec<(Cow<'a, str>, Json<'a>)>> {
     let text = std::str::from_utf8(raw).ok()?;
-    let mut reader = Reader { src: text, bytes: raw, pos: 0 };
+    let mut reader = Reader { src: text, bytes: raw, pos: 0, max_fractional };
     reader.skip_ws();
     if reader.bytes.get(reader.pos) != Some(&b'{') {
         return None;
@@ -84,7 +99,7 @@ pub fn parse_message<'a>(raw: &'a [u8], built: &[&str]) -> Option<Vec<(Cow<'a, s
 
 pub fn parse(raw: &[u8]) -> Option<Json<'_>> {
     let text = std::str::from_utf8(raw).ok()?;
-    let mut reader = Reader { src: text, bytes: raw, pos: 0 };
+    let mut reader = Reader { src: text, bytes: raw, pos: 0, max_fractional: MAX_NUMBER_LEN };
     reader.skip_ws();
     let value = reader.value(0)?;
     reader.skip_ws();
@@ -110,6 +125,8 @@ struct Reader<'a> {
     src: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    /// The longest number with a fraction or an exponent taken (integers: `MAX_NUMBER_LEN`).
+    max_fractional: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -274,7 +291,9 @@ impl<'a> Reader<'a> {
             }
             _ => return None,
         }
+        let mut integer = true;
         if b.get(self.pos) == Some(&b'.') {
+            integer = false;
             self.pos += 1;
             let digits = self.pos;
             while matches!(b.get(self.pos), Some(b'0'..=b'9')) {
@@ -285,6 +304,7 @@ impl<'a> Reader<'a> {
             }
         }
         if matches!(b.get(self.pos), Some(b'e' | b'E')) {
+            integer = false;
             self.pos += 1;
             if matches!(b.get(self.pos), Some(b'+' | b'-')) {
                 self.pos += 1;
@@ -297,7 +317,8 @@ impl<'a> Reader<'a> {
                 return None;
             }
         }
-        if self.pos - start > MAX_NUMBER_LEN {
+        let limit = if integer { MAX_NUMBER_LEN } else { self.max_fractional };
+        if self.pos - start > limit {
             return None;
         }
         Some(Json::Number(&self.src[start..self.pos]))

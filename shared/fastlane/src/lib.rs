@@ -23,6 +23,7 @@ mod json;
 mod kafkariver;
 mod maxwell;
 mod ogg;
+mod oms_dataworks;
 mod oms_json;
 mod values;
 
@@ -597,14 +598,22 @@ fn zone_reader<'a>(py: Python<'a>, instant: &'a Py<PyAny>) -> impl Fn(&str) -> O
 
 // ------------------------------------------------------------------ OceanBase OMS JSON
 
-/// OMS "Default" and "DefaultExtendColumnType" JSON (`oms-default`, `oms-extend-column-type`):
-/// untyped columns inferred from their values; `__light_type` types read by the planner
-/// (`shared/fastlane/plan_oms.py`) once per list of (column, type word).
+/// Which OceanBase OMS serialization a lane reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OmsFormat {
+    Default,
+    Extend,
+    DataWorks,
+}
+
+/// OceanBase OMS JSON: "Default" and "DefaultExtendColumnType" (`oms-default`,
+/// `oms-extend-column-type`: untyped columns inferred from their values, `__light_type` types)
+/// and "DataWorks 2.0" (`oms-dataworks`: `schema.column` types). Declared types are read by the
+/// planner (`shared/fastlane/plan_oms.py`) once per list of (column, type word).
 #[pyclass]
-struct OmsDefaultLane {
+struct OmsLane {
     profile: Profile,
-    /// DefaultExtendColumnType: images may carry `__light_type` (else a reject).
-    extend: bool,
+    format: OmsFormat,
     planner: Py<PyAny>,
     /// instant(text) -> micros since the epoch | None: wall-clock TIMESTAMP texts in the source zone.
     instant: Py<PyAny>,
@@ -613,20 +622,20 @@ struct OmsDefaultLane {
 }
 
 #[pymethods]
-impl OmsDefaultLane {
+impl OmsLane {
     #[new]
-    fn new(
-        fingerprint: &[u8],
-        format_id: String,
-        extend: bool,
-        planner: Py<PyAny>,
-        instant: Py<PyAny>,
-    ) -> PyResult<Self> {
+    fn new(fingerprint: &[u8], format_id: String, planner: Py<PyAny>, instant: Py<PyAny>) -> PyResult<Self> {
         let fingerprint = fingerprint_of(fingerprint)?;
-        Ok(OmsDefaultLane {
+        let format = match format_id.as_str() {
+            "oms-default" => OmsFormat::Default,
+            "oms-extend-column-type" => OmsFormat::Extend,
+            "oms-dataworks" => OmsFormat::DataWorks,
+            _ => return Err(PyValueError::new_err(format!("no OMS lane for {format_id:?}"))),
+        };
+        Ok(OmsLane {
             // db_type is per message (dbType), so the profile's is unused.
             profile: Profile { fingerprint, format_id, db_type: String::new() },
-            extend,
+            format,
             planner,
             instant,
             plans: Guarded::new(HashMap::new()),
@@ -652,7 +661,13 @@ impl OmsDefaultLane {
                     // A Python error (none expected) declines like any other doubt.
                     self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
                 };
-                match oms_json::parse_default(raw, &self.profile, self.extend, &at, &lookup, &zoned) {
+                let profile = &self.profile;
+                let outcome = match self.format {
+                    OmsFormat::Default => oms_json::parse_default(raw, profile, false, &at, &lookup, &zoned),
+                    OmsFormat::Extend => oms_json::parse_default(raw, profile, true, &at, &lookup, &zoned),
+                    OmsFormat::DataWorks => oms_dataworks::parse(raw, profile, &at, &lookup, &zoned),
+                };
+                match outcome {
                     oms_json::Outcome::Record(record) => Attempt::Done(record),
                     oms_json::Outcome::NeedPlan(key, columns) => Attempt::NeedPlan((key, columns)),
                     oms_json::Outcome::Decline => Attempt::Decline,
@@ -979,6 +994,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DrsJsonLane>()?;
     m.add_class::<KafkaRiverLane>()?;
     m.add_class::<CKafkaLane>()?;
-    m.add_class::<OmsDefaultLane>()?;
+    m.add_class::<OmsLane>()?;
     Ok(())
 }

@@ -214,7 +214,7 @@ pub(crate) fn py_space(c: char) -> bool {
 }
 
 /// `opt_int` on the forms taken: absent, null, or `-?digits{1,18}` as a JSON integer or a string.
-fn opt_int(value: Option<&Json>) -> Result<Option<i64>, ()> {
+pub(crate) fn opt_int(value: Option<&Json>) -> Result<Option<i64>, ()> {
     let text = match value {
         None | Some(Json::Null) => return Ok(None),
         Some(Json::Number(text)) => *text,
@@ -368,20 +368,20 @@ fn split_db<'s>(db: Option<&'s str>, db_type: Option<&str>) -> (Option<&'s str>,
     }
 }
 
-/// An image: absent or null, or an object (its members and raw length).
-type RawImage<'d, 'a> = Option<(&'d [(Cow<'a, str>, Json<'a>)], usize)>;
+/// An image: absent or null, or an object (the image itself and its members).
+type RawImage<'d, 'a> = Option<(&'d Json<'a>, &'d [(Cow<'a, str>, Json<'a>)])>;
 
 fn raw_image<'d, 'a>(value: Option<&'d Json<'a>>) -> Result<RawImage<'d, 'a>, ()> {
     match value {
         None | Some(Json::Null) => Ok(None),
-        Some(Json::Object(members, raw)) => Ok(Some((members, raw.len()))),
+        Some(image @ Json::Object(members, _)) => Ok(Some((image, members))),
         Some(_) => Err(()),
     }
 }
 
 /// `split_image`'s types: the image's `__light_type` as (column, type word) pairs.
 fn light_types<'d>(image: RawImage<'d, '_>) -> Result<Vec<(&'d str, &'d str)>, ()> {
-    let Some(light) = image.and_then(|(members, _)| member(members, LIGHT_TYPE)) else { return Ok(Vec::new()) };
+    let Some(light) = image.and_then(|(_, members)| member(members, LIGHT_TYPE)) else { return Ok(Vec::new()) };
     let entries = match light {
         Json::Null => return Ok(Vec::new()),
         Json::Object(entries, _) => entries,
@@ -408,7 +408,7 @@ fn declared_order<'d>(
 ) -> Result<Vec<(&'d str, &'d str)>, ()> {
     let mut order: Vec<(&str, &str)> = Vec::with_capacity(types[0].len().max(types[1].len()));
     let mut undeclared = false;
-    for (members, _) in images.into_iter().flatten() {
+    for (_, members) in images.into_iter().flatten() {
         for (name, _) in columns(members) {
             if order.iter().any(|(seen, _)| *seen == name) {
                 continue;
@@ -425,30 +425,32 @@ fn declared_order<'d>(
     Ok(order)
 }
 
-/// The plan cache key of a type list: each name and word with its length.
-fn plan_key(order: &[(&str, &str)]) -> Vec<u8> {
-    let mut key = Vec::with_capacity(order.len() * 24);
+/// The plan cache key of a type list: each name and word with its length (no word: u32::MAX).
+pub(crate) fn plan_key<'w>(order: impl Iterator<Item = (&'w str, Option<&'w str>)>) -> Vec<u8> {
+    let mut key = Vec::with_capacity(512);
     for (name, word) in order {
-        for part in [name, word] {
-            key.extend_from_slice(&(part.len() as u32).to_le_bytes());
-            key.extend_from_slice(part.as_bytes());
+        for part in [Some(name), word] {
+            let len = part.map_or(u32::MAX, |p| p.len() as u32);
+            key.extend_from_slice(&len.to_le_bytes());
+            key.extend_from_slice(part.unwrap_or_default().as_bytes());
         }
     }
     key
 }
 
-/// An image the op needs, typed by `plan` or untyped; absent or without columns (`not post`,
-/// `not prev`): a reject.
-fn row_image<'t>(raw: RawImage<'t, 't>, plan: Option<&Plan>, zoned: ZoneReader) -> Result<Image<'t>, ()> {
-    let (members, raw_len) = raw.ok_or(())?;
-    if columns(members).next().is_none() {
-        return Err(());
-    }
+/// An image typed by `plan` (every column declared there), or untyped; not an object: a reject.
+pub(crate) fn row_image<'t>(value: &'t Json<'t>, plan: Option<&Plan>, zoned: ZoneReader) -> Result<Image<'t>, ()> {
+    let Json::Object(members, raw) = value else { return Err(()) };
     match plan {
-        Some(plan) => typed_image(members, raw_len, plan, zoned),
-        None => untyped_image(members, raw_len),
+        Some(plan) => typed_image(members, raw.len(), plan, zoned),
+        None => untyped_image(members, raw.len()),
     }
     .ok_or(())
+}
+
+/// `if not post` / `if not prev`: the image an op needs, absent or without columns, is a reject.
+fn needed<'d, 'a>(raw: RawImage<'d, 'a>) -> Result<&'d Json<'a>, ()> {
+    raw.filter(|(_, members)| columns(members).next().is_some()).map(|(image, _)| image).ok_or(())
 }
 
 /// The fields of a Default message the lane reads.
@@ -482,7 +484,7 @@ fn default_inner(
     plan_for: &PlanFor,
     zoned: ZoneReader,
 ) -> Result<Outcome, ()> {
-    let members = json::parse_message(raw, DEFAULT_BUILT).ok_or(())?;
+    let members = json::parse_message_exact(raw, DEFAULT_BUILT).ok_or(())?;
     let mut doc = Fields::default();
     for (key, value) in &members {
         let slot = match key.as_ref() {
@@ -543,7 +545,7 @@ fn default_inner(
     }
     let images = [post, prev];
     let types = [light_types(post)?, light_types(prev)?];
-    let has_light = images.iter().flatten().any(|(members, _)| member(members, LIGHT_TYPE).is_some());
+    let has_light = images.iter().flatten().any(|(_, members)| member(members, LIGHT_TYPE).is_some());
     if !extend && has_light {
         return Err(()); // Default with __light_type: a wrong_format reject
     }
@@ -555,7 +557,7 @@ fn default_inner(
         if oracle_mode {
             return Err(()); // Oracle-mode DATE is a date-time: not planned here
         }
-        let key = plan_key(&order);
+        let key = plan_key(order.iter().map(|(name, word)| (*name, Some(*word))));
         match plan_for(&key) {
             Some(Some(plan)) => Some(plan),
             Some(None) => return Err(()),
@@ -566,8 +568,8 @@ fn default_inner(
         }
     };
     let plan = plan.as_deref();
-    let before = if op == "INSERT" { None } else { Some(row_image(prev, plan, zoned)?) };
-    let after = if op == "DELETE" { None } else { Some(row_image(post, plan, zoned)?) };
+    let before = if op == "INSERT" { None } else { Some(row_image(needed(prev)?, plan, zoned)?) };
+    let after = if op == "DELETE" { None } else { Some(row_image(needed(post)?, plan, zoned)?) };
     if !has_key_columns(&primary_key, before.as_ref()) || !has_key_columns(&primary_key, after.as_ref()) {
         return Err(());
     }
