@@ -22,8 +22,8 @@ mutated messages. Today: ``canal-json`` (the Canal profile), ``maxwell-json``
 ``drs-json`` / ``drs-json-c`` (MySQL row messages, with ``plan_drs.py``'s planner),
 ``kafkariver-canal`` (typed columns, the Canal planner), ``ckafka-v1``
 (format-one DML of strings, columns inferred), OceanBase OMS's ``oms-default`` /
-``oms-extend-column-type`` (untyped, or typed by ``__light_type`` through ``plan_oms.py``)
-and ``oms-dataworks`` (typed by ``schema.column``).
+``oms-extend-column-type`` (untyped, or typed by ``__light_type`` through ``plan_oms.py``),
+``oms-dataworks`` (typed by ``schema.column``) and ``oms-shareplex`` (untyped).
 
 The extension is optional at install time (no Rust toolchain: no lane, the
 Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.

@@ -125,7 +125,7 @@ class OmsLane:
         fingerprint: bytes,
         format_id: str,
         planner: Callable[[list[str], list[str | None]], tuple[list[str], list[int], bytes] | None],
-        instant: Callable[[str], int | None],
+        instant: Callable[[str], int | None] | None,
     ) -> None: ...
     def parse(
         self, raw: bytes, topic: str, partition: int, offset: int

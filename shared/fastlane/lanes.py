@@ -58,7 +58,7 @@ def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] 
         return _drs_json_lane(format_id, ctx)
     if format_id == "kafkariver-canal":
         return _kafkariver_lane(ctx)
-    if format_id in ("oms-default", "oms-extend-column-type", "oms-dataworks"):
+    if format_id in ("oms-default", "oms-extend-column-type", "oms-dataworks", "oms-shareplex"):
         return _oms_lane(format_id, ctx)
     if format_id == "ckafka-v1":
         return _ckafka_lane(ctx)
@@ -244,10 +244,12 @@ def _oms_lane(format_id: str, ctx: ParseContext) -> Lane | None:
         return None
     from shared.fastlane import _native
     from shared.fastlane.plan import instant_reader
-    from shared.fastlane.plan_oms import planner
+    from shared.fastlane.plan_oms import planner, wall_clock_reader
 
     zone = ctx.source_timezone
-    lane: Lane = _native.OmsLane(avro.fingerprint(), format_id, planner(format_id, zone), instant_reader(zone))
+    # SharePlex's wall clocks are its meta times (no column types); the others' are TIMESTAMP values.
+    instant = wall_clock_reader(zone) if format_id == "oms-shareplex" else instant_reader(zone)
+    lane: Lane = _native.OmsLane(avro.fingerprint(), format_id, planner(format_id, zone), instant)
     return lane
 
 

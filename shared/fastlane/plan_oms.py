@@ -13,6 +13,7 @@ comes from the plain ``oms`` type; its Avro descriptors come from the very
 from __future__ import annotations
 
 import datetime as _dt
+from collections.abc import Callable
 from typing import Final
 
 from shared.codec.avro_writer import encode_columns
@@ -20,6 +21,7 @@ from shared.fastlane.plan import PlanAnswer, Planner, kind
 from shared.parsing import sqltypes
 from shared.parsing.rows import RowTypes
 from shared.parsing.sqltypes import SqlType
+from shared.parsing.temporal import UTC, local_text_to_ms
 
 INFERRED: Final = 101
 """A type word without a converter of its own (``sqltypes.infer``): the value is read untyped."""
@@ -49,7 +51,7 @@ def _answer(names: list[str], texts: list[str | None], types: RowTypes, zone: _d
 
 
 def planner(format_id: str, zone: _dt.tzinfo) -> Planner:
-    """The planner of an OMS format's declared types."""
+    """The planner of an OMS format's declared types (SharePlex declares none: its lane never asks)."""
     if format_id == "oms-dataworks":
         return dataworks_planner(zone)
     return extend_planner(zone)
@@ -79,3 +81,21 @@ def extend_planner(zone: _dt.tzinfo) -> Planner:
         return _answer(names, texts, RowTypes(declared), zone)
 
     return plan
+
+
+def wall_clock_reader(zone: _dt.tzinfo) -> Callable[[str], int | None] | None:
+    """ms(text) -> epoch ms of a SharePlex meta time in ``zone`` (None: not one); None in UTC (read in Rust).
+
+    Exactly the parser's reading (``local_text_to_ms``), so DST gaps and folds resolve the
+    same way; the lane calls it only for texts of the strict ``YYYY-MM-DD[ T]HH:MM:SS[.f]`` form.
+    """
+    if zone is UTC:
+        return None
+
+    def ms(text: str) -> int | None:
+        try:
+            return local_text_to_ms(text, zone)
+        except ValueError:
+            return None
+
+    return ms

@@ -44,6 +44,7 @@ LANES = frozenset(
         "oms-dataworks",
         "oms-default",
         "oms-extend-column-type",
+        "oms-shareplex",
     }
 )
 CASES = [(format_id, "Asia/Shanghai") for format_id in sorted(render.RENDERERS)] + [("canal-json", "UTC")]

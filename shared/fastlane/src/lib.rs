@@ -25,6 +25,7 @@ mod maxwell;
 mod ogg;
 mod oms_dataworks;
 mod oms_json;
+mod oms_shareplex;
 mod values;
 
 use std::collections::HashMap;
@@ -604,19 +605,22 @@ enum OmsFormat {
     Default,
     Extend,
     DataWorks,
+    SharePlex,
 }
 
 /// OceanBase OMS JSON: "Default" and "DefaultExtendColumnType" (`oms-default`,
 /// `oms-extend-column-type`: untyped columns inferred from their values, `__light_type` types)
-/// and "DataWorks 2.0" (`oms-dataworks`: `schema.column` types). Declared types are read by the
-/// planner (`shared/fastlane/plan_oms.py`) once per list of (column, type word).
+/// "DataWorks 2.0" (`oms-dataworks`: `schema.column` types) and "SharePlex" (`oms-shareplex`:
+/// untyped). Declared types are read by the planner (`shared/fastlane/plan_oms.py`) once per list
+/// of (column, type word).
 #[pyclass]
 struct OmsLane {
     profile: Profile,
     format: OmsFormat,
     planner: Py<PyAny>,
-    /// instant(text) -> micros since the epoch | None: wall-clock TIMESTAMP texts in the source zone.
-    instant: Py<PyAny>,
+    /// instant(text) -> micros since the epoch | None: wall-clock TIMESTAMP texts in the source zone;
+    /// for SharePlex, ms(text) -> epoch ms | None of its meta times, or None in UTC (read here).
+    instant: Option<Py<PyAny>>,
     plans: Guarded<HashMap<Vec<u8>, Option<Arc<oms_json::Plan>>>>,
     tables: Guarded<HashMap<String, Py<PyString>>>,
 }
@@ -624,12 +628,19 @@ struct OmsLane {
 #[pymethods]
 impl OmsLane {
     #[new]
-    fn new(fingerprint: &[u8], format_id: String, planner: Py<PyAny>, instant: Py<PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (fingerprint, format_id, planner, instant))]
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        planner: Py<PyAny>,
+        instant: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
         let fingerprint = fingerprint_of(fingerprint)?;
         let format = match format_id.as_str() {
             "oms-default" => OmsFormat::Default,
             "oms-extend-column-type" => OmsFormat::Extend,
             "oms-dataworks" => OmsFormat::DataWorks,
+            "oms-shareplex" => OmsFormat::SharePlex,
             _ => return Err(PyValueError::new_err(format!("no OMS lane for {format_id:?}"))),
         };
         Ok(OmsLane {
@@ -659,13 +670,17 @@ impl OmsLane {
                 let lookup = |key: &[u8]| plans.get(key).cloned();
                 let zoned = |text: &str| -> Option<i64> {
                     // A Python error (none expected) declines like any other doubt.
-                    self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
+                    self.instant.as_ref()?.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
                 };
                 let profile = &self.profile;
                 let outcome = match self.format {
                     OmsFormat::Default => oms_json::parse_default(raw, profile, false, &at, &lookup, &zoned),
                     OmsFormat::Extend => oms_json::parse_default(raw, profile, true, &at, &lookup, &zoned),
                     OmsFormat::DataWorks => oms_dataworks::parse(raw, profile, &at, &lookup, &zoned),
+                    OmsFormat::SharePlex => {
+                        let wall_clock: Option<values::ZoneReader> = self.instant.as_ref().map(|_| &zoned as _);
+                        oms_shareplex::parse(raw, profile, &at, wall_clock)
+                    }
                 };
                 match outcome {
                     oms_json::Outcome::Record(record) => Attempt::Done(record),
