@@ -9,8 +9,9 @@
 //! parser's own type words. Taken: INSERT / UPDATE / DELETE rows whose values
 //! are in the forms of `typed` below. Declined (the Python parser does them):
 //! DDL, heartbeats, an INSERT with a prior image or a DELETE with a new one,
-//! typed images with undeclared or null-typed columns, Oracle-mode types,
-//! envelope fields as numbers, and everything the Python parser rejects.
+//! typed images mixing declared with undeclared (or null-typed) columns,
+//! Oracle-mode types, fractional numbers in envelope fields, and everything
+//! the Python parser rejects.
 
 use std::borrow::Cow;
 use std::sync::Arc;
