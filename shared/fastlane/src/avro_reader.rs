@@ -1,6 +1,8 @@
 //! Plain Avro binary (no container, no framing) decoded with a schema compiled once.
 //!
-//! Only the constructs a DRS flat record uses: null, boolean, int, long, double,
+//! `Reader`'s primitives (longs, strings, bytes, doubles, block counts, branch indexes) also
+//! serve lanes that walk a fixed schema by hand (`oms_avro.rs`). `Ty` has only the constructs a
+//! DRS flat record uses: null, boolean, int, long, double,
 //! string, bytes, arrays, maps and unions of them. The schema arrives from
 //! Python (`shared/fastlane/plan_drs.py`) as a compact notation: `N` null, `Z`
 //! boolean, `I` int, `L` long, `D` double, `S` string, `B` bytes, `[T` array,
@@ -121,16 +123,33 @@ impl<'a> Reader<'a> {
         None
     }
 
-    fn count(&mut self) -> Option<usize> {
+    /// An array or map block's item count (0: the end of the blocks).
+    pub(crate) fn count(&mut self) -> Option<usize> {
         let n = self.long()?;
         // A negative count (followed by the block's size) is valid Avro, but not written by the
         // usual writers: left to Python.
         usize::try_from(n).ok().filter(|&n| n <= ITEMS_LIMIT)
     }
 
-    fn raw(&mut self) -> Option<&'a [u8]> {
+    /// An Avro bytes value (also a string's encoded text).
+    pub(crate) fn raw(&mut self) -> Option<&'a [u8]> {
         let n = usize::try_from(self.long()?).ok()?;
         self.take(n)
+    }
+
+    /// An Avro string; invalid UTF-8 (a decode error in fastavro) returns None.
+    pub(crate) fn str(&mut self) -> Option<&'a str> {
+        str::from_utf8(self.raw()?).ok()
+    }
+
+    pub(crate) fn double(&mut self) -> Option<f64> {
+        Some(f64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    /// A union branch or enum symbol index below `n`. A negative index is None: fastavro would
+    /// pick an item from the end of its list (Python indexing) rather than fail.
+    pub(crate) fn index(&mut self, n: usize) -> Option<usize> {
+        usize::try_from(self.long()?).ok().filter(|&i| i < n)
     }
 
     pub fn value(&mut self, ty: &Ty) -> Option<Val<'a>> {
@@ -142,8 +161,8 @@ impl<'a> Reader<'a> {
                 _ => return None,
             },
             Ty::Int | Ty::Long => Val::Long(self.long()?),
-            Ty::Double => Val::Double(f64::from_le_bytes(self.take(8)?.try_into().ok()?)),
-            Ty::Str => Val::Str(str::from_utf8(self.raw()?).ok()?),
+            Ty::Double => Val::Double(self.double()?),
+            Ty::Str => Val::Str(self.str()?),
             Ty::Bytes => Val::Bytes(self.raw()?),
             Ty::Array(item) => {
                 let mut items = Vec::new();
@@ -173,15 +192,15 @@ impl<'a> Reader<'a> {
                         return None;
                     }
                     for _ in 0..n {
-                        let key = str::from_utf8(self.raw()?).ok()?;
+                        let key = self.str()?;
                         entries.push((key, self.value(values)?));
                     }
                 }
                 Val::Map(entries, &self.data[start..self.at])
             }
             Ty::Union(branches) => {
-                let index = usize::try_from(self.long()?).ok()?;
-                self.value(branches.get(index)?)?
+                let index = self.index(branches.len())?;
+                self.value(&branches[index])?
             }
         })
     }

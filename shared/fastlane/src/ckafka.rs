@@ -113,7 +113,7 @@ fn wall_clock_ms(text: &str) -> Option<i64> {
         return None;
     }
     let two = |at: usize| values::two(b, at);
-    let days = values::civil_days(two(0)? * 100 + two(2)?, two(4)?, two(6)?)?;
+    let days = values::real_date(two(0)? * 100 + two(2)?, two(4)?, two(6)?)?;
     let (hour, minute, second) = (two(8)?, two(10)?, two(12)?);
     if hour > 23 || minute > 59 || second > 59 {
         return None;

@@ -61,16 +61,17 @@ impl Kind {
     }
 }
 
-const LONG: u8 = 0x04;
-const DOUBLE: u8 = 0x06;
-const STRING: u8 = 0x08;
-const BYTES: u8 = 0x0a;
+pub(crate) const LONG: u8 = 0x04;
+pub(crate) const DOUBLE: u8 = 0x06;
+pub(crate) const STRING: u8 = 0x08;
+pub(crate) const BYTES: u8 = 0x0a;
 const BIG_INTEGER: u8 = 0x0c;
 const DECIMAL: u8 = 0x0e;
-const DATE: u8 = 0x10;
-const TIME: u8 = 0x12;
-const LOCAL_DATE_TIME: u8 = 0x14;
-const INSTANT: u8 = 0x16;
+pub(crate) const DATE: u8 = 0x10;
+pub(crate) const TIME: u8 = 0x12;
+pub(crate) const LOCAL_DATE_TIME: u8 = 0x14;
+pub(crate) const INSTANT: u8 = 0x16;
+pub(crate) const UNPARSED: u8 = 0x18;
 
 /// How a converted value renders in the record key (the JSON view of a key column).
 #[derive(Clone, Copy)]
@@ -146,12 +147,12 @@ pub fn convert<'t>(kind: Kind, text: &'t str, out: &mut Vec<u8>, zoned: ZoneRead
     }
 }
 
-fn tagged(branch: u8, data: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn tagged(branch: u8, data: &[u8], out: &mut Vec<u8>) {
     out.push(branch);
     avro::bytes(out, data);
 }
 
-fn long_value(branch: u8, n: i64, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
+pub(crate) fn long_value(branch: u8, n: i64, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
     out.push(branch);
     avro::long(out, n);
     Some(KeyPart::Other)
@@ -304,20 +305,22 @@ pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// Days since 1970-01-01 of a real date in years 1-9999 (None: no such date, zero dates included).
-pub(crate) fn civil_days(year: i64, month: i64, day: i64) -> Option<i64> {
-    if year < 1 || !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
-        return None;
-    }
-    Some(days_from_civil(year, month, day))
-}
-
 /// `YYYY-MM-DD`, a real date in years 1-9999 (zero dates go to the Python parser).
 fn ymd(b: &[u8]) -> Option<i64> {
     if b.len() < 10 || b[4] != b'-' || b[7] != b'-' {
         return None;
     }
-    civil_days(two(b, 0)? * 100 + two(b, 2)?, two(b, 5)?, two(b, 8)?)
+    let year = two(b, 0)? * 100 + two(b, 2)?;
+    real_date(year, two(b, 5)?, two(b, 8)?)
+}
+
+/// Days since 1970-01-01 of a real date in years 1-9999 (what `datetime.date` accepts), else None
+/// (no such date, zero dates included).
+pub(crate) fn real_date(year: i64, month: i64, day: i64) -> Option<i64> {
+    if !(1..=9999).contains(&year) || !(1..=12).contains(&month) || day < 1 || day > days_in_month(year, month) {
+        return None;
+    }
+    Some(days_from_civil(year, month, day))
 }
 
 fn date(text: &str, out: &mut Vec<u8>) -> Option<KeyPart<'static>> {
