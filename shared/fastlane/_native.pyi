@@ -131,3 +131,16 @@ class OmsLane:
         self, raw: bytes, topic: str, partition: int, offset: int
     ) -> tuple[str, str, int | None, list[bytes]] | None: ...
     def planned(self) -> int: ...
+
+class OmsAvroLane:
+    def __init__(
+        self,
+        fingerprint: bytes,
+        format_id: str,
+        codes: list[tuple[int, str, str]],
+        instant: Callable[[str], int | None] | None,
+    ) -> None: ...
+    def parse(
+        self, raw: bytes, topic: str, partition: int, offset: int
+    ) -> tuple[str, str, int | None, list[bytes]] | None: ...
+    def planned(self) -> int: ...

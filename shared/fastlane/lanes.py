@@ -62,6 +62,8 @@ def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] 
         return _oms_lane(format_id, ctx)
     if format_id == "ckafka-v1":
         return _ckafka_lane(ctx)
+    if format_id == "oms-avro":
+        return _oms_avro_lane(ctx)
     if format_id != "canal-json" or not _plain_canal(ctx.options):
         return None
     from services.canal_json.parser import CANAL
@@ -250,6 +252,36 @@ def _oms_lane(format_id: str, ctx: ParseContext) -> Lane | None:
     # SharePlex's wall clocks are its meta times (no column types); the others' are TIMESTAMP values.
     instant = wall_clock_reader(zone) if format_id == "oms-shareplex" else instant_reader(zone)
     lane: Lane = _native.OmsLane(avro.fingerprint(), format_id, planner(format_id, zone), instant)
+    return lane
+
+
+def _oms_avro_lane(ctx: ParseContext) -> Lane | None:
+    """OMS Avro's lane reads no option (nor does its parser today): with any option set the Python
+    parser does it all, so an option it learns later cannot be missed by the lane."""
+    if ctx.options:
+        return None
+    from services.oms_avro import values
+    from services.oms_avro.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.fastlane.plan import instant_reader
+    from shared.parsing.temporal import UTC
+
+    families = [
+        ({values.YEAR_CODE}, "year"),
+        (values.DATE_CODES, "date"),
+        (values.TIME_CODES, "time"),
+        (values.TIMESTAMP_CODES, "timestamp"),
+        (values.STRING_CODES, "string"),
+        (values.BLOB_CODES, "blob"),
+    ]
+    codes = [
+        (code, logical, next((name for members, name in families if code in members), "other"))
+        for code, (_, logical) in values.TYPE_CODES.items()
+    ]
+    zone = ctx.source_timezone
+    # In UTC a TIMESTAMP's wall clock is its instant: the lane needs no zone rules.
+    instant = None if zone is UTC else instant_reader(zone)
+    lane: Lane = _native.OmsAvroLane(avro.fingerprint(), FORMAT_ID, codes, instant)
     return lane
 
 

@@ -23,6 +23,7 @@ mod json;
 mod kafkariver;
 mod maxwell;
 mod ogg;
+mod oms_avro;
 mod oms_dataworks;
 mod oms_json;
 mod oms_shareplex;
@@ -718,6 +719,68 @@ fn ask_oms_planner(
     }))
 }
 
+/// The OceanBase OMS Avro lane (`oms-avro`, the DTS `Record`): column types from the MySQL type
+/// codes (`TYPE_CODES`, handed over once), so it needs no planner.
+#[pyclass]
+struct OmsAvroLane {
+    codes: oms_avro::Codes,
+    profile: Profile,
+    /// instant(text) -> micros since the epoch | None, for a TIMESTAMP's wall clock (a `DateTime`
+    /// item) in the source zone; None in UTC, where the wall clock is the instant.
+    instant: Option<Py<PyAny>>,
+    tables: Guarded<HashMap<String, Py<PyString>>>,
+}
+
+#[pymethods]
+impl OmsAvroLane {
+    /// codes: (type code, logical type, family) for every code of `TYPE_CODES`.
+    #[new]
+    fn new(
+        fingerprint: &[u8],
+        format_id: String,
+        codes: Vec<(i64, String, String)>,
+        instant: Option<Py<PyAny>>,
+    ) -> PyResult<Self> {
+        let fingerprint = fingerprint_of(fingerprint)?;
+        let codes = oms_avro::Codes::new(codes)
+            .ok_or_else(|| PyValueError::new_err("type codes: each below 256, of a known family"))?;
+        Ok(OmsAvroLane {
+            codes,
+            // db_type is per message here (the record's source), so the profile's is unused.
+            profile: Profile { fingerprint, format_id, db_type: String::new() },
+            instant,
+            tables: Guarded::new(HashMap::new()),
+        })
+    }
+
+    /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
+    fn parse<'py>(
+        &self,
+        py: Python<'py>,
+        raw: &[u8],
+        topic: &str,
+        partition: i64,
+        offset: i64,
+    ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let at = Coordinates { topic, partition, offset };
+        let zoned = |text: &str| -> Option<i64> {
+            // A Python error (a date-time beyond year 9999 in UTC) declines like any other doubt.
+            self.instant.as_ref()?.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
+        };
+        let zoned: Option<values::ZoneReader> = self.instant.as_ref().map(|_| &zoned as values::ZoneReader);
+        // A panic declines, never crashes the service.
+        let parsed = catch_unwind(AssertUnwindSafe(|| oms_avro::parse(raw, &self.codes, &self.profile, &at, zoned)));
+        let Ok(Some(record)) = parsed else { return Ok(None) };
+        let row = [(record.key.as_slice(), record.value.as_slice())];
+        taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some)
+    }
+
+    /// Always 0: column types come from the type codes, there is nothing to plan.
+    fn planned(&self) -> usize {
+        0
+    }
+}
+
 /// The Canal and DRS planners' answer for a type map (column names and their type texts):
 /// planner(names, texts) -> (names, kinds, columns_avro) | None (declined).
 #[allow(clippy::type_complexity)]
@@ -1010,5 +1073,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<KafkaRiverLane>()?;
     m.add_class::<CKafkaLane>()?;
     m.add_class::<OmsLane>()?;
+    m.add_class::<OmsAvroLane>()?;
     Ok(())
 }
