@@ -23,7 +23,8 @@ mutated messages. Today: ``canal-json`` (the Canal profile), ``maxwell-json``
 ``kafkariver-canal`` (typed columns, the Canal planner), ``ckafka-v1``
 (format-one DML of strings, columns inferred), OceanBase OMS's ``oms-default`` /
 ``oms-extend-column-type`` (untyped, or typed by ``__light_type`` through ``plan_oms.py``),
-``oms-dataworks`` (typed by ``schema.column``) and ``oms-shareplex`` (untyped).
+``oms-dataworks`` (typed by ``schema.column``), ``oms-shareplex`` (untyped) and ``oms-avro``
+(DTS ``Record`` row changes; types from their MySQL type codes, no planner).
 
 The extension is optional at install time (no Rust toolchain: no lane, the
 Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.
