@@ -394,21 +394,26 @@ fn item<'t>(
 
 /// `decode_text` for the charsets read here: the UTF-8 family and ASCII as text, `binary` as bytes.
 fn character<'t>(charset: &str, raw: &'t [u8], out: &mut Vec<u8>) -> Option<(Seen, KeyPart<'t>)> {
-    if !charset.is_ascii() {
-        return None; // str.lower() maps some non-ASCII letters to ASCII ones
+    let is = |name: &str| charset_is(charset, name);
+    if is("binary") {
+        values::tagged(values::BYTES, raw, out);
+        return Some((Seen::Bytes, KeyPart::Other));
     }
-    let key: String = charset.chars().filter(|c| !matches!(c, '-' | '_')).map(|c| c.to_ascii_lowercase()).collect();
-    let text = match key.as_str() {
-        "binary" => {
-            values::tagged(values::BYTES, raw, out);
-            return Some((Seen::Bytes, KeyPart::Other));
-        }
-        "utf8" | "utf8mb3" | "utf8mb4" => std::str::from_utf8(raw).ok()?,
-        "ascii" if raw.is_ascii() => std::str::from_utf8(raw).ok()?,
-        _ => return None, // latin1 (MySQL's cp1252), GBK...: Python's codecs
+    let text = if is("utf8mb4") || is("utf8") || is("utf8mb3") || (is("ascii") && raw.is_ascii()) {
+        std::str::from_utf8(raw).ok()?
+    } else {
+        return None; // latin1 (MySQL's cp1252), GBK...: Python's codecs
     };
     values::tagged(values::STRING, raw, out);
     Some((Seen::Text, KeyPart::Text(text)))
+}
+
+/// Whether a charset is `name` (lower-case ASCII) as `decode_text` compares them: case and `-` /
+/// `_` ignored. Non-ASCII never matches (`str.lower()` maps some non-ASCII letters to ASCII ones:
+/// declined).
+fn charset_is(charset: &str, name: &str) -> bool {
+    let mut spelled = charset.bytes().filter(|c| !matches!(c, b'-' | b'_')).map(|c| c.to_ascii_lowercase());
+    charset.is_ascii() && name.bytes().all(|c| spelled.next() == Some(c)) && spelled.next().is_none()
 }
 
 /// `_instant`: OMS's invalid-TIMESTAMP marker kept as its text, else seconds and micros since
