@@ -41,6 +41,7 @@ LANES = frozenset(
         "ogg-json",
         "kafkariver-canal",
         "ckafka-v1",
+        "oms-avro",
         "oms-dataworks",
         "oms-default",
         "oms-extend-column-type",
