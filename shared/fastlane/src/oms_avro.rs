@@ -121,6 +121,26 @@ struct Converted<'t> {
     seen: Vec<Seen>,
 }
 
+/// The parts of a DTS `Record` the lane reads, its images converted.
+struct Dts<'a> {
+    id: i64,
+    ts_ms: i64,
+    /// `sourcePosition`, `safeSourcePosition`, `sourceTxid`.
+    position: &'a str,
+    safe_position: &'a str,
+    txid: &'a str,
+    source_type: usize,
+    version: &'a str,
+    op: &'static str,
+    object_name: Option<&'a str>,
+    /// `processTimestamps[0]`, else `bornTimestamp`.
+    ingest_ts_ms: Option<i64>,
+    pk_uk_info: Option<&'a str>,
+    columns: Vec<Column<'a>>,
+    before: Option<Converted<'a>>,
+    after: Option<Converted<'a>>,
+}
+
 pub fn parse(
     raw: &[u8],
     codes: &Codes,
@@ -128,6 +148,53 @@ pub fn parse(
     at: &Coordinates,
     zoned: Option<ZoneReader>,
 ) -> Option<Record> {
+    let dts = decode(raw, codes, zoned)?;
+    let [database, schema, table] = object_name_parts(dts.object_name)?;
+    let table = table?;
+    let primary_key = primary_key(dts.pk_uk_info)?;
+    let identity = identity(&dts, &primary_key)?;
+
+    let mut key = Vec::with_capacity(64);
+    key.push(b'[');
+    opt_json_string(&mut key, database.as_deref());
+    key.push(b',');
+    opt_json_string(&mut key, schema.as_deref());
+    key.push(b',');
+    json_string(&mut key, &table);
+    // A key column absent from the new row of an UPDATE (null in Python's key) declines.
+    values::key_values(&mut key, &primary_key, |name, key| identity.get(name)?.key.write(key))?;
+    key.push(b']');
+
+    let images = [&dts.before, &dts.after].iter().map(|c| c.as_ref().map_or(0, |c| c.image.buf.len())).sum::<usize>();
+    let mut body = Vec::with_capacity(2 * images + 48 * dts.columns.len() + 256);
+    body.extend_from_slice(b"\xc3\x01");
+    body.extend_from_slice(&profile.fingerprint);
+    avro::op(&mut body, dts.op);
+    avro::string(&mut body, &profile.format_id);
+    avro::opt_string(&mut body, Some(&db_type(dts.source_type, dts.version)?));
+    avro::opt_string(&mut body, database.as_deref());
+    avro::opt_string(&mut body, schema.as_deref());
+    avro::opt_string(&mut body, Some(&table));
+    body.extend_from_slice(&[0; 5]); // tenant, binlog_file, binlog_pos, gtid, scn
+    let checkpoint = Some(dts.position).filter(|p| !p.is_empty());
+    avro::opt_string(&mut body, checkpoint.or(Some(dts.safe_position).filter(|p| !p.is_empty())));
+    avro::opt_string(&mut body, Some(dts.txid).filter(|t| !t.is_empty()));
+    avro::opt_string(&mut body, Some(&dts.id.to_string())); // sequence: str(id)
+    canal::order_key(&mut body, dts.id, 0, 0);
+    avro::opt_long(&mut body, Some(dts.ts_ms));
+    avro::opt_long(&mut body, dts.ingest_ts_ms);
+    avro::strings(&mut body, &primary_key);
+    write_columns(&mut body, &dts.columns, dts.before.as_ref(), dts.after.as_ref())?;
+    canal::write_image(&mut body, dts.before.as_ref().map(|c| &c.image));
+    canal::write_image(&mut body, dts.after.as_ref().map(|c| &c.image));
+    avro::row_tail::<&str>(&mut body, None, at.topic, at.partition, at.offset, 0);
+    let name = format!("{}.{}", database.as_deref().unwrap_or(""), table);
+    Some(Record { key, value: body, table: name, op: dts.op, ts_ms: Some(dts.ts_ms) })
+}
+
+/// The record, field by field in schema order (then the optional `bornTimestamp`); None for
+/// anything but a row change or anything doubtful in the bytes.
+fn decode<'a>(raw: &'a [u8], codes: &'a Codes, zoned: Option<ZoneReader>) -> Option<Dts<'a>> {
     let mut r = Reader::new(raw);
     if r.long()? != RECORD_VERSION {
         return None;
@@ -137,9 +204,7 @@ pub fn parse(
         return None; // outside the order key's range: a reject
     }
     let ts_ms = r.long()?.checked_mul(1000)?;
-    let position = r.str()?;
-    let safe_position = r.str()?;
-    let txid = r.str()?;
+    let (position, safe_position, txid) = (r.str()?, r.str()?, r.str()?);
     let source_type = r.index(SOURCE_TYPES.len())?;
     let version = r.str()?;
     let op: &'static str = match r.index(OPERATIONS)? {
@@ -154,7 +219,7 @@ pub fn parse(
         _ => Some(r.str()?),
     };
     let process_ts = first_long(&mut r)?;
-    let pk_info = pk_uk_info(&mut r)?;
+    let pk_uk_info = pk_uk_info(&mut r)?;
     let columns = fields(&mut r, codes)?;
     let before = image(&mut r, &columns, zoned)?;
     let after = image(&mut r, &columns, zoned)?;
@@ -163,58 +228,37 @@ pub fn parse(
     if !r.done() {
         return None;
     }
+    let ingest_ts_ms = process_ts.or(born);
+    Some(Dts {
+        id,
+        ts_ms,
+        position,
+        safe_position,
+        txid,
+        source_type,
+        version,
+        op,
+        object_name,
+        ingest_ts_ms,
+        pk_uk_info,
+        columns,
+        before,
+        after,
+    })
+}
 
-    let [database, schema, table] = object_name_parts(object_name)?;
-    let table = table?;
-    let primary_key = primary_key(pk_info)?;
-    // The image `require_key_columns` checks, and the one `event_key` reads.
-    let (required, identity) = match op {
-        "DELETE" if after.is_none() => (before.as_ref()?, before.as_ref()?),
-        "DELETE" => return None,
-        "UPDATE" => (before.as_ref().or(after.as_ref())?, after.as_ref()?),
-        _ if before.is_none() => (after.as_ref()?, after.as_ref()?),
-        _ => return None, // an INSERT carrying a prior image: a reject
+/// The image `event_key` reads the key values from (the new row, a DELETE's prior row), once
+/// the images fit the operation and the image `require_key_columns` checks has every key column.
+fn identity<'d, 'a>(dts: &'d Dts<'a>, primary_key: &[Cow<str>]) -> Option<&'d Image<'a>> {
+    let (before, after) = (dts.before.as_ref(), dts.after.as_ref());
+    let (required, identity) = match (dts.op, before, after) {
+        ("DELETE", Some(before), None) => (before, before),
+        ("UPDATE", _, Some(after)) => (before.unwrap_or(after), after),
+        ("INSERT" | "SNAPSHOT", None, Some(after)) => (after, after),
+        _ => return None, // an image missing, or one too many: a reject
     };
-    if primary_key.iter().any(|name| required.image.get(name.as_ref()).is_none()) {
-        return None;
-    }
-
-    let mut key = Vec::with_capacity(64);
-    key.push(b'[');
-    opt_json_string(&mut key, database.as_deref());
-    key.push(b',');
-    opt_json_string(&mut key, schema.as_deref());
-    key.push(b',');
-    json_string(&mut key, &table);
-    // A key column absent from the new row of an UPDATE (null in Python's key) declines.
-    values::key_values(&mut key, &primary_key, |name, key| identity.image.get(name)?.key.write(key))?;
-    key.push(b']');
-
-    let images = before.as_ref().map_or(0, |c| c.image.buf.len()) + after.as_ref().map_or(0, |c| c.image.buf.len());
-    let mut body = Vec::with_capacity(2 * images + 48 * columns.len() + 256);
-    body.extend_from_slice(b"\xc3\x01");
-    body.extend_from_slice(&profile.fingerprint);
-    avro::op(&mut body, op);
-    avro::string(&mut body, &profile.format_id);
-    avro::opt_string(&mut body, Some(&db_type(source_type, version)?));
-    avro::opt_string(&mut body, database.as_deref());
-    avro::opt_string(&mut body, schema.as_deref());
-    avro::opt_string(&mut body, Some(&table));
-    body.extend_from_slice(&[0; 5]); // tenant, binlog_file, binlog_pos, gtid, scn
-    let checkpoint = Some(position).filter(|p| !p.is_empty()).or(Some(safe_position).filter(|p| !p.is_empty()));
-    avro::opt_string(&mut body, checkpoint);
-    avro::opt_string(&mut body, Some(txid).filter(|t| !t.is_empty()));
-    avro::opt_string(&mut body, Some(&id.to_string())); // sequence: str(id)
-    canal::order_key(&mut body, id, 0, 0);
-    avro::opt_long(&mut body, Some(ts_ms));
-    avro::opt_long(&mut body, process_ts.or(born)); // ingest_ts_ms
-    avro::strings(&mut body, &primary_key);
-    write_columns(&mut body, &columns, before.as_ref(), after.as_ref())?;
-    canal::write_image(&mut body, before.as_ref().map(|c| &c.image));
-    canal::write_image(&mut body, after.as_ref().map(|c| &c.image));
-    avro::row_tail::<&str>(&mut body, None, at.topic, at.partition, at.offset, 0);
-    let name = format!("{}.{}", database.as_deref().unwrap_or(""), table);
-    Some(Record { key, value: body, table: name, op, ts_ms: Some(ts_ms) })
+    let complete = primary_key.iter().all(|name| required.image.get(name).is_some());
+    complete.then_some(&identity.image)
 }
 
 fn opt_json_string(out: &mut Vec<u8>, text: Option<&str>) {
