@@ -11,7 +11,7 @@
 use crate::avro;
 use crate::canal::json_string;
 use crate::json::Json;
-use crate::values::KeyPart;
+use crate::values::{all_digits, KeyPart};
 
 /// `inferred_logical` of a converted value.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -129,10 +129,6 @@ pub fn push_text<'t>(buf: &mut Vec<u8>, branch: u8, text: &str) -> KeyView<'t> {
     let start = buf.len();
     buf.extend_from_slice(text.as_bytes());
     KeyView::Text(start, buf.len())
-}
-
-fn all_digits(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
 }
 
 /// A JSON integer's text (`-?digits`, no fraction or exponent), "-0" excepted (Python reads it as 0).

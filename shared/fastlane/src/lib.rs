@@ -127,10 +127,7 @@ impl CanalLane {
                     }
                     found
                 };
-                let zoned = |text: &str| -> Option<i64> {
-                    // A Python error (none expected) declines like any other doubt.
-                    self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
-                };
+                let zoned = zone_reader(py, &self.instant);
                 match canal::parse(raw, &self.profile, &at, &lookup, &zoned) {
                     Outcome::Records(records) => Attempt::Done(records),
                     Outcome::NeedPlan(map) => Attempt::NeedPlan((map.raw.to_vec(), map.columns)),
@@ -158,20 +155,8 @@ impl CanalLane {
 
 impl CanalLane {
     fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<Plan>>> {
-        ask_kind_planner(py, &self.planner, columns)
+        ask_flat_planner(py, &self.planner, columns, Kind::from_code)
     }
-}
-
-/// A `plan.planner` answer (names, kinds, columns) as a plan of `values::Kind`s (None: declined).
-fn ask_kind_planner(
-    py: Python<'_>,
-    planner: &Py<PyAny>,
-    columns: Vec<(String, Option<String>)>,
-) -> PyResult<Option<Arc<Plan>>> {
-    let answer = ask_flat_planner(py, planner, columns)?;
-    Ok(answer.map(|(names, kinds, columns_avro)| {
-        Arc::new(Plan { names, kinds: kinds.into_iter().map(Kind::from_code).collect(), columns_avro })
-    }))
 }
 
 /// The Maxwell JSON lane (`maxwell-json`): one row per message, every column inferred from its
@@ -255,10 +240,7 @@ impl DrsCore {
             || {
                 let plans = self.plans.borrow();
                 let lookup = |raw_map: &[u8]| plans.get(raw_map).cloned();
-                let zoned = |text: &str| -> Option<i64> {
-                    // A Python error (none expected) declines like any other doubt.
-                    self.instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
-                };
+                let zoned = zone_reader(py, &self.instant);
                 match read(&lookup, &zoned) {
                     drs::Outcome::Records(records) => Attempt::Done(records),
                     drs::Outcome::NeedPlan(raw_map, columns) => Attempt::NeedPlan((raw_map.to_vec(), columns)),
@@ -278,10 +260,7 @@ impl DrsCore {
     }
 
     fn ask_planner(&self, py: Python<'_>, columns: Vec<(String, Option<String>)>) -> PyResult<Option<Arc<drs::Plan>>> {
-        let answer = ask_flat_planner(py, &self.planner, columns)?;
-        Ok(answer.map(|(names, kinds, columns_avro)| {
-            Arc::new(drs::Plan { names, kinds: kinds.into_iter().map(drs::Col::from_code).collect(), columns_avro })
-        }))
+        ask_flat_planner(py, &self.planner, columns, drs::Col::from_code)
     }
 
     fn planned(&self) -> usize {
@@ -512,7 +491,7 @@ impl KafkaRiverLane {
                 }
             },
             |(key, columns)| {
-                let plan = ask_kind_planner(py, &self.planner, columns)?;
+                let plan = ask_flat_planner(py, &self.planner, columns, Kind::from_code)?;
                 remember(&self.plans, key, plan);
                 Ok(())
             },
@@ -572,8 +551,7 @@ impl CKafkaLane {
                 }
             }
             let time = self.time.as_ref()?;
-            // A Python error (none expected) declines like any other doubt.
-            let ms = time.call1(py, (text,)).ok().and_then(|v| v.extract::<Option<i64>>(py).ok().flatten());
+            let ms = read_text(py, time, text);
             *last = Some((text.to_string(), ms));
             ms
         };
@@ -594,8 +572,13 @@ impl CKafkaLane {
 
 /// A lane's TIMESTAMP reader for the source zone: the planner's `instant_reader` called from Rust.
 fn zone_reader<'a>(py: Python<'a>, instant: &'a Py<PyAny>) -> impl Fn(&str) -> Option<i64> + 'a {
-    // A Python error (none expected) declines like any other doubt.
-    move |text: &str| instant.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
+    move |text: &str| read_text(py, instant, text)
+}
+
+/// `reader(text)` of a lane's Python time reader (an `instant_reader`, a wall clock) -> epoch
+/// micros or ms | None. A Python error (none expected) declines like any other doubt.
+fn read_text(py: Python<'_>, reader: &Py<PyAny>, text: &str) -> Option<i64> {
+    reader.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
 }
 
 // ------------------------------------------------------------------ OceanBase OMS JSON
@@ -669,10 +652,7 @@ impl OmsLane {
             || {
                 let plans = self.plans.borrow();
                 let lookup = |key: &[u8]| plans.get(key).cloned();
-                let zoned = |text: &str| -> Option<i64> {
-                    // A Python error (none expected) declines like any other doubt.
-                    self.instant.as_ref()?.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
-                };
+                let zoned = |text: &str| read_text(py, self.instant.as_ref()?, text);
                 let profile = &self.profile;
                 let outcome = match self.format {
                     OmsFormat::Default => oms_json::parse_default(raw, profile, false, &at, &lookup, &zoned),
@@ -690,7 +670,7 @@ impl OmsLane {
                 }
             },
             |(key, columns)| {
-                let plan = ask_oms_planner(py, &self.planner, columns)?;
+                let plan = ask_flat_planner(py, &self.planner, columns, oms_json::Col::from_code)?;
                 remember(&self.plans, key, plan);
                 Ok(())
             },
@@ -704,19 +684,6 @@ impl OmsLane {
     fn planned(&self) -> usize {
         self.plans.borrow().len()
     }
-}
-
-/// The OMS planners' answer for (column, type word) pairs, as the flat planners answer.
-fn ask_oms_planner(
-    py: Python<'_>,
-    planner: &Py<PyAny>,
-    columns: Vec<(String, Option<String>)>,
-) -> PyResult<Option<Arc<oms_json::Plan>>> {
-    let answer = ask_flat_planner(py, planner, columns)?;
-    Ok(answer.map(|(names, kinds, columns_avro)| {
-        let kinds = kinds.into_iter().map(oms_json::Col::from_code).collect();
-        Arc::new(oms_json::Plan { names, kinds, columns_avro })
-    }))
 }
 
 /// The OceanBase OMS Avro lane (`oms-avro`, the DTS `Record`): column types from the MySQL type
@@ -763,10 +730,8 @@ impl OmsAvroLane {
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let at = Coordinates { topic, partition, offset };
-        let zoned = |text: &str| -> Option<i64> {
-            // A Python error (a date-time beyond year 9999 in UTC) declines like any other doubt.
-            self.instant.as_ref()?.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
-        };
+        // A Python error (a date-time beyond year 9999 in UTC) declines like any other doubt.
+        let zoned = |text: &str| read_text(py, self.instant.as_ref()?, text);
         let zoned: Option<values::ZoneReader> = self.instant.as_ref().map(|_| &zoned as values::ZoneReader);
         // A panic declines, never crashes the service.
         let parsed = catch_unwind(AssertUnwindSafe(|| oms_avro::parse(raw, &self.codes, &self.profile, &at, zoned)));
@@ -781,14 +746,15 @@ impl OmsAvroLane {
     }
 }
 
-/// The Canal and DRS planners' answer for a type map (column names and their type texts):
-/// planner(names, texts) -> (names, kinds, columns_avro) | None (declined).
-#[allow(clippy::type_complexity)]
-fn ask_flat_planner(
+/// The Canal, KafkaRiverCanal, DRS and OMS planners' answer for a type map (column names and their
+/// type texts): planner(names, texts) -> (names, kinds, columns_avro) | None (declined), as a plan
+/// of the lane's kinds (`from_code`).
+fn ask_flat_planner<K>(
     py: Python<'_>,
     planner: &Py<PyAny>,
     columns: Vec<(String, Option<String>)>,
-) -> PyResult<Option<(Vec<String>, Vec<i64>, Vec<u8>)>> {
+    from_code: impl Fn(i64) -> K,
+) -> PyResult<Option<Arc<values::Plan<K>>>> {
     let (names, texts): (Vec<String>, Vec<Option<String>>) = columns.into_iter().unzip();
     let answer = planner.call1(py, (names, texts))?;
     if answer.is_none(py) {
@@ -798,7 +764,8 @@ fn ask_flat_planner(
     if names.len() != kinds.len() {
         return Err(PyValueError::new_err("planner: one kind per declared column"));
     }
-    Ok(Some((names, kinds, columns_avro)))
+    let kinds = kinds.into_iter().map(from_code).collect();
+    Ok(Some(Arc::new(values::Plan { names, kinds, columns_avro })))
 }
 
 /// What one attempt of a planning lane makes of a message.
@@ -990,11 +957,7 @@ impl OggLane {
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let at = Coordinates { topic, partition, offset };
-        let read = |text: &str| -> Option<i64> {
-            // A Python error (none expected) declines like any other doubt.
-            let reader = self.wall_clock.as_ref()?;
-            reader.call1(py, (text,)).ok()?.extract::<Option<i64>>(py).ok()?
-        };
+        let read = |text: &str| read_text(py, self.wall_clock.as_ref()?, text);
         let wall_clock: ogg::WallClock = if self.wall_clock.is_some() { Some(&read) } else { None };
         // A panic declines, never crashes the service.
         let Ok(Some(record)) =

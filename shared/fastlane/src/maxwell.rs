@@ -17,7 +17,7 @@ use crate::canal::{epoch_ms, int_field, str_field, Coordinates, Profile};
 use crate::event::{self, Source};
 use crate::inferred::{convert, overlay, write_columns, write_image, Image};
 use crate::json::{self, Json};
-use crate::values;
+use crate::values::{self, all_digits};
 
 /// One message's only record.
 pub struct Record {
@@ -49,10 +49,6 @@ const CANAL_FIELDS: &[&str] = &["isDdl", "pkNames", "mysqlType", "sqlType"];
 const SEQ_SCALE: u128 = 10_000_000_000;
 const COMMIT_SEQ: i64 = 9_999_999_999;
 const MAX_FILE_NAME: usize = 512;
-
-fn all_digits(s: &str) -> bool {
-    !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
-}
 
 #[derive(Default)]
 struct Fields<'d, 'a> {

@@ -1,14 +1,14 @@
 //! Oracle GoldenGate JSON (`services/ogg_json/parser.py`, operation-modeled) in the fast lane.
 //!
 //! Handles I / U / D operations whose images are JSON objects of untyped values:
-//! GoldenGate sends no column types, so every column is inferred from its value
-//! exactly as Maxwell's are (`inferred::convert`, `untyped_image`), and the event's
-//! columns, images and key are written by the Maxwell lane's code. `op_ts` is read
-//! in UTC and `current_ts` in the source zone, both in their strict forms
-//! (`YYYY-MM-DD[ T]HH:MM:SS(.f{1,6})?`, or `...Z`); in a zone other than UTC the
+//! GoldenGate sends no column types, so every column is inferred from its value exactly
+//! as Maxwell's are (`inferred::convert`, `untyped_image`), and the event's columns,
+//! images and key are written by the code Maxwell's lane shares (`inferred.rs`).
+//! `op_ts` is read in UTC and `current_ts` in the source zone, both in their strict
+//! forms (`YYYY-MM-DD[ T]HH:MM:SS(.f{1,6})?`, or `...Z`); in a zone other than UTC the
 //! wall clock is converted by Python (`WallClock`). Everything else (truncates,
-//! `_isMissing` markers, numbers where GoldenGate writes strings, anything the
-//! Python parser would reject) returns `None` and takes the Python parser.
+//! `_isMissing` markers, numbers where GoldenGate writes strings, anything the Python
+//! parser would reject) returns `None` and takes the Python parser.
 
 use std::borrow::Cow;
 

@@ -312,7 +312,10 @@ impl Event<'_, '_> {
 
 /// `require_key_columns`: every key column in the image (else a reject in Python).
 pub(crate) fn has_key_columns(primary_key: &[&str], image: Option<&Image>) -> bool {
-    image.map_or(true, |image| primary_key.iter().all(|name| image.get(name).is_some()))
+    match image {
+        None => true,
+        Some(image) => primary_key.iter().all(|name| image.get(name).is_some()),
+    }
 }
 
 /// storeDataSequence / scn as the order key's major: its ASCII digits (`_digits`), within i64.

@@ -158,7 +158,8 @@ pub(crate) fn long_value(branch: u8, n: i64, out: &mut Vec<u8>) -> Option<KeyPar
     Some(KeyPart::Other)
 }
 
-fn all_digits(s: &str) -> bool {
+/// One or more ASCII digits.
+pub(crate) fn all_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit())
 }
 
