@@ -64,6 +64,10 @@ def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] 
         return _ckafka_lane(ctx)
     if format_id == "oms-avro":
         return _oms_avro_lane(ctx)
+    if format_id == "auto":
+        from shared.fastlane.auto import AutoLane
+
+        return AutoLane(ctx, topic_tables or {})
     if format_id != "canal-json" or not _plain_canal(ctx.options):
         return None
     from services.canal_json.parser import CANAL

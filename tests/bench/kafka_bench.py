@@ -51,7 +51,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 
@@ -59,6 +59,7 @@ from shared.cli.generate import messages
 from shared.codec import avro
 from shared.config.settings import NormalizerSettings, kafka_settings
 from shared.devbroker import broker
+from shared.generate import render
 from shared.generate.workload import Workload
 from shared.kafka.records import partition_for
 from shared.kafka.runtime import Normalizer
@@ -74,7 +75,22 @@ BATCH_MAX_MESSAGES = 2000
 BATCH_MAX_MS = 200
 """The runtime's production default (``BINLAKE_BATCH_MAX_MS``)."""
 FAUST_FORMATS = frozenset({"canal-json"})
-DEFAULT_FORMATS = ["canal-json", "debezium-json", "maxwell-json", "drs-avro"]
+AUTO_MIX: Final = (
+    "canal-json",
+    "kafkariver-canal",
+    "ckafka-v1",
+    "drs-json",
+    "maxwell-json",
+    "ogg-json",
+    "oms-default",
+    "oms-extend-column-type",
+    "oms-dataworks",
+    "oms-shareplex",
+    "oms-avro",
+    "debezium-json",
+)
+"""``auto``'s input: these formats' traffic interleaved (the formats auto detects without options)."""
+DEFAULT_FORMATS = [*sorted(render.RENDERERS), "auto"]
 
 
 @dataclass
@@ -137,6 +153,10 @@ class _Progress:
 @functools.cache
 def _traffic(format_id: str, events: int) -> list[tuple[bytes, bytes]]:
     """The generated input, made once per format for every runtime (the same bytes for each)."""
+    if format_id == "auto":
+        share = -(-events // len(AUTO_MIX))
+        streams = [_traffic(mixed, share) for mixed in AUTO_MIX]
+        return [item for row in zip(*streams, strict=True) for item in row][:events]
     return messages(format_id, Workload(seed=11, tables=3), events, "UTC")
 
 

@@ -42,7 +42,8 @@ class Sent:
 
 
 def normalizer_settings(format_id: str, topics: Topics, tmp: Path, zone_name: str) -> NormalizerSettings:
-    parse = render.parse_options(format_id)
+    # auto has no renderer of its own (its input mixes other formats') and takes no option.
+    parse = render.parse_options(format_id) if format_id in render.RENDERERS else {}
     schema_file = None
     if "avro_schema" in parse:
         schema_file = tmp / f"{format_id}.avsc"

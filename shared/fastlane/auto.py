@@ -1,0 +1,50 @@
+"""``auto``'s lane: the auto parser's own format detection, then the detected format's lane.
+
+``services.auto.parser`` classifies each message by the fields it carries and
+hands it to that format's parser, whose event is then the auto parser's, byte
+for byte. This lane does the same with lanes: the very ``detect`` function (on
+the message decoded by the same ``decode_fast``), then the lane of the
+detected format, built once per format with the auto context's options. A
+message whose detection fails, or whose format has no lane under these
+options, is declined: the Python path then detects it again and parses it, or
+rejects it with auto's reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shared.fastlane.lanes import Lane, Taken
+from shared.parsing.context import ParseContext
+
+
+class AutoLane:
+    def __init__(self, ctx: ParseContext, topic_tables: Mapping[str, str]) -> None:
+        self._ctx = ctx
+        self._topic_tables = dict(topic_tables)
+        self._lanes: dict[str, Lane | None] = {}
+
+    def _lane(self, format_id: str) -> Lane | None:
+        if format_id not in self._lanes:
+            from shared.fastlane.lanes import lane_for
+
+            self._lanes[format_id] = lane_for(format_id, self._ctx, self._topic_tables)
+        return self._lanes[format_id]
+
+    def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
+        from services.auto.parser import detect
+        from shared.parsing.jsondoc import decode_fast
+
+        # The auto parser's first test, on the same bytes: not JSON is a DTS Avro record (oms-avro).
+        if not raw.lstrip().startswith((b"{", b"[", b"null")):
+            format_id = "oms-avro"
+        else:
+            try:
+                format_id = detect(decode_fast(raw))
+            except Exception:  # noqa: BLE001 - undecodable or undetectable: the Python path words the reject
+                return None
+        lane = self._lane(format_id)
+        return None if lane is None else lane.parse(raw, topic, partition, offset)
+
+    def planned(self) -> int:
+        return sum(lane.planned() for lane in self._lanes.values() if lane is not None)
