@@ -2,18 +2,20 @@
 
 ``services.auto.parser`` classifies each message by the fields it carries and
 hands it to that format's parser, whose event is then the auto parser's, byte
-for byte. This lane does the same with lanes: the very ``detect`` function (on
-the message decoded by the same ``decode_fast``), then the lane of the
+for byte. This lane does the same with lanes: the same rules in Rust
+(``_native.detect_format``, ``src/detect.rs``, on the lanes' JSON reader; a
+differential test holds it to the Python ``detect``), then the lane of the
 detected format, built once per format with the auto context's options. A
-message whose detection fails, or whose format has no lane under these
-options, is declined: the Python path then detects it again and parses it, or
-rejects it with auto's reason.
+message the native detection does not read with certainty, or whose format
+has no lane under these options, is declined: the Python path then detects
+it and parses it, or rejects it with auto's reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from shared.fastlane._native import detect_format
 from shared.fastlane.lanes import Lane, Taken
 from shared.parsing.context import ParseContext
 
@@ -32,17 +34,10 @@ class AutoLane:
         return self._lanes[format_id]
 
     def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
-        from services.auto.parser import detect
-        from shared.parsing.jsondoc import decode_fast
-
         # The auto parser's first test, on the same bytes: not JSON is a DTS Avro record (oms-avro).
-        if not raw.lstrip().startswith((b"{", b"[", b"null")):
-            format_id = "oms-avro"
-        else:
-            try:
-                format_id = detect(decode_fast(raw))
-            except Exception:  # noqa: BLE001 - undecodable or undetectable: the Python path words the reject
-                return None
+        format_id = "oms-avro" if not raw.lstrip().startswith((b"{", b"[", b"null")) else detect_format(raw)
+        if format_id is None:
+            return None
         lane = self._lane(format_id)
         return None if lane is None else lane.parse(raw, topic, partition, offset)
 

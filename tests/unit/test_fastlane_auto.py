@@ -20,6 +20,7 @@ from shared.fastlane import Lane, lane_for
 from shared.generate.workload import Workload
 from shared.parsing.context import ParseContext, zone
 from shared.parsing.jsondoc import decode_fast
+from tests.corpus_cases import cases
 from tests.unit.fastlane_support import NEEDS_LANE, corpus_agreement, python_records
 
 pytestmark = [pytest.mark.unit, NEEDS_LANE]
@@ -65,7 +66,8 @@ def test_mixed_traffic_agrees_and_is_taken_where_the_detected_format_lane_takes_
         if fast is not None:
             assert fast == python_records("auto", raw, ctx, TOPIC, offset), (format_id, raw[:200])
             taken[format_id] += 1
-        detected = "oms-avro" if not raw.lstrip().startswith(b"{") else detect(decode_fast(raw))
+        detected = "oms-avro" if not raw.lstrip().startswith(b"{") else python_detect(raw)
+        assert detected is not None
         if detected not in own_lanes:
             own_lanes[detected] = lane_for(detected, ctx)
         own = own_lanes[detected]
@@ -75,6 +77,83 @@ def test_mixed_traffic_agrees_and_is_taken_where_the_detected_format_lane_takes_
     for format_id in DETECTED:
         if format_id != "drs-json":
             assert taken[format_id] == 60, (format_id, taken)
+
+
+def detect_format(raw: bytes) -> str | None:
+    from shared.fastlane._native import detect_format as native  # built: NEEDS_LANE
+
+    return native(raw)
+
+
+def python_detect(raw: bytes) -> str | None:
+    try:
+        return detect(decode_fast(raw))
+    except Exception:  # noqa: BLE001 - a reject: no format
+        return None
+
+
+DETECTION_SAMPLES = [
+    b'{"__deleted": "true"}',
+    b'{"payload": {"__deleted": null}}',
+    b'{"payload": {"x": 1}}',
+    b'{"payload": null, "version": "2.0"}',
+    b'{"version": 2.0, "payload": {}}',
+    b'{"NEW_VALUES": 1}',
+    b'{"binlog": 1, "columns": 2, "event": 3}',
+    b'{"binlog": 1, "columns": 2}',
+    b'{"allMetaData": {}, "postStruct": {"__light_type": 1}}',
+    b'{"allMetaData": {}, "prevStruct": "__light_type"}',
+    b'{"meta": {"op": 1}}',
+    b'{"meta": ["op"]}',
+    b'{"op": "c", "source": {}}',
+    b'{"ddl": "x", "databaseName": "d"}',
+    b'{"op_type": "I", "table": "t"}',
+    b'{"isDdl": false}',
+    b'{"type": "DELETE", "data": [], "old": [{"a": 1}]}',
+    b'{"type": "DELETE", "data": [], "old": []}',
+    b'{"type": "DELETE", "data": [], "old": 0.0}',
+    b'{"type": "DELETE", "data": [], "old": -0e5}',
+    b'{"type": "DELETE", "data": [], "old": 1e-400}',
+    b'{"type": "DELETE", "data": [], "old": 12}',
+    b'{"type": "DELETE", "data": 0.000, "old": 1}',
+    b'{"type": "DELETE", "data": [], "old": "x"}',
+    b'{"type": "DELETE", "data": [], "old": ""}',
+    b'{"type": "DELETE", "data": [], "old": {}}',
+    b'{"type": "DELETE", "data": [], "old": true}',
+    b'{"type": "INSERT", "data": [], "dbType": null}',
+    b'{"type": "INSERT", "data": {}}',
+    b'{"type": "insert", "database": "d", "ts": 1}',
+    b'{"type": "insert", "database": "d"}',
+    b'{"t\\u0079pe": "insert", "database": "d", "ts": 1}',
+    b'{"type": "a", "type": "b", "database": "d", "ts": 1}',
+    b"{}",
+    b"[]",
+    b"null",
+    b'{"a": }',
+]
+
+
+@pytest.mark.parametrize("raw", DETECTION_SAMPLES)
+def test_native_detection_is_the_python_rules(raw: bytes) -> None:
+    found = detect_format(raw)
+    assert found is None or found == python_detect(raw)
+    undecided = (b"[]", b"null", b'{"a": }', b'{"type": "DELETE", "data": [], "old": 1e-400}')
+    if b'"type": "a", "type"' not in raw and raw not in undecided:
+        assert found == python_detect(raw)  # every well-formed object is detected natively
+
+
+def test_native_detection_on_generated_and_corpus_messages() -> None:
+    samples = [raw for format_id in DETECTED for _, raw in messages(format_id, Workload(seed=4, tables=2), 40, "UTC")]
+    samples += [case.raw() for case in cases()]
+    native = 0
+    for raw in samples:
+        if not raw.lstrip().startswith((b"{", b"[", b"null")):
+            continue
+        found = detect_format(raw)
+        if found is not None:
+            assert found == python_detect(raw), raw[:200]
+            native += 1
+    assert native > len(samples) // 2
 
 
 def test_golden_corpus() -> None:

@@ -15,6 +15,7 @@ mod canal;
 mod ckafka;
 mod debezium;
 mod debezium_smt;
+mod detect;
 mod drs;
 mod drs_json;
 mod event;
@@ -1024,8 +1025,16 @@ impl DrsJsonLane {
     }
 }
 
+/// `auto`'s format for a JSON message (`services.auto.parser.detect`'s rules), or None: not read
+/// with certainty, or no rule matches (the Python path then decides).
+#[pyfunction]
+fn detect_format(raw: &[u8]) -> Option<&'static str> {
+    detect::detect(raw)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;
     m.add_class::<DrsAvroLane>()?;
