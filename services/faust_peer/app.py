@@ -25,8 +25,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import faust
 
@@ -54,6 +56,9 @@ class PeerConfig:
     """faust's default is 2.8 s; binlake's runtime commits every batch (<= 200 ms)."""
     commit_every: int = 2000
     """faust commits early after this many acked messages (binlake: 2000 per batch)."""
+    datadir: str | None = None
+    """faust's data folder; default: ``<temp>/binlake-faust/<group>`` (faust's own default is a
+    ``<group>-data`` folder in the working directory, which benchmarks would leave in the repository)."""
 
 
 def build_app(config: PeerConfig) -> faust.App:
@@ -65,6 +70,7 @@ def build_app(config: PeerConfig) -> faust.App:
         broker=f"kafka://{config.bootstrap}",
         processing_guarantee="exactly_once",
         store="memory://",
+        datadir=config.datadir or str(Path(tempfile.gettempdir()) / "binlake-faust" / config.group_id),
         web_enabled=False,
         topic_replication_factor=1,
         topic_allow_declare=False,
