@@ -64,13 +64,16 @@ class PeerConfig:
 def build_app(config: PeerConfig) -> faust.App:
     """A faust App with one agent: vendor topic -> parser -> unified topic / dead-letter topic."""
     parser = registry.get(config.format)
+    datadir = Path(config.datadir or Path(tempfile.gettempdir()) / "binlake-faust" / config.group_id)
+    # faust creates only the last level of its data folder (mkdir without parents).
+    datadir.parent.mkdir(parents=True, exist_ok=True)
     base_ctx = ParseContext(topic=config.input_topic, source_timezone=zone(config.source_timezone))
     app = faust.App(
         config.group_id,
         broker=f"kafka://{config.bootstrap}",
         processing_guarantee="exactly_once",
         store="memory://",
-        datadir=config.datadir or str(Path(tempfile.gettempdir()) / "binlake-faust" / config.group_id),
+        datadir=str(datadir),
         web_enabled=False,
         topic_replication_factor=1,
         topic_allow_declare=False,
