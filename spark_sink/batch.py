@@ -56,34 +56,33 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
 
         rows = changelog.changelog_rows(decoded)
         with step("changelog_partitions"):
-            partitions = rows.select(*settings.changelog_partition_by).distinct().collect()
-            ranges = changelog.offset_ranges(decoded)
-        prune: dict[str, list[object]] = {
-            c: sorted({row[c] for row in partitions}) for c in settings.changelog_partition_by
-        }
+            where = changelog.extent(decoded, list(settings.changelog_partition_by))
         written = None if changelog_version is None else delta_tables.read_at(spark, changelog_uri, changelog_version)
         with step("not_yet_written"):
-            # Materialized with its lineage cut: the mirrors' concurrent MERGEs then plan over plain rows.
-            # Spark's from_avro expression is not safe to plan from several threads at once (its
-            # options map is evaluated through a shared builder), and a short plan is quicker to plan.
-            fresh = changelog.not_yet_written(rows, written, prune, ranges).localCheckpoint(
-                eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK
-            )
-            checkpointed.append(fresh)
-            report.changelog_rows = fresh.count()
+            fresh = changelog.not_yet_written(rows, written, where.partitions, where.ranges)
+            if settings.mirrors == "inline":
+                # Materialized with its lineage cut: the mirrors' concurrent MERGEs then plan over plain rows.
+                # Spark's from_avro expression is not safe to plan from several threads at once (its
+                # options map is evaluated through a shared builder), and a short plan is quicker to plan.
+                fresh = fresh.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+                checkpointed.append(fresh)
+            # With mirrors=follow, the statistics and the append each read `fresh` from the cached batch:
+            # two passes over it, cheaper than copying it into a checkpoint (the anti-join reads a pinned
+            # version of the changelog, so both see the same rows).
         bad_written = (
             None if quarantine_version is None else delta_tables.read_at(spark, quarantine_uri, quarantine_version)
         )
-        bad = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_written, {}, ranges)
+        bad = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_written, {}, where.ranges)
 
         if settings.mirrors == "inline":
             report.tables = mirror.apply(spark, settings, fresh, app_id, batch_id, step=step)
         with step("quarantine"):
-            report.quarantined = bad.count()
+            report.quarantined = bad.count() if where.bad else 0
             if report.quarantined:
                 delta_tables.append(bad, quarantine_uri, app_id, batch_id)
         with step("batch_stats"):
-            report.stats = batch_stats.collect(fresh) if report.changelog_rows else BatchStats()
+            report.stats = batch_stats.collect(fresh)
+            report.changelog_rows = report.stats.rows
         if report.changelog_rows:
             with step("changelog_append"):
                 delta_tables.append(

@@ -38,17 +38,22 @@ def source_table(event: Column) -> Column:
     return F.when(name == "", F.lit("_none")).otherwise(name)
 
 
-def changelog_rows(decoded: DataFrame) -> DataFrame:
-    """The good records of a decoded batch as changelog rows."""
+def _with_reason(decoded: DataFrame) -> DataFrame:
+    """Changelog columns of every decoded record, and its ``_reason`` (NULL for a good one)."""
     event = F.col(EVENT)
-    good = decoded.where(F.col(REASON).isNull())
     event_date = F.coalesce(F.to_date(F.timestamp_millis(event["ts_ms"])), F.to_date("_kafka_timestamp"))
-    return good.select(
+    return decoded.select(
         *KAFKA_COLUMNS,
         f"{EVENT}.*",
         source_table(event).alias("source_table"),
         event_date.alias("event_date"),
+        REASON,
     )
+
+
+def changelog_rows(decoded: DataFrame) -> DataFrame:
+    """The good records of a decoded batch as changelog rows."""
+    return _with_reason(decoded).where(F.col(REASON).isNull()).drop(REASON)
 
 
 def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> None:
@@ -78,14 +83,36 @@ class OffsetRange:
     last: int
 
 
-def offset_ranges(rows: DataFrame) -> list[OffsetRange]:
-    """Each topic partition's offset range in ``rows`` (one small job; a handful of rows to the driver)."""
+@dataclass(frozen=True, slots=True)
+class Extent:
+    """Where a micro-batch's records are: Kafka offsets, and the changelog partitions of its good ones."""
+
+    ranges: list[OffsetRange]
+    partitions: dict[str, list[object]]
+    """Changelog partition column -> the values the batch's good records have (for partition pruning)."""
+    bad: int
+    """Records that are not readable events (quarantined, unless a replay finds them written)."""
+
+
+def extent(decoded: DataFrame, partition_by: list[str]) -> Extent:
+    """The batch's ``Extent``, in one small job (a handful of rows to the driver)."""
+    good = F.when(F.col(REASON).isNull(), F.struct(*[F.col(c) for c in partition_by]))
     found = (
-        rows.groupBy("_kafka_topic", "_kafka_partition")
-        .agg(F.min("_kafka_offset").alias("first"), F.max("_kafka_offset").alias("last"))
+        _with_reason(decoded)
+        .groupBy("_kafka_topic", "_kafka_partition")
+        .agg(
+            F.min("_kafka_offset").alias("first"),
+            F.max("_kafka_offset").alias("last"),
+            F.collect_set(good).alias("partitions"),
+            F.count(REASON).alias("bad"),
+        )
         .collect()
     )
-    return [OffsetRange(r["_kafka_topic"], int(r["_kafka_partition"]), int(r["first"]), int(r["last"])) for r in found]
+    ranges = [
+        OffsetRange(r["_kafka_topic"], int(r["_kafka_partition"]), int(r["first"]), int(r["last"])) for r in found
+    ]
+    values = {c: sorted({p[i] for r in found for p in r["partitions"]}) for i, c in enumerate(partition_by)}
+    return Extent(ranges, values, sum(int(r["bad"]) for r in found))
 
 
 def in_ranges(ranges: list[OffsetRange]) -> Column:

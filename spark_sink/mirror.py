@@ -52,7 +52,7 @@ from spark_sink.mirror_plan import OP, ORDER_KEY, ColumnDesc, Descriptor, Plan
 from spark_sink.mirror_project import DESC, IS_DELETE, project, with_descriptor_id
 from spark_sink.mirror_schema import prepare
 from spark_sink.settings import SinkSettings
-from spark_sink.typemap import convert
+from spark_sink.typemap import convert, sql_string
 
 PROP_TRUNCATED: Final = "binlake.truncated_at"
 TRUNCATE_APP: Final = ".truncate"
@@ -222,14 +222,14 @@ def _apply_rows(
     events = row_events.where(F.col("source_table") == table)
     if work.truncated_at is not None:
         events = events.where(F.col("order_key") > F.lit(work.truncated_at))
-    is_delete = F.col("op") == "DELETE"
+    is_delete = "op = 'DELETE'"
     with step("project"):
         # The image once, as a column: every physical column reads it (a smaller plan to analyze).
-        events = events.withColumn(IMAGE, F.when(is_delete, F.col("before")).otherwise(F.col("after")))
-        projected = project(events, F.col(IMAGE), is_delete, descs=descs, result=result, physical=physical)
+        events = events.withColumn(IMAGE, F.expr(f"CASE WHEN {is_delete} THEN before ELSE after END"))
+        projected = project(events, IMAGE, is_delete, descs=descs, result=result, physical=physical)
     if not key:
-        appended = projected.select(
-            *[F.when(F.col(f"_k{i}"), F.col(f"_v{i}")).alias(phys) for i, phys in enumerate(physical)],
+        appended = projected.selectExpr(
+            *[f"CASE WHEN _k{i} THEN _v{i} END AS {quote(phys)}" for i, phys in enumerate(physical)],
             ORDER_KEY,
             OP,
         )
@@ -241,15 +241,14 @@ def _apply_rows(
     wants_history = settings.wants_history(table)
     with step("project"):
         # An UPDATE that moves a row to another key deletes the old key: only the old key matters there.
-        differs = F.lit(False)
-        for name in key:
-            before, after = (convert(F.col(side)[name], result.types[name]) for side in ("before", "after"))
-            differs = differs | ~before.eqNullSafe(after)
-        moved = events.where((F.col("op") == "UPDATE") & F.col("before").isNotNull() & F.col("after").isNotNull())
-        keep = None if wants_history else set(key_index)
-        old = project(
-            moved.where(differs), F.col("before"), F.lit(True), descs=descs, result=result, physical=physical, only=keep
+        differs = " OR ".join(
+            f"NOT ({convert(f'before[{sql_string(name)}]', result.types[name])}"
+            f" <=> {convert(f'after[{sql_string(name)}]', result.types[name])})"
+            for name in key
         )
+        moved = events.where("op = 'UPDATE' AND before IS NOT NULL AND after IS NOT NULL")
+        keep = None if wants_history else set(key_index)
+        old = project(moved.where(differs), "before", "true", descs=descs, result=result, physical=physical, only=keep)
         all_events = projected.unionByName(old.withColumn(OP, F.lit("DELETE")))
     if wants_history:
         with step("persist_events"):
@@ -309,20 +308,19 @@ def _fold(events: DataFrame, key_index: list[int], width: int) -> DataFrame:
     effective DELETE) iff it is newer than ``_ld``.
     """
     keys = [f"_v{i}" for i in key_index]
-    for k in keys:
-        events = events.where(F.col(k).isNotNull())
-    ok = F.col(ORDER_KEY)
-    aggregates: list[Column] = [
-        F.max(ORDER_KEY).alias(ORDER_KEY),
-        F.max_by(F.col(IS_DELETE), ok).alias("_delete"),
-        F.max(F.when(F.col(IS_DELETE), ok)).alias(LAST_DELETE),
+    events = events.where(" AND ".join(f"{k} IS NOT NULL" for k in keys))
+    # SQL text: one F.expr per aggregate rather than several Column calls (see ``typemap.convert``).
+    aggregates = [
+        f"max({ORDER_KEY}) AS {ORDER_KEY}",
+        f"max_by({IS_DELETE}, {ORDER_KEY}) AS _delete",
+        f"max(CASE WHEN {IS_DELETE} THEN {ORDER_KEY} END) AS {LAST_DELETE}",
     ]
     for i in range(width):
         if i in key_index:
             continue
-        known_at = F.when(F.col(f"_k{i}"), ok)
-        aggregates += [F.max_by(f"_v{i}", known_at).alias(f"_v{i}"), F.max(known_at).alias(f"_o{i}")]
-    return events.groupBy(*keys).agg(*aggregates)
+        known_at = f"CASE WHEN _k{i} THEN {ORDER_KEY} END"
+        aggregates += [f"max_by(_v{i}, {known_at}) AS _v{i}", f"max({known_at}) AS _o{i}"]
+    return events.groupBy(*keys).agg(*[F.expr(a) for a in aggregates])
 
 
 def _merge(

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
 from spark_sink.mirror_plan import OP, ORDER_KEY, Descriptor, Plan
-from spark_sink.typemap import convert
+from spark_sink.typemap import convert, sql_string
 
 DESC: Final = "_desc"
 IS_DELETE: Final = "_is_delete"
@@ -27,22 +27,22 @@ def with_descriptor_id(rows: DataFrame) -> DataFrame:
     return rows.withColumn(DESC, F.xxhash64(F.to_json("columns"), F.to_json("primary_key")))
 
 
-def _by_descriptor(descs: list[Descriptor], pick: dict[int, Column], default: Column) -> Column:
+def _by_descriptor(descs: list[Descriptor], pick: dict[int, str], default: str) -> str:
     if len(descs) == 1:
         return pick.get(descs[0].desc_id, default)
-    out: Column | None = None
-    for desc in descs:
-        value = pick.get(desc.desc_id, default)
-        condition = F.col(DESC) == F.lit(desc.desc_id)
-        out = F.when(condition, value) if out is None else out.when(condition, value)
-    assert out is not None
-    return out.otherwise(default)
+    branches = " ".join(f"WHEN {DESC} = {_long(d.desc_id)} THEN {pick.get(d.desc_id, default)}" for d in descs)
+    return f"CASE {branches} ELSE {default} END"
+
+
+def _long(value: int) -> str:
+    """A BIGINT literal (the smallest long has no positive literal to negate)."""
+    return f"({value + 1}L - 1L)" if value == -(2**63) else f"{value}L"
 
 
 def project(
     events: DataFrame,
-    image: Column,
-    is_delete: Column,
+    image: str,
+    is_delete: str,
     *,
     descs: list[Descriptor],
     result: Plan,
@@ -51,31 +51,33 @@ def project(
 ) -> DataFrame:
     """``order_key``, op, delete flag, event time and (``_v{i}``, ``_k{i}``) for each physical column.
 
-    With ``only``, the other columns are unknown (a DELETE of a moved key needs only the key).
+    ``image`` (the image map) and ``is_delete`` are SQL expressions over ``events``; the projection
+    is one ``selectExpr`` (see ``typemap.convert``). With ``only``, the other columns are unknown
+    (a DELETE of a moved key needs only the key).
     """
     described = {d.desc_id: {c.name for c in d.columns} for d in descs}
-    event_time = F.coalesce(F.col("ts_ms"), F.unix_millis("_kafka_timestamp"))
-    selected: list[Column] = [
-        F.col("order_key").alias(ORDER_KEY),
-        F.col("op").alias(OP),
-        is_delete.alias(IS_DELETE),
-        event_time.alias(TS_MS),
+    selected = [
+        f"order_key AS {ORDER_KEY}",
+        f"op AS {OP}",
+        f"({is_delete}) AS {IS_DELETE}",
+        f"coalesce(ts_ms, unix_millis(_kafka_timestamp)) AS {TS_MS}",
     ]
     for i, phys in enumerate(physical):
         logical = result.logical[phys]
         target: DataType = result.types[phys]
+        null = f"CAST(NULL AS {target.simpleString()})"
         if only is not None and i not in only:
-            selected += [F.lit(None).cast(target).alias(f"_v{i}"), F.lit(False).alias(f"_k{i}")]
+            selected += [f"{null} AS _v{i}", f"false AS _k{i}"]
             continue
-        values: dict[int, Column] = {}
-        known: dict[int, Column] = {}
+        values: dict[int, str] = {}
+        known: dict[int, str] = {}
+        key = sql_string(logical)
         for desc in descs:
             if logical not in described[desc.desc_id]:
                 continue
-            known[desc.desc_id] = F.map_contains_key(image, logical)
+            known[desc.desc_id] = f"map_contains_key({image}, {key})"
             if result.routes.get((desc.desc_id, logical)) == phys:
-                values[desc.desc_id] = convert(image[logical], target)
-        null = F.lit(None).cast(target)
-        selected.append(_by_descriptor(descs, values, null).alias(f"_v{i}"))
-        selected.append(_by_descriptor(descs, known, F.lit(False)).alias(f"_k{i}"))
-    return events.select(*selected)
+                values[desc.desc_id] = convert(f"{image}[{key}]", target)
+        selected.append(f"{_by_descriptor(descs, values, null)} AS _v{i}")
+        selected.append(f"{_by_descriptor(descs, known, 'false')} AS _k{i}")
+    return events.selectExpr(*selected)

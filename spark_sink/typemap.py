@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Final
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
 from pyspark.sql.types import (
     BinaryType,
     BooleanType,
@@ -109,44 +107,54 @@ def fits(incoming: DataType, existing: DataType) -> bool:
     return widen(existing, incoming) == existing
 
 
-def convert(value: Column, target: DataType) -> Column:
-    """The typed value of one image value struct (NULL when no branch holds the target type)."""
+def sql_string(text: str) -> str:
+    """``text`` as a Spark SQL string literal.
+
+    A text with a quote or a backslash goes as UTF-8 hex bytes cast to string: how a quoted
+    literal unescapes depends on ``spark.sql.parser.escapedStringLiterals``, hex does not.
+    """
+    if "'" in text or "\\" in text:
+        return f"CAST(X'{text.encode().hex()}' AS STRING)"
+    return f"'{text}'"
+
+
+def convert(value: str, target: DataType) -> str:
+    """The typed value of one image value struct (NULL when no branch holds the target type), as SQL text.
+
+    ``value`` is an SQL expression of the struct (``_image['qty']``). SQL text, not Columns: a
+    mirror projection converts every column of every descriptor, and one ``selectExpr`` of texts
+    is a single Py4J call where Column building took thousands (each PySpark function call asks
+    the JVM for the active session and the function), a large share of a mirror batch's time.
+    """
     v = value
+    t = target.simpleString()
     if isinstance(target, BooleanType):
-        out = F.coalesce(v["member_boolean"], v["member_long"] != 0)
+        out = f"coalesce({v}.member_boolean, {v}.member_long != 0)"
     elif target in _INTEGRAL_ORDER or isinstance(target, DecimalType):
-        out = F.coalesce(
-            v["member_long"].try_cast(target),
-            v["member_BigInteger"]["digits"].try_cast(target),
-            v["member_Decimal"]["digits"].try_cast(target),
-            v["member_boolean"].cast("int").try_cast(target),
-            v["member_Time"]["micros"].try_cast(target),  # time -> long micros
+        out = (
+            f"coalesce(try_cast({v}.member_long AS {t}), try_cast({v}.member_BigInteger.digits AS {t}),"
+            f" try_cast({v}.member_Decimal.digits AS {t}), try_cast(CAST({v}.member_boolean AS int) AS {t}),"
+            f" try_cast({v}.member_Time.micros AS {t}))"  # time -> long micros
         )
     elif isinstance(target, FloatType | DoubleType):
-        out = F.coalesce(
-            v["member_double"].cast(target),
-            v["member_long"].cast(target),
-            v["member_BigInteger"]["digits"].try_cast(target),
-            v["member_Decimal"]["digits"].try_cast(target),
+        out = (
+            f"coalesce(CAST({v}.member_double AS {t}), CAST({v}.member_long AS {t}),"
+            f" try_cast({v}.member_BigInteger.digits AS {t}), try_cast({v}.member_Decimal.digits AS {t}))"
         )
     elif isinstance(target, StringType):
-        out = F.coalesce(
-            v["member_string"],
-            v["member_Decimal"]["digits"],
-            v["member_BigInteger"]["digits"],
-            v["member_long"].cast("string"),
-            v["member_double"].cast("string"),
-            v["member_boolean"].cast("string"),
-            F.base64(v["member_bytes"]),
+        out = (
+            f"coalesce({v}.member_string, {v}.member_Decimal.digits, {v}.member_BigInteger.digits,"
+            f" CAST({v}.member_long AS string), CAST({v}.member_double AS string),"
+            f" CAST({v}.member_boolean AS string), base64({v}.member_bytes))"
         )
     elif isinstance(target, BinaryType):
-        out = v["member_bytes"]
+        out = f"{v}.member_bytes"
     elif isinstance(target, DateType):
-        out = F.date_from_unix_date(v["member_Date"]["days"])
+        out = f"date_from_unix_date({v}.member_Date.days)"
     elif isinstance(target, TimestampNTZType):
-        out = F.timestamp_add("MICROSECOND", v["member_LocalDateTime"]["micros"], F.expr(_NTZ_EPOCH))
+        out = f"timestampadd(MICROSECOND, {v}.member_LocalDateTime.micros, {_NTZ_EPOCH})"
     elif isinstance(target, TimestampType):
-        out = F.timestamp_micros(v["member_Instant"]["micros"])
+        out = f"timestamp_micros({v}.member_Instant.micros)"
     else:  # pragma: no cover - spark_type never returns another type
-        raise TypeError(f"no conversion to {target.simpleString()}")
-    return out.cast(target)
+        raise TypeError(f"no conversion to {t}")
+    return f"CAST({out} AS {t})"

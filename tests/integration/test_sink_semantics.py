@@ -46,6 +46,9 @@ __all__ = ["spark"]
 KEYED = [Column("id", "int", "int32"), Column("a", "int", "int32"), Column("b", "varchar(8)", "string")]
 WITH_C = [*KEYED, Column("c", "decimal(10,2)", "decimal", 10, 2)]
 LOG = [Column("msg", "text", "string")]
+# Column names a SQL text must quote: the mirror projection is built as SQL (typemap.convert).
+ODD = [Column("id", "int", "int32"), Column("it's", "int", "int32"), Column("back\\slash", "varchar(8)", "string")]
+ODD_TICK = Column("tick`col", "int", "int32")
 
 
 def _types(q_type: str, logical: str) -> list[Column]:
@@ -94,6 +97,11 @@ ROUND_1 = [
     _event("INSERT", "mixed", 17, after={"id": 2, "a": 2, "b": "p"}),
     _event("INSERT", "mixed", 18, after={"id": 3, "a": 3, "b": "s"}),
     _event("UPDATE", "mixed", 19, before={"id": 3}, after={"id": 3, "a": 4}),
+    _event("INSERT", "odd", 21, after={"id": 1, "it's": 1, "back\\slash": "a"}, columns=ODD),
+    _event("INSERT", "odd", 22, after={"id": 2, "it's": 2, "back\\slash": "b"}, columns=ODD),
+    _event("UPDATE", "odd", 23, before={"id": 1}, after={"id": 1, "back\\slash": "c"}, columns=ODD),
+    # The key moves: the old key is read from the before image by name.
+    _event("UPDATE", "odd", 24, before={"id": 2}, after={"id": 3, "tick`col": 7}, columns=[*ODD, ODD_TICK]),
 ]
 MIXED_2 = [
     # One batch, late and new events of the same key: the late one's column stays as the mirror has it.
@@ -162,6 +170,11 @@ async def test_mirror_history_and_schema_rules(
     assert _rows(spark, keyed, "id", "a", "b") == [(1, 1, "y"), (6, 6, "k")]  # a kept: absent from the UPDATE
     assert _rows(spark, tombs, "id", order="id") == [(2,), (5,)]
     assert _rows(spark, log, "msg", "_binlake_op") == [("one", "INSERT"), ("two", "INSERT")]
+    odd = settings.mirror_uri("t.odd")
+    assert _rows(spark, odd, "id", "it's", "back\\slash", "`tick``col`", order="id") == [
+        (1, 1, "c", None),
+        (3, None, None, 7),
+    ]
 
     await _round(kafka_bootstrap, topic, spark, settings, ROUND_2)
     mirror = spark.read.format("delta").load(keyed)
