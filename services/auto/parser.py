@@ -20,11 +20,22 @@ not JSON                                               oms-avro (DTS Record)
 ``op_type`` + ``table``                                ogg-json
 ``isDdl``, or ``type`` + ``data`` array                canal-json; drs-json when it has DRS-only
                                                        fields (``opType``, ``columnType``,
-                                                       ``dbType``) or a DELETE row in ``old``
+                                                       ``dbType``), a DELETE row in ``old``, or
+                                                       ``id`` and an unsized type in ``mysqlType``
 ``type`` + ``database`` + ``ts`` (+ object ``data``)   maxwell-json
 =====================================================  ======================
 
-Limits: a debezium-smt row without ``__deleted`` is just columns, so it is not
+How DRS JSON differs from Canal: both carry the same fields, but DRS writes
+``mysqlType`` without sizes (``varchar``, ``decimal``) where Canal writes the
+declared type (``varchar(64)``, ``decimal(38,10)``: MySQL always gives these a
+size). OceanBase OMS's Canal serialization writes unsized types too, but has
+no ``id``. So an ``id`` with a ``char``, ``varchar``, ``binary``,
+``varbinary`` or ``decimal`` type bare means DRS JSON, whose binary values
+are byte lists (``[106, 103]``) that the Canal parser would keep as text.
+
+Limits: a DRS JSON row event of a table with none of those column types (and
+no DRS-only field) is read as Canal: configure ``drs-json`` for such a topic.
+A debezium-smt row without ``__deleted`` is just columns, so it is not
 recognised (enable the SMT's ``delete.handling.mode=rewrite``, or configure the
 format). DRS JSON-C differs from Canal only in value renderings, and drs-avro
 needs its schema, so neither is detected: configure them explicitly. Detection
@@ -42,6 +53,8 @@ from shared.parsing.jsondoc import decode_fast
 from shared.parsing.result import Parsed
 
 FORMAT_ID: Final = "auto"
+SIZED_TYPES: Final = frozenset({"char", "varchar", "binary", "varbinary", "decimal"})
+"""Types MySQL always declares with a size: Canal's ``mysqlType`` carries it, DRS JSON's does not."""
 PARSER_VERSION: Final = "1"
 
 
@@ -77,10 +90,17 @@ def detect(doc: Any) -> str:
             return "drs-json"
         if doc.get("type") == "DELETE" and not doc.get("data") and doc.get("old"):
             return "drs-json"
+        if "id" in doc and _unsized(doc.get("mysqlType")):
+            return "drs-json"
         return "canal-json"
     if "type" in doc and "database" in doc and "ts" in doc:
         return "maxwell-json"
     raise RejectError(WRONG_FORMAT, f"no known vendor format has this set of fields: {sorted(doc)[:12]}")
+
+
+def _unsized(types: Any) -> bool:
+    """Whether a ``mysqlType`` object names a sized type without its size (DRS JSON's way)."""
+    return isinstance(types, dict) and any(isinstance(name, str) and name in SIZED_TYPES for name in types.values())
 
 
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.unit
 # Formats auto cannot tell apart from another one (documented in services/auto/parser.py):
 # DRS JSON-C renders values differently from Canal but has the same fields; drs-avro
 # needs its schema; a CKafka DDL *is* a Canal flat message; a DRS JSON message is
-# Canal-shaped unless it carries DRS-only fields or a DELETE row in `old`.
+# Canal-shaped unless it carries DRS-only fields, a DELETE row in `old`, or `id` and unsized types.
 UNDETECTABLE = {"drs-json-c", "drs-avro", "auto"}
 CANAL_SHAPED = {"ckafka-v1", "drs-json"}
 
@@ -60,3 +60,19 @@ def test_auto_rejects_unknown_shapes() -> None:
         outcome = parser(raw, ctx)
         assert not isinstance(outcome, Parsed)
         assert outcome.code == code, outcome
+
+
+def test_generated_drs_json_is_read_as_drs_json_not_canal() -> None:
+    """DRS JSON and Canal share their fields; DRS's unsized ``mysqlType`` tells them apart. Read as Canal,
+    a DRS byte list (``[-59, 34]``) would become the bytes of that text."""
+    from shared.cli.generate import messages
+    from shared.generate.workload import Workload
+    from shared.parsing.context import ParseContext, zone
+
+    ctx = ParseContext(topic="t", partition=0, offset=0, source_timezone=zone("UTC"))
+    auto, drs = registry.get("auto"), registry.get("drs-json")
+    for _, raw in messages("drs-json", Workload(seed=7, tables=2), 50, "UTC"):
+        outcome, explicit = auto(raw, ctx), drs(raw, ctx)
+        assert isinstance(outcome, Parsed) and isinstance(explicit, Parsed)
+        assert outcome.events == explicit.events
+        assert all(event.source.format == "drs-json" for event in outcome.events)

@@ -1,7 +1,7 @@
 //! `auto`'s format detection (`services/auto/parser.py: detect`) on the lane's JSON reader.
 //!
 //! The same rules, first match wins, on the same decoded members: key presence,
-//! and the few values the rules look at (`payload`, `meta` and the OMS images
+//! and the few values the rules look at (`payload`, `meta`, `mysqlType` and the OMS images
 //! as objects, `version` and `type` as strings, `data` as an array, the
 //! truthiness of `data` and `old`). `None` for anything the reader declines
 //! (not one JSON object, repeated keys...) or no rule matches: the lane then
@@ -10,7 +10,9 @@
 use crate::json::{parse_message_exact, Json};
 
 /// The members whose values a rule reads; the others are only checked and looked up by name.
-const BUILT: &[&str] = &["payload", "prevStruct", "postStruct", "version", "meta", "data", "type", "old"];
+const BUILT: &[&str] = &["payload", "prevStruct", "postStruct", "version", "meta", "data", "type", "old", "mysqlType"];
+/// Types MySQL always declares with a size: Canal's `mysqlType` carries it, DRS JSON's does not.
+const SIZED_TYPES: &[&str] = &["char", "varchar", "binary", "varbinary", "decimal"];
 
 pub fn detect(raw: &[u8]) -> Option<&'static str> {
     let members = parse_message_exact(raw, BUILT)?;
@@ -51,12 +53,22 @@ pub fn detect(raw: &[u8]) -> Option<&'static str> {
         if text_is("type", "DELETE") && !truthy(get("data"))? && truthy(get("old"))? {
             return Some("drs-json");
         }
+        if has("id") && sizes_left_out(get("mysqlType")) {
+            return Some("drs-json");
+        }
         return Some("canal-json");
     }
     if has("type") && has("database") && has("ts") {
         return Some("maxwell-json");
     }
     None
+}
+
+/// Whether a `mysqlType` object names a sized type without its size (the Python `_unsized`; a built
+/// object has no repeated key, so its members are Python's `values()`).
+fn sizes_left_out(types: Option<&Json<'_>>) -> bool {
+    matches!(types, Some(Json::Object(members, _))
+        if members.iter().any(|(_, name)| matches!(name, Json::Str(text) if SIZED_TYPES.contains(&text.as_ref()))))
 }
 
 /// Python's `isinstance(value, dict) and key in value`.
