@@ -3,7 +3,7 @@
 ``services.auto.parser`` classifies each message by the fields it carries and
 hands it to that format's parser, whose event is then the auto parser's, byte
 for byte. This lane does the same with lanes: the same rules in Rust
-(``_native.detect_format``, ``src/detect.rs``, on the lanes' JSON reader; a
+(``_native.auto_format``: the not-JSON test, then ``src/detect.rs`` on the lanes' JSON reader; a
 differential test holds it to the Python ``detect``), then the lane of the
 detected format, built once per format with the auto context's options. A
 message the native detection does not read with certainty, or whose format
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.fastlane._native import detect_format
+from shared.fastlane._native import auto_format
 from shared.fastlane.lanes import Lane, Taken
 from shared.parsing.context import ParseContext
 
@@ -34,11 +34,15 @@ class AutoLane:
         return self._lanes[format_id]
 
     def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
-        # The auto parser's first test, on the same bytes: not JSON is a DTS Avro record (oms-avro).
-        format_id = "oms-avro" if not raw.lstrip().startswith((b"{", b"[", b"null")) else detect_format(raw)
+        # One native call for the auto parser's first test (not JSON: a DTS Avro record, oms-avro) and
+        # its rules; the hot path is a dict lookup and the detected lane (no copy of the message).
+        format_id = auto_format(raw)
         if format_id is None:
             return None
-        lane = self._lane(format_id)
+        try:
+            lane = self._lanes[format_id]
+        except KeyError:  # once per format
+            lane = self._lane(format_id)
         return None if lane is None else lane.parse(raw, topic, partition, offset)
 
     def planned(self) -> int:

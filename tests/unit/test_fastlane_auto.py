@@ -181,3 +181,28 @@ def test_undetectable_or_broken_messages_are_declined(raw: bytes) -> None:
     lane = lane_for("auto", context("UTC"))
     assert lane is not None
     assert lane.parse(raw, TOPIC, 3, 0) is None
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        b"\x0b\x0c \t\r\n{}",
+        b" \x0cnull",
+        b"\x0b[1]",
+        b"\x00\x01binary",
+        b"",
+        b"  ",
+        b"nul",
+        b"\xc2\xa0{}",
+        b'\n{"isDdl": false}',
+        *DETECTION_SAMPLES,
+    ],
+)
+def test_auto_format_is_the_auto_parsers_first_test_then_its_rules(raw: bytes) -> None:
+    from shared.fastlane._native import auto_format
+
+    found = auto_format(raw)
+    if not raw.lstrip().startswith((b"{", b"[", b"null")):
+        assert found == "oms-avro"  # the auto parser hands anything else to the DTS Avro reader
+    else:
+        assert found == detect_format(raw)

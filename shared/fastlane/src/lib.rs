@@ -1032,9 +1032,23 @@ fn detect_format(raw: &[u8]) -> Option<&'static str> {
     detect::detect(raw)
 }
 
+/// `auto`'s format for any message: `"oms-avro"` when it is not JSON (after Python's
+/// `bytes.lstrip()` it starts with none of `{`, `[`, `null`: the auto parser's first test), else
+/// `detect_format`. One call per message instead of a Python-side test and a call.
+#[pyfunction]
+fn auto_format(raw: &[u8]) -> Option<&'static str> {
+    let start = raw.iter().position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)).unwrap_or(raw.len());
+    let rest = &raw[start..];
+    if !(rest.starts_with(b"{") || rest.starts_with(b"[") || rest.starts_with(b"null")) {
+        return Some("oms-avro");
+    }
+    detect::detect(raw)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(auto_format, m)?)?;
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;
     m.add_class::<DrsAvroLane>()?;
