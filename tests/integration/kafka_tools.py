@@ -72,6 +72,21 @@ async def written(bootstrap: str, topic: str, partitions: int) -> int:
         await consumer.stop()
 
 
+async def open_transaction_records(bootstrap: str, topic: str, partitions: int) -> int:
+    """Records behind the last stable offset: those of transactions still open (high watermarks minus
+    the offsets a ``read_committed`` reader may read up to). A producer SIGKILLed inside a transaction
+    leaves its records there until a new producer with its transactional id aborts them."""
+    counts = []
+    for level in ("read_uncommitted", "read_committed"):
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level=level)
+        await consumer.start()
+        try:
+            counts.append(await _high_watermarks(consumer, topic, partitions))
+        finally:
+            await consumer.stop()
+    return counts[0] - counts[1]
+
+
 async def wait_written(bootstrap: str, topic: str, partitions: int, *, above: int, timeout_s: float = 60.0) -> int:
     """Wait until ``topic`` holds more than ``above`` records (committed or not); return the count."""
     consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_uncommitted")

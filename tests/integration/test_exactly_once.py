@@ -4,6 +4,13 @@ The normalizer runs as a real ``binlake normalizer`` process. Six rounds each
 add a backlog of input, start an instance (twice two instances sharing the
 group, so partitions move between them in rebalances) and SIGKILL it a seeded
 random moment after it has begun writing, while it works through the backlog.
+The kill is aimed inside a transaction: the round's instances are frozen
+(SIGSTOP) at random moments until the log shows records of an open
+transaction (behind the last stable offset), and killed there; a transaction
+has records on the broker only between its produce request and its commit, a
+millisecond here, so an unaimed kill rarely lands in one. Should a round not
+catch one within ``FREEZE_TRIES`` freezes, it kills anyway, and up to
+``SPARE_ROUNDS`` more rounds run until one has.
 A final instance then runs until the group has committed every input offset.
 Every input message must then be represented exactly once in the unified topic
 as read by a ``read_committed`` consumer, and the log must hold aborted
@@ -32,6 +39,9 @@ pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
 EVENTS = 20000
 ROUNDS = 6
+SPARE_ROUNDS = 6
+"""Rounds run only while no kill has yet been seen to leave a transaction open."""
+FREEZE_TRIES = 60
 PARTITIONS = 3
 OUTPUT_PARTITIONS = 4
 ROUND_BATCH = 6
@@ -75,6 +85,30 @@ async def _kill(process: subprocess.Popen[bytes]) -> None:
         await asyncio.sleep(0.05)
 
 
+async def _kill_inside_a_transaction(
+    bootstrap: str, topic: str, instances: list[subprocess.Popen[bytes]], rng: random.Random
+) -> bool:
+    """SIGKILL the instances while one holds records in an open transaction; True if they were caught there.
+
+    Frozen by SIGSTOP, an instance can neither finish nor abort its transaction, so what the log shows
+    after a moment (requests already sent are answered) is what the SIGKILL leaves behind.
+    """
+    inside = False
+    for _ in range(FREEZE_TRIES):
+        for process in instances:
+            process.send_signal(signal.SIGSTOP)
+        await asyncio.sleep(0.05)
+        if await kafka_tools.open_transaction_records(bootstrap, topic, OUTPUT_PARTITIONS):
+            inside = True
+            break
+        for process in instances:
+            process.send_signal(signal.SIGCONT)
+        await asyncio.sleep(rng.uniform(0.0, 0.03))
+    for process in instances:
+        await _kill(process)  # a stopped process dies as well
+    return inside
+
+
 async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_path: Path) -> None:
     rng = random.Random(20261122)
     topics = Topics.fresh("eos")
@@ -85,10 +119,12 @@ async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_pa
     render_fn = render.get("canal-json")
     ctx = render.RenderContext()
     items = [(f"{c.table}.{c.key}".encode(), render_fn(c, ctx)) for c in workload.run(EVENTS)]
-    chunk = EVENTS // ROUNDS
+    chunk = EVENTS // (ROUNDS + SPARE_ROUNDS)
     positions: list[tuple[int, int]] = []
-    kills = 0
-    for round_ in range(ROUNDS):
+    kills = kills_inside = rounds = 0
+    for round_ in range(ROUNDS + SPARE_ROUNDS):
+        if round_ >= ROUNDS and kills_inside:
+            break
         # A fresh backlog before every instance starts, and a kill soon after it
         # begins writing, so the kill lands while it is inside a transaction.
         positions += await kafka_tools.produce(
@@ -106,11 +142,10 @@ async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_pa
         await _wait_for_line(logs[0], '"msg":"partitions assigned"', timeout_s=60)
         await kafka_tools.wait_written(kafka_bootstrap, topics.events, OUTPUT_PARTITIONS, above=before, timeout_s=60)
         await asyncio.sleep(rng.uniform(0.0, 0.1))
-        for process in instances:
-            await _kill(process)
-            kills += 1
-            await asyncio.sleep(rng.uniform(0.0, 0.3))
-    positions += await kafka_tools.produce(kafka_bootstrap, topics.vendor, items[ROUNDS * chunk :])
+        kills_inside += await _kill_inside_a_transaction(kafka_bootstrap, topics.events, instances, rng)
+        kills += len(instances)
+        rounds += 1
+    positions += await kafka_tools.produce(kafka_bootstrap, topics.vendor, items[rounds * chunk :])
 
     final_log = tmp_path / "final.log"
     final = _spawn(kafka_bootstrap, topics, final_log)
@@ -129,7 +164,8 @@ async def test_sigkill_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_pa
     assert not lost, f"{len(lost)} input messages never produced, e.g. {sorted(lost)[:5]}"
     assert len(events) == EVENTS
     assert await kafka_tools.read_all(kafka_bootstrap, topics.dlq) == []
-    assert kills == ROUNDS + 2
+    assert kills == rounds + 2 and rounds >= ROUNDS
+    assert kills_inside, f"no round of {rounds} caught an instance inside a transaction"
     # The kills did land inside transactions: the log holds aborted records that
     # read_committed readers never see.
     everything = await kafka_tools.read_all(kafka_bootstrap, topics.events, committed=False)
