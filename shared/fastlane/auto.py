@@ -26,12 +26,11 @@ class AutoLane:
         self._topic_tables = dict(topic_tables)
         self._lanes: dict[str, Lane | None] = {}
 
-    def _lane(self, format_id: str) -> Lane | None:
-        if format_id not in self._lanes:
-            from shared.fastlane.lanes import lane_for
+    def _build_lane(self, format_id: str) -> Lane | None:
+        from shared.fastlane.lanes import lane_for
 
-            self._lanes[format_id] = lane_for(format_id, self._ctx, self._topic_tables)
-        return self._lanes[format_id]
+        lane = self._lanes[format_id] = lane_for(format_id, self._ctx, self._topic_tables)
+        return lane
 
     def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
         # One native call for the auto parser's first test (not JSON: a DTS Avro record, oms-avro) and
@@ -42,7 +41,7 @@ class AutoLane:
         try:
             lane = self._lanes[format_id]
         except KeyError:  # once per format
-            lane = self._lane(format_id)
+            lane = self._build_lane(format_id)
         return None if lane is None else lane.parse(raw, topic, partition, offset)
 
     def planned(self) -> int:

@@ -64,27 +64,25 @@ async def read_all(
 
 async def written(bootstrap: str, topic: str, partitions: int) -> int:
     """How many records ``topic`` holds, counting those of open and aborted transactions."""
-    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level="read_uncommitted")
-    await consumer.start()
-    try:
-        return await _high_watermarks(consumer, topic, partitions)
-    finally:
-        await consumer.stop()
+    return await _end_offsets_total(bootstrap, topic, partitions, "read_uncommitted")
 
 
 async def open_transaction_records(bootstrap: str, topic: str, partitions: int) -> int:
     """Records behind the last stable offset: those of transactions still open (high watermarks minus
     the offsets a ``read_committed`` reader may read up to). A producer SIGKILLed inside a transaction
     leaves its records there until a new producer with its transactional id aborts them."""
-    counts = []
-    for level in ("read_uncommitted", "read_committed"):
-        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level=level)
-        await consumer.start()
-        try:
-            counts.append(await _high_watermarks(consumer, topic, partitions))
-        finally:
-            await consumer.stop()
-    return counts[0] - counts[1]
+    high = await written(bootstrap, topic, partitions)
+    return high - await _end_offsets_total(bootstrap, topic, partitions, "read_committed")
+
+
+async def _end_offsets_total(bootstrap: str, topic: str, partitions: int, isolation_level: str) -> int:
+    """The sum of the partitions' end offsets as a reader at ``isolation_level`` sees them."""
+    consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, isolation_level=isolation_level)
+    await consumer.start()
+    try:
+        return await _high_watermarks(consumer, topic, partitions)
+    finally:
+        await consumer.stop()
 
 
 async def wait_written(bootstrap: str, topic: str, partitions: int, *, above: int, timeout_s: float = 60.0) -> int:
