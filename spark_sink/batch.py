@@ -2,7 +2,10 @@
 
 Order matters for crash safety. The batch first pins the changelog and
 quarantine versions and keeps only records those versions do not hold (by
-Kafka coordinates); then, with ``mirrors=inline``, it MERGEs the mirrors
+Kafka coordinates: one aggregation, ``changelog.survey``, finds the batch's
+offsets and partitions, and the statistics of its good records, which are the
+statistics of the append whenever the pinned changelog holds none of them);
+then, with ``mirrors=inline``, it MERGEs the mirrors
 (with ``mirrors=follow`` the mirror query does that from the changelog,
 ``mirror_batch``), appends the quarantine and appends the changelog last,
 every commit under (app id, batch id). After a
@@ -56,23 +59,28 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
 
         rows = changelog.changelog_rows(decoded)
         with step("changelog_partitions"):
-            where = changelog.extent(decoded, list(settings.changelog_partition_by))
-        written = None if changelog_version is None else delta_tables.read_at(spark, changelog_uri, changelog_version)
+            where, good_stats = changelog.survey(decoded, list(settings.changelog_partition_by))
         with step("not_yet_written"):
-            fresh = changelog.not_yet_written(rows, written, where.partitions, where.ranges)
+            seen = None
+            if changelog_version is not None:
+                written = delta_tables.read_at(spark, changelog_uri, changelog_version)
+                seen = changelog.written_in(written, where.partitions, where.ranges)
+                if seen.isEmpty():
+                    seen = None  # the usual case: no record of this batch is in the changelog yet
+            fresh = changelog.not_yet_written(rows, seen)
             if settings.mirrors == "inline":
                 # Materialized with its lineage cut: the mirrors' concurrent MERGEs then plan over plain rows.
                 # Spark's from_avro expression is not safe to plan from several threads at once (its
                 # options map is evaluated through a shared builder), and a short plan is quicker to plan.
                 fresh = fresh.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
                 checkpointed.append(fresh)
-            # With mirrors=follow, the statistics and the append each read `fresh` from the cached batch:
-            # two passes over it, cheaper than copying it into a checkpoint (the anti-join reads a pinned
-            # version of the changelog, so both see the same rows).
-        bad_written = (
-            None if quarantine_version is None else delta_tables.read_at(spark, quarantine_uri, quarantine_version)
+            # With mirrors=follow, the append reads `fresh` from the cached batch.
+        bad_seen = (
+            None
+            if quarantine_version is None
+            else changelog.written_in(delta_tables.read_at(spark, quarantine_uri, quarantine_version), {}, where.ranges)
         )
-        bad = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_written, {}, where.ranges)
+        bad = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_seen)
 
         if settings.mirrors == "inline":
             report.tables = mirror.apply(spark, settings, fresh, app_id, batch_id, step=step)
@@ -81,7 +89,8 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
             if report.quarantined:
                 delta_tables.append(bad, quarantine_uri, app_id, batch_id)
         with step("batch_stats"):
-            report.stats = batch_stats.collect(fresh)
+            # The survey's statistics are those of every good record: the fresh ones unless a replay found some.
+            report.stats = good_stats if seen is None else batch_stats.collect(fresh)
             report.changelog_rows = report.stats.rows
         if report.changelog_rows:
             with step("changelog_append"):

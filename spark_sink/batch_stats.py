@@ -15,18 +15,20 @@ summary to the driver:
   while a backlog of days still collects a few thousand buckets at most.
 
 Both are grouping sets of a single aggregation (one shuffle, no
-tables x buckets product). The freshness of a bucket's events is taken at the
+tables x buckets product); the changelog batch adds them to the aggregation
+that finds its extent (``changelog.survey``), so they cost no pass of their
+own when nothing of the batch was written before. The freshness of a bucket's events is taken at the
 bucket's midpoint; the histogram observes it once per event (``count`` times).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 WIDTHS_MS: Final = ((120_000, 100), (3_600_000, 1_000), (86_400_000, 60_000))
@@ -36,10 +38,13 @@ OLD_WIDTH_MS: Final = 3_600_000
 
 _BUCKET: Final = "_ts_bucket_ms"
 _WIDTH: Final = "_ts_width_ms"
-_SET: Final = "_grouping"
-# grouping_id over (source_table, op, bucket, width): a 1 bit marks an aggregated-away column.
-_BY_TABLE_OP: Final = 0b0011
-_BY_BUCKET: Final = 0b1100
+_BY_TABLE: Final = "_g_table"
+"""grouping(source_table): 0 in the (source_table, op) set's rows."""
+_BY_TIME: Final = "_g_time"
+"""grouping(bucket): 0 in the event-time set's rows."""
+_ROWS: Final = "_rows"
+_MIN_TS: Final = "_min_ts"
+_MAX_TS: Final = "_max_ts"
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,34 +117,50 @@ def bucket_width(age: Column) -> Column:
     return width.otherwise(F.lit(OLD_WIDTH_MS))
 
 
-def collect(fresh: DataFrame, *, now_ms: int | None = None) -> BatchStats:
-    """Summarize the changelog rows of a batch (columns ``source_table``, ``op``, ``ts_ms``) on the driver."""
+def bucketed(rows: DataFrame, *columns: str | Column, now_ms: int | None = None) -> DataFrame:
+    """``columns`` of ``rows`` and the event-time bucket (start, width) of each row's ``ts_ms``."""
     reference = int(time.time() * 1000) if now_ms is None else now_ms
     ts = F.col("ts_ms")
     width = bucket_width(F.lit(reference) - ts)
-    frame = fresh.select(
-        "source_table",
-        "op",
-        "ts_ms",
-        (ts - F.pmod(ts, width)).alias(_BUCKET),
-        F.when(ts.isNotNull(), width).alias(_WIDTH),
-    )
-    aggregated = frame.groupingSets(
-        [["source_table", "op"], [_BUCKET, _WIDTH]], "source_table", "op", _BUCKET, _WIDTH
-    ).agg(
-        F.grouping_id().alias(_SET),
-        F.count(F.lit(1)).alias("rows"),
-        F.min("ts_ms").alias("min_ts"),
-        F.max("ts_ms").alias("max_ts"),
-    )
+    return rows.select(*columns, (ts - F.pmod(ts, width)).alias(_BUCKET), F.when(ts.isNotNull(), width).alias(_WIDTH))
+
+
+GROUPING_SETS: Final = (("source_table", "op"), (_BUCKET, _WIDTH))
+"""The statistics' grouping sets over a ``bucketed`` frame (other sets may join them in one aggregation)."""
+
+
+def aggregates(counted: Column) -> list[Column]:
+    """The statistics' aggregates over the rows where ``counted`` holds, and which set a result row belongs to."""
+    ts = F.when(counted, F.col("ts_ms"))
+    return [
+        F.grouping("source_table").alias(_BY_TABLE),
+        F.grouping(_BUCKET).alias(_BY_TIME),
+        F.count(F.when(counted, F.lit(1))).alias(_ROWS),
+        F.min(ts).alias(_MIN_TS),
+        F.max(ts).alias(_MAX_TS),
+    ]
+
+
+def summarize(rows: Iterable[Row]) -> BatchStats:
+    """The ``BatchStats`` of an aggregation's result rows (``GROUPING_SETS`` x ``aggregates``; other sets ignored)."""
     stats = BatchStats()
-    for row in aggregated.collect():
-        if row[_SET] == _BY_TABLE_OP:
-            stats.by_table_op[(row["source_table"], row["op"])] = TableOp(row["rows"], row["min_ts"], row["max_ts"])
-        elif row[_SET] == _BY_BUCKET:
+    for row in rows:
+        if not row[_ROWS]:
+            continue  # a group of rows that are not counted (quarantined ones, in a combined aggregation)
+        if row[_BY_TABLE] == 0:
+            stats.by_table_op[(row["source_table"], row["op"])] = TableOp(row[_ROWS], row[_MIN_TS], row[_MAX_TS])
+        elif row[_BY_TIME] == 0:
             if row[_BUCKET] is None:
-                stats.without_ts += row["rows"]
+                stats.without_ts += row[_ROWS]
             else:
-                stats.event_time.append(TimeBucket(row[_BUCKET], row[_WIDTH], row["rows"]))
+                stats.event_time.append(TimeBucket(row[_BUCKET], row[_WIDTH], row[_ROWS]))
     stats.event_time.sort(key=lambda b: b.start_ms)
     return stats
+
+
+def collect(fresh: DataFrame, *, now_ms: int | None = None) -> BatchStats:
+    """Summarize the changelog rows of a batch (columns ``source_table``, ``op``, ``ts_ms``) on the driver."""
+    frame = bucketed(fresh, "source_table", "op", "ts_ms", now_ms=now_ms)
+    by = [list(s) for s in GROUPING_SETS]
+    aggregated = frame.groupingSets(by, "source_table", "op", _BUCKET, _WIDTH).agg(*aggregates(F.lit(True)))
+    return summarize(aggregated.collect())

@@ -25,10 +25,13 @@ from typing import Final
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_sink import delta_tables
+from spark_sink import batch_stats, delta_tables
+from spark_sink.batch_stats import BatchStats
 from spark_sink.source import EVENT, KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode
 
 COORDINATES: Final = ["_kafka_topic", "_kafka_partition", "_kafka_offset"]
+_BY_PARTITION: Final = "_g_partition"
+"""grouping(_kafka_partition): 0 in the extent set's rows of ``survey``."""
 
 
 def source_table(event: Column) -> Column:
@@ -94,25 +97,41 @@ class Extent:
     """Records that are not readable events (quarantined, unless a replay finds them written)."""
 
 
-def extent(decoded: DataFrame, partition_by: list[str]) -> Extent:
-    """The batch's ``Extent``, in one small job (a handful of rows to the driver)."""
-    good = F.when(F.col(REASON).isNull(), F.struct(*[F.col(c) for c in partition_by]))
+def survey(decoded: DataFrame, partition_by: list[str], *, now_ms: int | None = None) -> tuple[Extent, BatchStats]:
+    """The batch's ``Extent`` and the statistics of its good records, in one small job (a few rows to the driver).
+
+    One aggregation with three grouping sets: (topic, partition) for the extent,
+    (source_table, op) and the event-time bucket for ``batch_stats``. The
+    statistics describe every good record of the batch: they are the statistics
+    of what the batch appends when none of it is in the changelog yet (the usual
+    case, see ``batch``), so the batch needs no second pass over its rows.
+    """
+    reason = F.col(REASON)
+    good = reason.isNull()
+    partitions = F.when(good, F.struct(*[F.col(c) for c in partition_by]))
+    kafka = ["_kafka_topic", "_kafka_partition"]
+    sets = [list(s) for s in batch_stats.GROUPING_SETS]
+    needed = [*kafka, "_kafka_offset", "source_table", "op", "ts_ms", *partition_by, REASON]
     found = (
-        _with_reason(decoded)
-        .groupBy("_kafka_topic", "_kafka_partition")
+        batch_stats.bucketed(_with_reason(decoded), *dict.fromkeys(needed), now_ms=now_ms)
+        .groupingSets([kafka, *sets], *dict.fromkeys(c for s in [kafka, *sets] for c in s))
         .agg(
+            F.grouping("_kafka_partition").alias(_BY_PARTITION),
             F.min("_kafka_offset").alias("first"),
             F.max("_kafka_offset").alias("last"),
-            F.collect_set(good).alias("partitions"),
-            F.count(REASON).alias("bad"),
+            F.collect_set(partitions).alias("partitions"),
+            F.count(reason).alias("bad"),
+            *batch_stats.aggregates(good),
         )
         .collect()
     )
+    extents = [r for r in found if r[_BY_PARTITION] == 0]
     ranges = [
-        OffsetRange(r["_kafka_topic"], int(r["_kafka_partition"]), int(r["first"]), int(r["last"])) for r in found
+        OffsetRange(r["_kafka_topic"], int(r["_kafka_partition"]), int(r["first"]), int(r["last"])) for r in extents
     ]
-    values = {c: sorted({p[i] for r in found for p in r["partitions"]}) for i, c in enumerate(partition_by)}
-    return Extent(ranges, values, sum(int(r["bad"]) for r in found))
+    values = {c: sorted({p[i] for r in extents for p in r["partitions"]}) for i, c in enumerate(partition_by)}
+    where = Extent(ranges, values, sum(int(r["bad"]) for r in extents))
+    return where, batch_stats.summarize(found)
 
 
 def in_ranges(ranges: list[OffsetRange]) -> Column:
@@ -127,18 +146,20 @@ def in_ranges(ranges: list[OffsetRange]) -> Column:
     return condition
 
 
-def not_yet_written(
-    rows: DataFrame, written: DataFrame | None, prune: dict[str, list[object]], ranges: list[OffsetRange]
-) -> DataFrame:
-    """``rows`` whose Kafka coordinates ``written`` does not hold.
+def written_in(written: DataFrame, prune: dict[str, list[object]], ranges: list[OffsetRange]) -> DataFrame:
+    """The Kafka coordinates ``written`` holds within ``ranges`` (a replayed batch's records, usually none).
 
     ``prune`` (partition values) and ``ranges`` (the batch's offsets) restrict what is read of ``written``:
     its partition pruning and Delta's per-file offset statistics leave only the files a replay of
     this range would have written, usually none, so the check costs O(batch), not O(changelog).
     """
-    if written is None:
-        return rows
     for column, values in prune.items():
         written = written.where(F.col(column).isin(values)) if values else written.limit(0)
-    seen = written.where(in_ranges(ranges)).select(*COORDINATES)
+    return written.where(in_ranges(ranges)).select(*COORDINATES)
+
+
+def not_yet_written(rows: DataFrame, seen: DataFrame | None) -> DataFrame:
+    """``rows`` whose Kafka coordinates are not in ``seen`` (``written_in``; None: nothing written)."""
+    if seen is None:
+        return rows
     return rows.join(F.broadcast(seen), on=COORDINATES, how="left_anti")

@@ -19,6 +19,9 @@ keyed and partitioned like the normalizer does (``event_key``,
    Time runs from the query's start to its termination; ``ratio`` is
    sink / bare copy in events/s (target >= 0.6). A short warm-up of both on a
    small topic comes first, so neither pays the JVM's first-use costs alone.
+   ``floors`` (``sink_floors``) then measures, on the same session, the fixed
+   cost of a Delta MERGE and the cost of decoding the run's events, and the
+   lower bound they put on any sink of this design: ``best_ratio``.
 
 2. **Freshness**: a producer thread sends canonical events at a steady rate
    (``BINLAKE_BENCH_SINK_RATE``, default 10,000/s, for
@@ -80,6 +83,7 @@ from shared.kafka.records import event_key, partition_for
 from shared.parsing import registry
 from shared.parsing.context import ParseContext
 from shared.parsing.result import Parsed
+from tests.bench import sink_floors
 
 PARTITIONS: Final = 4
 TABLES: Final = 8
@@ -585,6 +589,7 @@ def _throughput(
     if written != events:
         raise RuntimeError(f"the sink wrote {written} changelog rows for {events} events")
     bare_rate, sink_rate = _rate(events, bare_s), _rate(events, sink.seconds)
+    bounds = sink_floors.floors(spark, kafka, main, tmp, bare_s=bare_s, tables=TABLES, cores=CORES)
     return {
         "events": events,
         "max_offsets_per_trigger": config.max_offsets_per_trigger,
@@ -602,6 +607,7 @@ def _throughput(
         },
         "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
         "target_ratio": TARGET_RATIO,
+        "floors": bounds,
     }
 
 
