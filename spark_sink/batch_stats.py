@@ -17,8 +17,9 @@ summary to the driver:
 Both are grouping sets of a single aggregation (one shuffle, no
 tables x buckets product); the changelog batch adds them to the aggregation
 that finds its extent (``changelog.survey``), so they cost no pass of their
-own when nothing of the batch was written before. The freshness of a bucket's events is taken at the
-bucket's midpoint; the histogram observes it once per event (``count`` times).
+own when nothing of the batch was written before. The freshness of a
+bucket's events is taken at the bucket's midpoint; the histogram observes it
+once per event (``count`` times).
 """
 
 from __future__ import annotations
