@@ -50,11 +50,19 @@ EXTRA: Final[dict[str, DataType]] = {
 }
 
 
-def prepare(spark: SparkSession, uri: str, table: str, key: list[str], types: dict[str, DataType]) -> None:
-    """Create the history table, or give it the mirror's current columns and types."""
+def prepare(
+    spark: SparkSession,
+    uri: str,
+    table: str,
+    key: list[str],
+    types: dict[str, DataType],
+    *,
+    partition_by: list[str] | None = None,
+) -> None:
+    """Create the history table (partitioned like the mirror), or give it the mirror's current columns and types."""
     columns = {**{k: types[k] for k in key}, **{n: t for n, t in types.items() if n not in key}, **EXTRA}
     props = {PROP_KEY: json.dumps(key), mirror_schema.PROP_SOURCE: table, "delta.enableTypeWidening": "true"}
-    mirror_schema.follow(spark, uri, columns, properties=props)
+    mirror_schema.follow(spark, uri, columns, properties=props, partition_by=partition_by)
 
 
 def _stored_as_events(

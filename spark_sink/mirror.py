@@ -50,7 +50,7 @@ from spark_sink.control_events import TableControl, collect
 from spark_sink.delta_tables import quote, release
 from spark_sink.mirror_plan import OP, ORDER_KEY, ColumnDesc, Descriptor, Plan
 from spark_sink.mirror_project import DESC, IS_DELETE, project, with_descriptor_id
-from spark_sink.mirror_schema import prepare
+from spark_sink.mirror_schema import partition_columns, prepare
 from spark_sink.settings import SinkSettings
 from spark_sink.typemap import convert, sql_string
 
@@ -170,7 +170,11 @@ def _prepare_table(
         with step("tombstones_schema"):
             tombstones.ensure(spark, settings.tombstones_uri(table), key, result.types, table)
             if settings.wants_history(table):
-                history.prepare(spark, settings.history_uri(table), table, key, result.types)
+                history_uri = settings.history_uri(table)
+                partition_by = None
+                if not delta_tables.exists(spark, history_uri):
+                    partition_by = partition_columns(settings, table, result.types)
+                history.prepare(spark, history_uri, table, key, result.types, partition_by=partition_by)
     return _TableWork(table, descs, result, key, truncated_at)
 
 

@@ -12,12 +12,12 @@ sets the column's other physical columns NULL.
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 from typing import Final
 
 from pyspark.sql.types import DataType
 
+from spark_sink.settings import for_table
 from spark_sink.typemap import fits, spark_type, type_suffix, widen
 
 ORDER_KEY: Final = "_binlake_order_key"
@@ -70,12 +70,7 @@ def choose_key(
     for descriptor in descriptors:
         if descriptor.primary_key:
             return list(descriptor.primary_key)
-    if table in overrides:
-        return list(overrides[table])
-    for pattern, columns in overrides.items():
-        if fnmatch.fnmatchcase(table.lower(), pattern.lower()):
-            return list(columns)
-    return []
+    return list(for_table(overrides, table) or [])
 
 
 def plan(

@@ -1,8 +1,9 @@
 """Creating and evolving a mirror table's schema for a micro-batch (see ``mirror_plan`` for the rules).
 
 The mirror is created on the first batch that describes its table, with the
-key fixed in the table property ``binlake.primary_key`` and the source table's
-name in ``binlake.source_table``. Later batches add columns, widen types (Delta
+key fixed in the table property ``binlake.primary_key``, the source table's
+name in ``binlake.source_table`` and the configured partition columns
+(``SinkSettings.partition_by``). Later batches add columns, widen types (Delta
 type widening) or route a type to a fallback column. Schema changes are not
 tagged with a Delta transaction id: each is idempotent by value (adding a
 column that exists, or widening to the type the column has, is skipped), so a
@@ -39,9 +40,16 @@ def prepare(spark: SparkSession, settings: SinkSettings, table: str, descs: list
         props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
         if settings.type_widening:
             props["delta.enableTypeWidening"] = "true"
-        delta_tables.create(spark, uri, StructType(fields), properties=props)
+        partition_by = partition_columns(settings, table, result.types)
+        delta_tables.create(spark, uri, StructType(fields), partition_by=partition_by, properties=props)
         return result, key
     props = delta_tables.properties(spark, uri)
+    owner = props.get(PROP_SOURCE)
+    if owner is not None and owner != table:
+        raise ValueError(
+            f"the mirror {uri} belongs to source table {owner}, not {table}: BINLAKE_SINK_TABLE_NAMES gives both "
+            'the same name; give each source table a name of its own ("{table}" in a glob\'s name helps)'
+        )
     key = choose_key(table, json.loads(props.get(PROP_KEY, "[]")), descs, settings.primary_keys)
     fallbacks: dict[str, str] = json.loads(props.get(PROP_FALLBACKS, "{}"))
     existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
@@ -64,15 +72,39 @@ def prepare(spark: SparkSession, settings: SinkSettings, table: str, descs: list
     return result, key
 
 
-def follow(spark: SparkSession, uri: str, columns: dict[str, DataType], *, properties: dict[str, str]) -> None:
-    """Make a companion table (history) hold ``columns`` with the mirror's types; create it with ``properties``.
+def partition_columns(settings: SinkSettings, table: str, types: dict[str, DataType]) -> list[str]:
+    """The configured partition columns of a new mirror or history table; an error if it has no such column."""
+    wanted = settings.mirror_partition_by(table)
+    missing = [name for name in wanted if name not in types]
+    if missing:
+        raise ValueError(
+            f"{table}: partition columns {missing} (BINLAKE_SINK_PARTITION_BY) are not among its columns "
+            f"{sorted(types)}; name columns its events carry"
+        )
+    return wanted
+
+
+def follow(
+    spark: SparkSession,
+    uri: str,
+    columns: dict[str, DataType],
+    *,
+    properties: dict[str, str],
+    partition_by: list[str] | None = None,
+) -> None:
+    """Make a companion table (history) hold ``columns`` with the mirror's types; create it with ``properties``
+    (and ``partition_by``).
 
     Its own columns (not in ``columns``) are left alone. A type the mirror widened is widened here too;
     Delta accepted that widening for the mirror, so it accepts it for the same column here.
     """
     if not delta_tables.exists(spark, uri):
         delta_tables.create(
-            spark, uri, StructType([StructField(n, t) for n, t in columns.items()]), properties=properties
+            spark,
+            uri,
+            StructType([StructField(n, t) for n, t in columns.items()]),
+            partition_by=partition_by,
+            properties=properties,
         )
         return
     existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}

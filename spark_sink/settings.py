@@ -10,7 +10,8 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
-from typing import Annotated, Literal
+from collections.abc import Mapping
+from typing import Annotated, Literal, TypeVar
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -18,6 +19,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 TriggerKind = Literal["processing-time", "available-now"]
 PartitionColumn = Literal["source_table", "event_date"]
 MirrorMode = Literal["follow", "inline"]
+T = TypeVar("T")
 
 DEFAULT_PACKAGES: tuple[str, ...] = (
     "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",
@@ -94,6 +96,18 @@ class SinkSettings(BaseSettings):
         default_factory=dict,
         description='Key columns for tables whose events name none, as JSON {"db.table or glob": ["id"]}.',
     )
+    table_names: dict[str, str] = Field(
+        default_factory=dict,
+        description="Folder names of source tables' mirror, tombstones and history tables, as JSON "
+        '{"db.table or glob": "name"}; "{table}" in a name stands for the last part of the source table name '
+        "(shop.orders -> orders). Default: the source table name made path-safe. Read when a table is written: "
+        "a new name for a table that already has a mirror starts a new mirror (the old one stays).",
+    )
+    partition_by: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description='Partition columns of mirror and history tables, as JSON {"db.table or glob": ["column"]} '
+        "(source columns), fixed when the table is created.",
+    )
     history_tables: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="Source tables (names or globs, comma-separated or JSON) that also get a history (SCD type 2) "
@@ -159,14 +173,25 @@ class SinkSettings(BaseSettings):
     def quarantine_uri(self) -> str:
         return f"{self.lake()}/quarantine"
 
+    def table_name(self, source_table: str) -> str:
+        """The folder name of the source table's mirror, tombstones and history tables (``table_names``)."""
+        configured = for_table(self.table_names, source_table)
+        if configured is None:
+            return table_dir(source_table)
+        return table_dir(configured.replace("{table}", source_table.rsplit(".", 1)[-1]))
+
+    def mirror_partition_by(self, source_table: str) -> list[str]:
+        """The configured partition columns of the source table's mirror and history tables (``partition_by``)."""
+        return list(for_table(self.partition_by, source_table) or [])
+
     def mirror_uri(self, source_table: str) -> str:
-        return f"{self.lake()}/mirror/{table_dir(source_table)}"
+        return f"{self.lake()}/mirror/{self.table_name(source_table)}"
 
     def tombstones_uri(self, source_table: str) -> str:
-        return f"{self.lake()}/tombstones/{table_dir(source_table)}"
+        return f"{self.lake()}/tombstones/{self.table_name(source_table)}"
 
     def history_uri(self, source_table: str) -> str:
-        return f"{self.lake()}/history/{table_dir(source_table)}"
+        return f"{self.lake()}/history/{self.table_name(source_table)}"
 
     def wants_history(self, source_table: str) -> bool:
         lowered = source_table.lower()
@@ -188,6 +213,17 @@ class SinkSettings(BaseSettings):
         if self.app_id:
             return f"{self.app_id}.mirrors"
         return "binlake-mirrors-" + hashlib.sha256(self.mirror_checkpoint().encode()).hexdigest()[:16]
+
+
+def for_table(settings: Mapping[str, T], source_table: str) -> T | None:
+    """A per-table setting: the entry named exactly ``source_table``, else the first glob matching it (any case)."""
+    if source_table in settings:
+        return settings[source_table]
+    lowered = source_table.lower()
+    for pattern, value in settings.items():
+        if fnmatch.fnmatchcase(lowered, pattern.lower()):
+            return value
+    return None
 
 
 def table_dir(source_table: str) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, TimestampType
@@ -144,16 +145,35 @@ async def test_canal_json_to_delta_exactly_once(kafka_bootstrap: str, spark: Spa
 
 
 async def test_debezium_json_small_batches(kafka_bootstrap: str, spark: SparkSession, tmp_path: Path) -> None:
-    """Debezium JSON values name no key: the key comes from settings; several micro-batches MERGE in turn."""
+    """Debezium JSON values name no key: the key comes from settings; several micro-batches MERGE in turn,
+    into mirrors with configured names and partition columns (and a history table partitioned alike)."""
     topic, records, truth = await _unified_topic(kafka_bootstrap, "debezium-json", tmp_path)
-    lake = (tmp_path / "lake").as_uri()
+    lake = tmp_path / "lake"
     settings = sink_settings_for_tests(
-        topic=topic, lake_uri=lake, primary_keys={"shop.*": ["id"]}, max_offsets_per_trigger=100
+        topic=topic,
+        lake_uri=lake.as_uri(),
+        primary_keys={"shop.*": ["id"]},
+        max_offsets_per_trigger=100,
+        table_names={"shop.t01": "first_one", "shop.*": "copy_of_{table}"},
+        partition_by={"shop.t0[01]": ["active"]},
+        history_tables=["shop.t00"],
     )
     reports = await asyncio.to_thread(_run_sink, spark, settings, kafka_bootstrap)
     assert len(reports) >= 3
     assert sum(r.changelog_rows for r in reports) == records
+    assert sorted(p.name for p in (lake / "mirror").iterdir()) == ["copy_of_t00", "copy_of_t02", "first_one"]
+    assert sorted(p.name for p in (lake / "history").iterdir()) == ["copy_of_t00"]
     _assert_mirrors_equal_truth(spark, settings, truth)
+    partitioned = {
+        name: DeltaTable.forPath(spark, uri).detail().first()["partitionColumns"]  # type: ignore[index]
+        for name, uri in {
+            "t00": settings.mirror_uri("shop.t00"),
+            "t01": settings.mirror_uri("shop.t01"),
+            "t02": settings.mirror_uri("shop.t02"),
+            "history t00": settings.history_uri("shop.t00"),
+        }.items()
+    }
+    assert partitioned == {"t00": ["active"], "t01": ["active"], "t02": [], "history t00": ["active"]}
     table = spark.read.format("delta").load(settings.mirror_uri("shop.t00"))
     assert isinstance(table.schema["id"].dataType, DecimalType)
     assert spark.read.format("delta").load(settings.changelog_uri()).count() == records

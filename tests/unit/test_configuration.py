@@ -37,6 +37,20 @@ def test_lists_and_maps_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
     assert settings.topic_tables == {"a": "shop.orders"}
 
 
+def test_sink_table_names_and_partitions_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spark_sink.settings import SinkSettings
+
+    monkeypatch.setenv("BINLAKE_SINK_TABLE_NAMES", '{"shop.orders": "orders", "Shop.*": "shop_{table}", "x.*": "a/b"}')
+    monkeypatch.setenv("BINLAKE_SINK_PARTITION_BY", '{"shop.*": ["region", "day"]}')
+    settings = SinkSettings(lake_uri="file:///lake")
+    assert settings.mirror_uri("shop.orders") == "file:///lake/mirror/orders"  # the exact name wins over globs
+    assert settings.history_uri("shop.items") == "file:///lake/history/shop_items"  # globs match in any case
+    assert settings.tombstones_uri("x.y") == "file:///lake/tombstones/a_b"  # names are made path-safe
+    assert settings.mirror_uri("other.t") == "file:///lake/mirror/other.t"
+    assert settings.mirror_partition_by("shop.orders") == ["region", "day"]
+    assert settings.mirror_partition_by("other.t") == []
+
+
 def test_sasl_needs_credentials_and_hides_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BINLAKE_KAFKA_SECURITY_PROTOCOL", "SASL_SSL")
     with pytest.raises(ValidationError, match="BINLAKE_KAFKA_SASL_USERNAME"):
