@@ -25,11 +25,11 @@ once per event (``count`` times).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from pyspark.sql import Column, DataFrame, Row
+from pyspark.sql import Column, DataFrame, GroupedData, Row
 from pyspark.sql import functions as F
 
 WIDTHS_MS: Final = ((120_000, 100), (3_600_000, 1_000), (86_400_000, 60_000))
@@ -130,6 +130,12 @@ GROUPING_SETS: Final = (("source_table", "op"), (_BUCKET, _WIDTH))
 """The statistics' grouping sets over a ``bucketed`` frame (other sets may join them in one aggregation)."""
 
 
+def grouped(frame: DataFrame, *other_sets: Sequence[str]) -> GroupedData:
+    """``frame`` (``bucketed``) grouped by ``other_sets`` and the statistics' ``GROUPING_SETS``."""
+    sets = [list(s) for s in (*other_sets, *GROUPING_SETS)]
+    return frame.groupingSets(sets, *dict.fromkeys(c for s in sets for c in s))
+
+
 def aggregates(counted: Column) -> list[Column]:
     """The statistics' aggregates over the rows where ``counted`` holds, and which set a result row belongs to."""
     ts = F.when(counted, F.col("ts_ms"))
@@ -162,6 +168,5 @@ def summarize(rows: Iterable[Row]) -> BatchStats:
 def collect(fresh: DataFrame, *, now_ms: int | None = None) -> BatchStats:
     """Summarize the changelog rows of a batch (columns ``source_table``, ``op``, ``ts_ms``) on the driver."""
     frame = bucketed(fresh, "source_table", "op", "ts_ms", now_ms=now_ms)
-    by = [list(s) for s in GROUPING_SETS]
-    aggregated = frame.groupingSets(by, "source_table", "op", _BUCKET, _WIDTH).agg(*aggregates(F.lit(True)))
+    aggregated = grouped(frame).agg(*aggregates(F.lit(True)))
     return summarize(aggregated.collect())

@@ -110,11 +110,9 @@ def survey(decoded: DataFrame, partition_by: list[str], *, now_ms: int | None = 
     good = reason.isNull()
     partitions = F.when(good, F.struct(*[F.col(c) for c in partition_by]))
     kafka = ["_kafka_topic", "_kafka_partition"]
-    sets = [list(s) for s in batch_stats.GROUPING_SETS]
     needed = [*kafka, "_kafka_offset", "source_table", "op", "ts_ms", *partition_by, REASON]
     found = (
-        batch_stats.bucketed(_with_reason(decoded), *dict.fromkeys(needed), now_ms=now_ms)
-        .groupingSets([kafka, *sets], *dict.fromkeys(c for s in [kafka, *sets] for c in s))
+        batch_stats.grouped(batch_stats.bucketed(_with_reason(decoded), *dict.fromkeys(needed), now_ms=now_ms), kafka)
         .agg(
             F.grouping("_kafka_partition").alias(_BY_PARTITION),
             F.min("_kafka_offset").alias("first"),
