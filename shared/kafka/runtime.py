@@ -346,18 +346,24 @@ class Normalizer:
         """Undo a failed batch: abort its transaction and rewind to its first record."""
         consumer = self._consumer
         assert consumer is not None
+        if _cannot_abort(state.producer):
+            await self._replace_producer(tp, state, "its transaction state is fatal")
+            return
         try:
             await asyncio.wait_for(state.producer.abort_transaction(), 30)
         except (TimeoutError, KafkaError, OSError):
-            # The producer cannot finish the abort: replace it. Its successor's
-            # init_transactions aborts the open transaction on the broker.
-            log.warning("replacing producer after failed abort", extra={"partition": f"{tp.topic}:{tp.partition}"})
-            with contextlib.suppress(KafkaError, OSError):
-                await state.producer.stop()
-            self._partitions.pop(tp, None)
-            await self._open([tp])
+            await self._replace_producer(tp, state, "its abort failed")
             return
         consumer.seek(tp, state.next_offset)
+
+    async def _replace_producer(self, tp: TopicPartition, state: _PartitionState, why: str) -> None:
+        """A producer that cannot finish an abort is replaced; its successor's init_transactions aborts
+        the open transaction on the broker, and the partition restarts from its committed offset."""
+        log.warning("replacing producer", extra={"partition": f"{tp.topic}:{tp.partition}", "reason": why})
+        with contextlib.suppress(KafkaError, OSError):
+            await state.producer.stop()
+        self._partitions.pop(tp, None)
+        await self._open([tp])
 
     def _update_lag(self, batches: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]]) -> None:
         consumer = self._consumer
@@ -476,3 +482,15 @@ class _Listener(ConsumerRebalanceListener):
     async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
         async with self.normalizer._lock:
             await self.normalizer._open(assigned)
+
+
+def _cannot_abort(producer: AIOKafkaProducer) -> bool:
+    """Whether the producer's transaction is in aiokafka's fatal state, where ``abort_transaction`` fails.
+
+    When a producer's sender task dies (a broker outage can end it with an error aiokafka does not
+    retry), aiokafka marks the transaction fatal, and ``abort_transaction`` then fails on an
+    ``assert`` of the state machine rather than a ``KafkaError``. aiokafka's own transaction context
+    makes this same check (``_txn_manager.is_fatal_error()``) before it aborts; there is no public one.
+    """
+    manager = getattr(producer, "_txn_manager", None)
+    return manager is not None and bool(manager.is_fatal_error())
