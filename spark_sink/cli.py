@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 from typing import Any
 
 from shared import logs
+from shared.cli import stopping
 from shared.config.settings import KafkaSettings, kafka_settings, load
 from spark_sink.settings import SinkSettings
 
@@ -54,9 +54,9 @@ def load_settings(overrides: dict[str, Any]) -> tuple[SinkSettings, KafkaSetting
 
 
 def run(args: argparse.Namespace) -> int:
-    stop: list[int] = []
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda received, _frame: stop.append(received))
+    # SIGTERM and SIGINT are held since ``binlake``'s first line (shared.cli.stopping), again here for a
+    # caller that skipped main: a stop asked before the queries run is checked after each step of the start.
+    stopping.hold()
     names = ["topic", "lake_uri", "checkpoint_uri", "app_id", "master", "trigger", "trigger_interval_s"]
     names += ["max_offsets_per_trigger", "shuffle_partitions", "bootstrap_servers", "metrics_port"]
     settings, kafka = load_settings({name: getattr(args, name) for name in names})
@@ -68,28 +68,48 @@ def run(args: argparse.Namespace) -> int:
     from spark_sink.metrics_server import MetricsServer
     from spark_sink.session import build_session
 
+    if _stop_asked(log, "before Spark started"):
+        return 0
     metrics = SinkMetrics()
     server = MetricsServer(metrics.registry)
     port = server.start(settings.metrics_host, settings.metrics_port)
-    spark = build_session(settings)
-    job.attach_listener(spark, metrics)
-    queries = job.start(spark, settings, kafka, metrics=metrics)
-    server.ready = True
-    started = {"topic": settings.topic, "lake": settings.lake(), "app_id": settings.txn_app_id(), "metrics_port": port}
-    log.info("sink started", extra=started)
+    error: str | None = None
     try:
-        while not queries.wait(1):
-            server.beat()  # the driver is alive and the queries run
-            if stop:
-                log.info("stopping on signal %d", stop[0])
-                break
-        queries.stop()  # on a signal, or because one query ended: the sink runs both or none
+        spark = build_session(settings)  # seconds: the JVM, the connector packages
+        # pyspark's SparkContext took SIGINT (cancel the jobs, raise KeyboardInterrupt with a traceback): take it back.
+        stopping.hold()
+        try:
+            if _stop_asked(log, "while Spark started"):
+                return 0
+            job.attach_listener(spark, metrics)
+            queries = job.start(spark, settings, kafka, metrics=metrics)
+            server.ready = True
+            app_id = settings.txn_app_id()
+            started = {"topic": settings.topic, "lake": settings.lake(), "app_id": app_id, "metrics_port": port}
+            log.info("sink started", extra=started)
+            try:
+                while not queries.wait(1):
+                    server.beat()  # the driver is alive and the queries run
+                    if stopping.requested() is not None:
+                        log.info("stopping on signal %d", stopping.requested())
+                        break
+                queries.stop()  # on a signal, or because one query ended: the sink runs both or none
+            finally:
+                server.ready = False
+                error = queries.error()
+        finally:
+            spark.stop()
     finally:
         server.ready = False
-        error = queries.error()
-        spark.stop()
         server.stop()
     if error is not None:
         log.error("the sink query failed: %s", error)
         return 1
     return 0
+
+
+def _stop_asked(log: logging.Logger, when: str) -> bool:
+    signum = stopping.requested()
+    if signum is not None:
+        log.info("stopping on signal %d %s", signum, when)
+    return signum is not None

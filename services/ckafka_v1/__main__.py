@@ -5,6 +5,6 @@ Settings come from BINLAKE_* environment variables (docs/configuration.md).
 
 import sys
 
-from shared.cli.normalizer import main_for
+from shared.cli.main import main_for
 
 sys.exit(main_for("ckafka-v1"))

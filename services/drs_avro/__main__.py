@@ -2,6 +2,6 @@
 
 import sys
 
-from shared.cli.normalizer import main_for
+from shared.cli.main import main_for
 
 sys.exit(main_for("drs-avro"))

@@ -5,7 +5,7 @@ The first argument picks the format (default ``drs-json``); settings come from B
 
 import sys
 
-from shared.cli.normalizer import main_for
+from shared.cli.main import main_for
 
 FORMATS = ("drs-json", "drs-json-c")
 chosen = sys.argv.pop(1) if len(sys.argv) > 1 and sys.argv[1] in FORMATS else FORMATS[0]

@@ -12,6 +12,7 @@ import importlib
 import sys
 from typing import Final
 
+from shared.cli import stopping
 from shared.errors import BinlakeError
 
 _COMMANDS: Final = {
@@ -25,6 +26,9 @@ _COMMANDS: Final = {
     "sink": ("spark_sink.cli", "run the Spark sink: unified topic -> changelog and mirror Delta tables"),
     "lake": ("spark_sink.lake_cli", "inspect the sink's lake (show) and check it against the topic (verify)"),
 }
+_SERVICES: Final = frozenset({"normalizer", "sink"})
+"""Long-running commands: SIGTERM and SIGINT stop them cleanly (status 0) from ``main``'s first line
+(``shared.cli.stopping``); the other commands keep the default actions."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,7 +42,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    # First of all: building the parser imports every command (half a second) and a service's
+    # start takes seconds more; a SIGTERM meanwhile must stop it cleanly, not kill it (status -15).
+    stopping.hold()
+    try:
+        args = build_parser().parse_args(argv)
+    except BaseException:
+        stopping.release()  # --help, a usage error: a signal that came meanwhile acts as it would have
+        raise
+    if args.command not in _SERVICES:
+        stopping.release()
+    try:
+        return _run(args)
+    finally:
+        stopping.release(redeliver=False)  # a service has acted on its signal: it stopped
+
+
+def main_for(format_id: str) -> int:
+    """``python -m services.<format>``: the normalizer with its format fixed (other settings from env).
+
+    Here rather than in ``shared.cli.normalizer``, whose imports (settings) would run
+    before ``main`` holds the signals.
+    """
+    return main(["normalizer", "--format", format_id, *sys.argv[1:]])
+
+
+def _run(args: argparse.Namespace) -> int:
     module = importlib.import_module(_COMMANDS[args.command][0])
     try:
         code: int = module.run(args)

@@ -14,10 +14,10 @@ import asyncio
 import logging
 import os
 import signal
-import sys
 from typing import Any
 
 from shared import logs
+from shared.cli import stopping
 from shared.config.settings import KafkaSettings, NormalizerSettings, kafka_settings, load
 
 
@@ -37,14 +37,10 @@ def load_settings(overrides: dict[str, Any]) -> tuple[NormalizerSettings, KafkaS
     return load(NormalizerSettings, **given), kafka_settings(bootstrap)
 
 
-_EARLY_STOP: list[int] = []
-"""Signals that arrived before the event loop took over signal handling."""
-
-
 def run(args: argparse.Namespace) -> int:
-    # A SIGTERM during start-up (imports, settings) must still mean a clean stop.
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda received, _frame: _EARLY_STOP.append(received))
+    # A SIGTERM during start-up (imports, settings) must still mean a clean stop: held since
+    # ``binlake``'s first line (shared.cli.stopping), again here for a caller that skipped main.
+    stopping.hold()
     settings, kafka = load_settings(
         {
             "format": args.format,
@@ -60,13 +56,6 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(serve(settings, kafka))
 
 
-def main_for(format_id: str) -> int:
-    """``python -m services.<format>``: the normalizer with its format fixed (other settings from env)."""
-    from shared.cli.main import main
-
-    return main(["normalizer", "--format", format_id, *sys.argv[1:]])
-
-
 async def serve(settings: NormalizerSettings, kafka: KafkaSettings) -> int:
     from shared.kafka.runtime import Normalizer
 
@@ -74,7 +63,7 @@ async def serve(settings: NormalizerSettings, kafka: KafkaSettings) -> int:
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, normalizer.stop)
-    if _EARLY_STOP:
+    if stopping.requested() is not None:  # a signal held during start-up
         normalizer.stop()
     logging.getLogger("binlake").info(
         "normalizer starting", extra={"format": settings.format, "pid": os.getpid(), "kafka": kafka.bootstrap_servers}

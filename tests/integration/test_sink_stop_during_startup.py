@@ -1,0 +1,101 @@
+"""``binlake sink`` (a real process, real Spark) stopped during its start: status 0, no traceback.
+
+Three moments: a SIGTERM while the command modules are imported (before the
+handlers came first this killed the sink with status -15); a SIGTERM while
+Spark's JVM starts (the queries are then never started); and a SIGINT once the
+sink runs, after pyspark's SparkContext had installed its own SIGINT handler
+(cancel the jobs, raise KeyboardInterrupt: a traceback and status 1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.integration import kafka_tools
+from tests.integration.spark_fixtures import sink_settings_for_tests
+from tests.signal_probe import binlake_command, children, signal_during_start
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads signal handlers from /proc (Linux)"),
+    pytest.mark.skipif(not shutil.which("java"), reason="the Spark sink needs a JDK (java on PATH)"),
+]
+
+
+def _sink_env(bootstrap: str, topic: str, lake: Path) -> dict[str, str]:
+    settings = sink_settings_for_tests()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BINLAKE_")}
+    env.update(
+        {
+            "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
+            "BINLAKE_SINK_TOPIC": topic,
+            "BINLAKE_SINK_LAKE_URI": lake.as_uri(),
+            "BINLAKE_SINK_MASTER": settings.master,
+            "BINLAKE_SINK_SHUFFLE_PARTITIONS": str(settings.shuffle_partitions),
+            "BINLAKE_SINK_SPARK_CONF": json.dumps(settings.spark_conf),
+            "BINLAKE_SINK_TRIGGER": "processing-time",
+            "BINLAKE_SINK_TRIGGER_INTERVAL_S": "1",
+            "BINLAKE_SINK_LOG_LEVEL": "ERROR",
+            "BINLAKE_SINK_METRICS_PORT": "0",
+            "BINLAKE_SINK_METRICS_HOST": "127.0.0.1",
+        }
+    )
+    if "BINLAKE_SPARK_IVY_DIR" in os.environ:
+        env["BINLAKE_SPARK_IVY_DIR"] = os.environ["BINLAKE_SPARK_IVY_DIR"]
+    return env
+
+
+def _jvm_starting(process: subprocess.Popen[bytes]) -> bool:
+    return bool(children(process.pid))
+
+
+def _logged(log: Path, text: str) -> Callable[[subprocess.Popen[bytes]], bool]:
+    return lambda _process: log.exists() and text in log.read_text(errors="replace")
+
+
+def _assert_clean(returncode: int, output: str, when: str) -> None:
+    assert returncode == 0, f"{when}: status {returncode}\n{output[-3000:]}"
+    assert "Traceback" not in output, f"{when}:\n{output[-3000:]}"
+
+
+@pytest.mark.asyncio
+async def test_sink_stops_cleanly_during_start(kafka_bootstrap: str, tmp_path: Path) -> None:
+    topic = kafka_tools.unique("stop-events")
+    await kafka_tools.create_topics(kafka_bootstrap, {topic: 1})
+    env = _sink_env(kafka_bootstrap, topic, tmp_path / "lake")
+    command = binlake_command("sink")
+
+    in_imports = await asyncio.to_thread(signal_during_start, command, env, moment_s=0.35)
+    _assert_clean(in_imports.returncode, in_imports.output, "SIGTERM 0.35 s after start")
+    assert "stopping on signal 15 before Spark started" in in_imports.output
+
+    log = tmp_path / "jvm.log"
+    in_spark = await asyncio.to_thread(
+        signal_during_start, command, env, moment_s=0, log=log, after=_jvm_starting, timeout_s=300
+    )
+    _assert_clean(in_spark.returncode, in_spark.output, "SIGTERM while Spark starts")
+    assert "stopping on signal 15" in in_spark.output
+    assert "sink started" not in in_spark.output  # stopped before its queries ran
+
+    log = tmp_path / "running.log"
+    running = await asyncio.to_thread(
+        signal_during_start,
+        command,
+        env,
+        moment_s=0,
+        signum=signal.SIGINT,
+        log=log,
+        after=_logged(log, '"msg":"sink started"'),
+        timeout_s=300,
+    )
+    _assert_clean(running.returncode, running.output, "SIGINT once the sink runs")
+    assert "stopping on signal 2" in running.output
