@@ -22,8 +22,11 @@ exactly after the last committed batch. A fenced zombie's commit fails with
 Failures: a broker error inside a batch aborts its transaction and rewinds the
 partition to the batch's first offset, then the loop backs off (exponential,
 capped) and retries; a producer that can no longer abort is replaced (which
-aborts the open transaction on the broker). SIGTERM finishes the open batch
-(commit or abort) and leaves the group; nothing partial is ever committed.
+aborts the open transaction on the broker), but only while the group
+coordinator confirms the partition is still ours; otherwise the instance leaves
+the group and joins again (shared/kafka/assignment.py). SIGTERM finishes the
+open batch (commit or abort) and leaves the group; nothing partial is ever
+committed.
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ import gc
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,7 @@ from shared.codec import avro
 from shared.config.settings import KafkaSettings, NormalizerSettings, TableRule
 from shared.errors import ConfigError
 from shared.event.model import ChangeEvent
+from shared.kafka.assignment import LeaveGroup, Partitions, PartitionState, ProducerFactory
 from shared.kafka.client import connection_kwargs
 from shared.kafka.records import dead_letter_headers, event_key, partition_for
 from shared.metrics.http import HealthServer
@@ -85,18 +88,12 @@ class _Tally:
 
 
 @dataclass
-class _PartitionState:
-    producer: AIOKafkaProducer
-    next_offset: int = 0
-    """The first offset not yet committed: records below it are never processed again."""
-    fenced: bool = False
-
-
-@dataclass
 class Normalizer:
     settings: NormalizerSettings
     kafka: KafkaSettings
     metrics: NormalizerMetrics = field(default_factory=NormalizerMetrics)
+    make_producer: ProducerFactory = AIOKafkaProducer
+    """Makes the partitions' producers (a seam for tests that inject producer faults)."""
 
     def __post_init__(self) -> None:
         self.parser = registry.get(self.settings.format)
@@ -116,12 +113,26 @@ class Normalizer:
         self._contexts: dict[str, ParseContext] = {}
         self._include = [TableRule(pattern=p).regex() for p in self.settings.include_tables]
         self._exclude = [TableRule(pattern=p).regex() for p in self.settings.exclude_tables]
-        self._partitions: dict[TopicPartition, _PartitionState] = {}
         self._lock = asyncio.Lock()
         self._stopping = asyncio.Event()
         self._consumer: AIOKafkaConsumer | None = None
         self.health = HealthServer(self.metrics.registry)
         self._client = connection_kwargs(self.kafka)
+        self._partitions = Partitions(
+            group_id=self.settings.group_id,
+            producer_options={
+                "enable_idempotence": True,
+                "partitioner": partition_for,
+                "linger_ms": 5,
+                "max_batch_size": 256 * 1024,
+                "max_request_size": 16 * 1024 * 1024,
+                "compression_type": None if self.settings.compression == "none" else self.settings.compression,
+                **self._client,
+            },
+            make_producer=self.make_producer,
+            metrics=self.metrics,
+            ownership_timeout_s=self.settings.session_timeout_ms / 1000,
+        )
 
     # ---------------------------------------------------------------- control
 
@@ -130,7 +141,7 @@ class Normalizer:
         self._stopping.set()
 
     def transactional_id(self, tp: TopicPartition) -> str:
-        return f"{self.settings.group_id}.{tp.topic}.{tp.partition}"
+        return self._partitions.transactional_id(tp)
 
     def _context(self, topic: str) -> ParseContext:
         ctx = self._contexts.get(topic)
@@ -144,57 +155,6 @@ class Normalizer:
             )
             self._contexts[topic] = ctx
         return ctx
-
-    # ---------------------------------------------------------------- partitions
-
-    async def _open(self, assigned: Iterable[TopicPartition]) -> None:
-        consumer = self._consumer
-        assert consumer is not None
-        fresh = [tp for tp in assigned if tp not in self._partitions]
-        for tp in fresh:
-            producer = AIOKafkaProducer(
-                transactional_id=self.transactional_id(tp),
-                enable_idempotence=True,
-                partitioner=partition_for,
-                linger_ms=5,
-                max_batch_size=256 * 1024,
-                max_request_size=16 * 1024 * 1024,
-                compression_type=None if self.settings.compression == "none" else self.settings.compression,
-                **self._client,
-            )
-            # start() runs init_transactions: fences any zombie owner of this
-            # partition and settles its open transaction before we read offsets.
-            await producer.start()
-            self._partitions[tp] = _PartitionState(producer)
-        await self._rewind(fresh)
-        self.metrics.assigned.set(len(self._partitions))
-        log.info("partitions assigned", extra={"partitions": [f"{tp.topic}:{tp.partition}" for tp in fresh]})
-
-    async def _rewind(self, tps: Iterable[TopicPartition]) -> None:
-        """Seek partitions to their committed offsets (the start of uncommitted work).
-
-        The offset is also kept as the partition's ``next_offset`` guard: records
-        the fetcher already buffered from an older position (it starts fetching
-        before the assignment callback has run) are dropped, not processed twice.
-        """
-        consumer = self._consumer
-        assert consumer is not None
-        for tp in tps:
-            committed = await consumer.committed(tp)
-            if committed is None:
-                committed = (await consumer.beginning_offsets([tp]))[tp]
-            consumer.seek(tp, committed)
-            self._partitions[tp].next_offset = committed
-
-    async def _close(self, revoked: Iterable[TopicPartition]) -> None:
-        for tp in revoked:
-            state = self._partitions.pop(tp, None)
-            if state is not None:
-                await state.producer.stop()
-            # The new owner reports this partition's lag now: no stale series here.
-            with contextlib.suppress(KeyError):
-                self.metrics.lag.remove(tp.topic, str(tp.partition))
-        self.metrics.assigned.set(len(self._partitions))
 
     # ---------------------------------------------------------------- batches
 
@@ -210,11 +170,16 @@ class Normalizer:
         return not any(rule.match(name) for rule in self._exclude)
 
     async def _process(self, tp: TopicPartition, records: list[ConsumerRecord[bytes, bytes]]) -> BatchResult:
-        state = self._partitions.get(tp)
-        if state is None or state.fenced:
+        state = self._partitions.states.get(tp)
+        if state is None:
             return BatchResult()  # not ours (any more): the next owner processes these
         records = [record for record in records if record.offset >= state.next_offset]
         if not records:
+            return BatchResult()
+        if _transaction_state(state.producer) not in _CAN_BEGIN:
+            # Its sender died between batches (aiokafka marked the transaction fatal): begin_transaction
+            # would fail on an assert. The replacement rewinds; the next poll fetches these records again.
+            await self._partitions.replace(tp, state, f"its transaction state is {_transaction_state(state.producer)}")
             return BatchResult()
         result = BatchResult(consumed=len(records))
         producer = state.producer
@@ -293,7 +258,7 @@ class Normalizer:
             await producer.commit_transaction()
             state.next_offset = records[-1].offset + 1
         except ProducerFenced:
-            state.fenced = True
+            await self._partitions.close([tp])  # taken over: the new owner reprocesses from the last commit
             metrics.aborts.labels("fenced").inc()
             log.warning("producer fenced: partition taken over", extra={"partition": f"{tp.topic}:{tp.partition}"})
             return BatchResult()
@@ -342,28 +307,24 @@ class Normalizer:
         if tally.lane_declined:
             metrics.fast_lane.labels("declined").inc(tally.lane_declined)
 
-    async def _abort(self, tp: TopicPartition, state: _PartitionState) -> None:
-        """Undo a failed batch: abort its transaction and rewind to its first record."""
+    async def _abort(self, tp: TopicPartition, state: PartitionState) -> None:
+        """Undo a failed batch: abort its transaction and rewind to its first record.
+
+        A producer whose transaction aiokafka cannot abort (committing, aborting, fatal: ``abort_transaction``
+        would fail on an assert of its state machine, not a KafkaError, and stop the service) is replaced.
+        """
         consumer = self._consumer
         assert consumer is not None
         if _cannot_abort(state.producer):
-            await self._replace_producer(tp, state, "its transaction state is fatal")
+            await self._partitions.replace(tp, state, f"its transaction state is {_transaction_state(state.producer)}")
             return
-        try:
-            await asyncio.wait_for(state.producer.abort_transaction(), 30)
-        except (TimeoutError, KafkaError, OSError):
-            await self._replace_producer(tp, state, "its abort failed")
-            return
+        if _transaction_state(state.producer) in _OPEN:
+            try:
+                await asyncio.wait_for(state.producer.abort_transaction(), 30)
+            except (TimeoutError, KafkaError, OSError):
+                await self._partitions.replace(tp, state, "its abort failed")
+                return
         consumer.seek(tp, state.next_offset)
-
-    async def _replace_producer(self, tp: TopicPartition, state: _PartitionState, why: str) -> None:
-        """A producer that cannot finish an abort is replaced; its successor's init_transactions aborts
-        the open transaction on the broker, and the partition restarts from its committed offset."""
-        log.warning("replacing producer", extra={"partition": f"{tp.topic}:{tp.partition}", "reason": why})
-        with contextlib.suppress(KafkaError, OSError):
-            await state.producer.stop()
-        self._partitions.pop(tp, None)
-        await self._open([tp])
 
     def _update_lag(self, batches: dict[TopicPartition, list[ConsumerRecord[bytes, bytes]]]) -> None:
         consumer = self._consumer
@@ -384,10 +345,14 @@ class Normalizer:
                 try:
                     await self._consume_until_stopped()
                     return
-                except (TimeoutError, KafkaError, OSError) as exc:
-                    self.metrics.broker_errors.labels(type(exc).__name__).inc()
+                except (TimeoutError, KafkaError, OSError, LeaveGroup) as exc:
+                    if isinstance(exc, LeaveGroup):
+                        self.metrics.rejoins.labels(exc.cause).inc()
+                        log.warning("leaving the group to join again", extra={"reason": str(exc), "backoff_s": backoff})
+                    else:
+                        self.metrics.broker_errors.labels(type(exc).__name__).inc()
+                        log.warning("broker error, backing off", extra={"error": repr(exc), "backoff_s": backoff})
                     self.health.ready = False
-                    log.warning("broker error, backing off", extra={"error": repr(exc), "backoff_s": backoff})
                     await self._shutdown_clients()
                     self.health.beat()  # backing off is alive: a restart would not help
                     with contextlib.suppress(TimeoutError):
@@ -409,7 +374,7 @@ class Normalizer:
             heartbeat_interval_ms=max(500, settings.session_timeout_ms // 4),
             **self._client,
         )
-        self._consumer = consumer
+        self._consumer = self._partitions.consumer = consumer
         consumer.subscribe(settings.input_topics, listener=_Listener(self))
         await consumer.start()
         self.health.ready = True
@@ -443,10 +408,11 @@ class Normalizer:
 
     async def _shutdown_clients(self) -> None:
         async with self._lock:
-            await self._close(list(self._partitions))
+            await self._partitions.close(list(self._partitions.states))
         # Outside the lock: stopping the consumer leaves the group, which calls
         # the rebalance listener, which takes the lock.
         consumer, self._consumer = self._consumer, None
+        self._partitions.consumer = None
         if consumer is not None:
             with contextlib.suppress(KafkaError, OSError):
                 await consumer.stop()
@@ -477,20 +443,37 @@ class _Listener(ConsumerRebalanceListener):
     async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
         # The lock waits for an in-flight batch to commit or abort first.
         async with self.normalizer._lock:
-            await self.normalizer._close(revoked)
+            await self.normalizer._partitions.close(revoked)
 
     async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
         async with self.normalizer._lock:
-            await self.normalizer._open(assigned)
+            await self.normalizer._partitions.open(assigned)
+
+
+_OPEN = frozenset({"IN_TRANSACTION", "ABORTABLE_ERROR"})
+"""aiokafka's transaction states that ``abort_transaction`` can leave (to ABORTING_TRANSACTION)."""
+_CAN_BEGIN = frozenset({"READY", None})
+"""States ``begin_transaction`` can leave (None: not a transactional producer)."""
+
+
+def _transaction_state(producer: AIOKafkaProducer) -> str | None:
+    """The name of the producer's transaction state in aiokafka's state machine (None: not transactional).
+
+    aiokafka checks every transition with an ``assert``: from a state that does not allow it,
+    ``abort_transaction`` and ``begin_transaction`` fail with an AssertionError, not a KafkaError. There
+    is no public accessor; aiokafka's own transaction context reads ``_txn_manager`` the same way.
+    """
+    manager = getattr(producer, "_txn_manager", None)
+    if manager is None or manager.transactional_id is None:
+        return None
+    return str(manager.state.name)
 
 
 def _cannot_abort(producer: AIOKafkaProducer) -> bool:
-    """Whether the producer's transaction is in aiokafka's fatal state, where ``abort_transaction`` fails.
+    """Whether the producer has a transaction that ``abort_transaction`` cannot end: it must be replaced.
 
-    When a producer's sender task dies (a broker outage can end it with an error aiokafka does not
-    retry), aiokafka marks the transaction fatal, and ``abort_transaction`` then fails on an
-    ``assert`` of the state machine rather than a ``KafkaError``. aiokafka's own transaction context
-    makes this same check (``_txn_manager.is_fatal_error()``) before it aborts; there is no public one.
+    COMMITTING_TRANSACTION (a commit whose outcome is unknown), ABORTING_TRANSACTION (an abort under way)
+    and FATAL_ERROR (the sender task died, as a broker outage can make it: aiokafka marks the
+    transaction fatal) all allow no abort.
     """
-    manager = getattr(producer, "_txn_manager", None)
-    return manager is not None and bool(manager.is_fatal_error())
+    return _transaction_state(producer) not in _OPEN | _CAN_BEGIN

@@ -60,3 +60,9 @@ class NormalizerMetrics:
         self.broker_errors = Counter(
             "binlake_broker_errors", "Kafka errors that made the service back off", ["error"], registry=r
         )
+        self.rejoins = Counter(
+            "binlake_group_rejoins",
+            "Times the service left the consumer group to join again (cause: assignment_failed, ownership_unconfirmed)",
+            ["cause"],
+            registry=r,
+        )

@@ -1,0 +1,148 @@
+"""The input partitions a normalizer owns: each one's transactional producer, fenced and rewound.
+
+A partition is consumed only once its producer has started (``init_transactions``
+fences any older owner and settles its open transaction) and the consumer has been
+rewound to the partition's committed offset (docs/exactly-once.md).
+
+A producer that cannot go on (its transaction is in a state aiokafka cannot abort
+from, or it was fenced) is replaced by a new one with the same transactional id,
+whose ``init_transactions`` fences it and aborts its open transaction on the broker.
+That fences *every* other producer of the id, so it is done only while the group
+coordinator confirms that this instance still owns the partition; otherwise the
+instance leaves the group and joins again (``LeaveGroup``), and the group decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.errors import KafkaError
+
+from shared.metrics.normalizer import NormalizerMetrics
+
+log = logging.getLogger("binlake.normalizer")
+
+ProducerFactory = Callable[..., AIOKafkaProducer]
+"""Makes a partition's producer from aiokafka keyword arguments (``AIOKafkaProducer``; tests inject faults)."""
+
+
+class LeaveGroup(Exception):
+    """The instance must leave the consumer group and join again (the run loop does it after a back-off)."""
+
+    def __init__(self, cause: str, detail: str) -> None:
+        super().__init__(f"{cause}: {detail}")
+        self.cause = cause
+        """A fixed word for the metric label: assignment_failed, ownership_unconfirmed."""
+
+
+@dataclass
+class PartitionState:
+    producer: AIOKafkaProducer
+    next_offset: int = 0
+    """The first offset not yet committed: records below it are never processed again."""
+
+
+@dataclass
+class Partitions:
+    """The owned partitions (``states``) and what starts, rewinds, replaces and stops their producers."""
+
+    group_id: str
+    producer_options: dict[str, Any]
+    make_producer: ProducerFactory
+    metrics: NormalizerMetrics
+    ownership_timeout_s: float = 10.0
+    consumer: AIOKafkaConsumer | None = None
+    states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
+
+    def transactional_id(self, tp: TopicPartition) -> str:
+        return f"{self.group_id}.{tp.topic}.{tp.partition}"
+
+    async def open(self, assigned: Iterable[TopicPartition]) -> None:
+        fresh = [tp for tp in assigned if tp not in self.states]
+        for tp in fresh:
+            self.states[tp] = await self._start(tp)
+        self.metrics.assigned.set(len(self.states))
+        log.info("partitions assigned", extra={"partitions": [f"{tp.topic}:{tp.partition}" for tp in fresh]})
+
+    async def close(self, revoked: Iterable[TopicPartition]) -> None:
+        for tp in revoked:
+            state = self.states.pop(tp, None)
+            if state is not None:
+                await _stop(state.producer)
+            # The new owner reports this partition's lag now: no stale series here.
+            with contextlib.suppress(KeyError):
+                self.metrics.lag.remove(tp.topic, str(tp.partition))
+        self.metrics.assigned.set(len(self.states))
+
+    async def replace(self, tp: TopicPartition, state: PartitionState, why: str) -> None:
+        """Replace the partition's producer: its successor's init_transactions aborts the open transaction
+        on the broker, and the partition restarts from its committed offset.
+
+        Raises ``LeaveGroup`` when the coordinator does not confirm that the partition is still ours: the
+        successor would fence the producer of the owner the group moved the partition to.
+        """
+        log.warning("replacing producer", extra={"partition": f"{tp.topic}:{tp.partition}", "reason": why})
+        await _stop(state.producer)
+        if not await self.owned(tp):
+            self.states.pop(tp, None)
+            raise LeaveGroup("ownership_unconfirmed", f"{tp.topic}:{tp.partition}: a producer to replace ({why})")
+        self.states[tp] = await self._start(tp)
+
+    async def owned(self, tp: TopicPartition) -> bool:
+        """Whether the group coordinator confirms, now, that ``tp`` is assigned to this instance.
+
+        The local assignment can be stale (an instance paused past its session timeout has lost its
+        partitions without knowing), so a heartbeat asks the coordinator: it succeeds only for a member of
+        the current generation with no rebalance under way, the generation whose assignment we hold.
+        aiokafka has no public call for this; its own heartbeat is the one used (it also starts a rejoin
+        when the answer says the member is gone).
+        """
+        consumer = self.consumer
+        if consumer is None or tp not in consumer.assignment():
+            return False
+        coordinator: Any = getattr(consumer, "_coordinator", None)
+        if coordinator is None or not hasattr(coordinator, "_do_heartbeat"):
+            return False
+        try:
+            alive = await asyncio.wait_for(coordinator._do_heartbeat(), self.ownership_timeout_s)
+        except (TimeoutError, KafkaError, OSError):
+            return False
+        rejoining = coordinator._rejoin_needed_fut.done()
+        return bool(alive) and not rejoining and tp in consumer.assignment()
+
+    async def _start(self, tp: TopicPartition) -> PartitionState:
+        """A started producer (fencing older ones) and the consumer rewound to the committed offset."""
+        producer = self.make_producer(transactional_id=self.transactional_id(tp), **self.producer_options)
+        # start() runs init_transactions: fences any zombie owner of this
+        # partition and settles its open transaction before we read offsets.
+        await producer.start()
+        state = PartitionState(producer)
+        await self._rewind(tp, state)
+        return state
+
+    async def _rewind(self, tp: TopicPartition, state: PartitionState) -> None:
+        """Seek the partition to its committed offset (the start of uncommitted work).
+
+        The offset is also kept as the partition's ``next_offset`` guard: records
+        the fetcher already buffered from an older position (it starts fetching
+        before the assignment callback has run) are dropped, not processed twice.
+        """
+        consumer = self.consumer
+        assert consumer is not None
+        committed = await consumer.committed(tp)
+        if committed is None:
+            committed = (await consumer.beginning_offsets([tp]))[tp]
+        consumer.seek(tp, committed)
+        state.next_offset = committed
+
+
+async def _stop(producer: AIOKafkaProducer) -> None:
+    # A producer being let go may be fenced or cut off: its stop must not stop the caller.
+    with contextlib.suppress(KafkaError, OSError):
+        await producer.stop()
