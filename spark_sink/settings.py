@@ -144,7 +144,11 @@ class SinkSettings(BaseSettings):
         description="Port of the sink's /metrics, /healthz and /readyz (0: pick a free one). 9109, next to the "
         "normalizer's 9108, so both can run on one host.",
     )
-    metrics_host: str = Field("0.0.0.0", description="Address the sink's metrics/health server binds.")
+    metrics_host: str = Field(
+        "127.0.0.1",
+        description="Address the sink's metrics/health server binds: this host only by default; 0.0.0.0 (every "
+        "interface) where Prometheus or probes reach it from elsewhere (a container, a pod).",
+    )
 
     @field_validator(
         "changelog_partition_by",

@@ -141,7 +141,11 @@ class NormalizerSettings(BaseSettings):
         ),
     )
     metrics_port: int = Field(9108, ge=0, description="Port of /metrics, /healthz and /readyz (0: pick a free one).")
-    metrics_host: str = Field("0.0.0.0", description="Address the metrics/health server binds.")
+    metrics_host: str = Field(
+        "127.0.0.1",
+        description="Address the metrics/health server binds: this host only by default; 0.0.0.0 (every "
+        "interface) where Prometheus or probes reach it from elsewhere, as the chart and docker-compose set.",
+    )
     log_level: str = Field("INFO", description="Log level: DEBUG, INFO, WARNING, ERROR.")
     session_timeout_ms: int = Field(
         10000,

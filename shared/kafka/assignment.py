@@ -4,6 +4,15 @@ A partition is consumed only once its producer has started (``init_transactions`
 fences any older owner and settles its open transaction) and the consumer has been
 rewound to the partition's committed offset (docs/exactly-once.md).
 
+An assignment does that for every partition it brings, or for none. aiokafka logs
+what a rebalance listener raises and carries on as if the assignment had worked: a
+partition whose producer failed to start would be fetched without a producer (its
+records skipped until the next rebalance), and those started before it would not be
+rewound. So a failed assignment stops the producers it started, and the listener
+records the failure (``Partitions.failed``): the run loop then leaves the group and
+joins again after a back-off, and until then processes nothing (a partition without a
+producer is never processed).
+
 A producer that cannot go on (its transaction is in a state aiokafka cannot abort
 from, or it was fenced) is replaced by a new one with the same transactional id,
 whose ``init_transactions`` fences it and aborts its open transaction on the broker.
@@ -22,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
+from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError
 
 from shared.metrics.normalizer import NormalizerMetrics
@@ -59,14 +69,24 @@ class Partitions:
     ownership_timeout_s: float = 10.0
     consumer: AIOKafkaConsumer | None = None
     states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
+    failed: str | None = None
+    """Why the last assignment failed (the run loop leaves the group when set)."""
 
     def transactional_id(self, tp: TopicPartition) -> str:
         return f"{self.group_id}.{tp.topic}.{tp.partition}"
 
     async def open(self, assigned: Iterable[TopicPartition]) -> None:
+        """Start and rewind every assigned partition, or (raising) none: a failure stops those started."""
         fresh = [tp for tp in assigned if tp not in self.states]
-        for tp in fresh:
-            self.states[tp] = await self._start(tp)
+        started: dict[TopicPartition, PartitionState] = {}
+        try:
+            for tp in fresh:
+                started[tp] = await self._start(tp)
+        except BaseException:
+            for state in started.values():
+                await _stop(state.producer)
+            raise
+        self.states.update(started)
         self.metrics.assigned.set(len(self.states))
         log.info("partitions assigned", extra={"partitions": [f"{tp.topic}:{tp.partition}" for tp in fresh]})
 
@@ -119,11 +139,15 @@ class Partitions:
     async def _start(self, tp: TopicPartition) -> PartitionState:
         """A started producer (fencing older ones) and the consumer rewound to the committed offset."""
         producer = self.make_producer(transactional_id=self.transactional_id(tp), **self.producer_options)
-        # start() runs init_transactions: fences any zombie owner of this
-        # partition and settles its open transaction before we read offsets.
-        await producer.start()
-        state = PartitionState(producer)
-        await self._rewind(tp, state)
+        try:
+            # start() runs init_transactions: fences any zombie owner of this
+            # partition and settles its open transaction before we read offsets.
+            await producer.start()
+            state = PartitionState(producer)
+            await self._rewind(tp, state)
+        except BaseException:
+            await _stop(producer)  # a producer that failed to start still holds connections
+            raise
         return state
 
     async def _rewind(self, tp: TopicPartition, state: PartitionState) -> None:
@@ -140,6 +164,27 @@ class Partitions:
             committed = (await consumer.beginning_offsets([tp]))[tp]
         consumer.seek(tp, committed)
         state.next_offset = committed
+
+
+class Listener(ConsumerRebalanceListener):
+    """Opens and closes partitions in rebalances, under the lock that batches hold (a revocation waits
+    for the batch in flight to commit or abort)."""
+
+    def __init__(self, partitions: Partitions, lock: asyncio.Lock) -> None:
+        self.partitions = partitions
+        self.lock = lock
+
+    async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
+        async with self.lock:
+            await self.partitions.close(revoked)
+
+    async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
+        async with self.lock:
+            try:
+                await self.partitions.open(assigned)
+            except Exception as exc:  # noqa: BLE001 - aiokafka would log it and go on as if assigned
+                self.partitions.failed = f"{type(exc).__name__}: {exc}"
+                log.error("assignment failed: leaving the group", extra={"error": self.partitions.failed})
 
 
 async def _stop(producer: AIOKafkaProducer) -> None:

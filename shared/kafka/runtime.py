@@ -43,7 +43,6 @@ from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
-from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError, ProducerFenced
 
 from shared import fastlane, native
@@ -51,7 +50,7 @@ from shared.codec import avro
 from shared.config.settings import KafkaSettings, NormalizerSettings, TableRule
 from shared.errors import ConfigError
 from shared.event.model import ChangeEvent
-from shared.kafka.assignment import LeaveGroup, Partitions, PartitionState, ProducerFactory
+from shared.kafka.assignment import LeaveGroup, Listener, Partitions, PartitionState, ProducerFactory
 from shared.kafka.client import connection_kwargs
 from shared.kafka.records import dead_letter_headers, event_key, partition_for
 from shared.metrics.http import HealthServer
@@ -375,7 +374,8 @@ class Normalizer:
             **self._client,
         )
         self._consumer = self._partitions.consumer = consumer
-        consumer.subscribe(settings.input_topics, listener=_Listener(self))
+        self._partitions.failed = None
+        consumer.subscribe(settings.input_topics, listener=Listener(self._partitions, self._lock))
         await consumer.start()
         self.health.ready = True
         compiled = native.status()
@@ -393,6 +393,8 @@ class Normalizer:
         while not self._stopping.is_set():
             self.health.beat()
             batches = await consumer.getmany(timeout_ms=settings.batch_max_ms, max_records=settings.batch_max_messages)
+            if self._partitions.failed is not None:
+                raise LeaveGroup("assignment_failed", self._partitions.failed)
             if not batches:
                 continue
             async with self._lock:
@@ -434,20 +436,6 @@ def _freeze_startup_objects() -> None:
     if not _frozen:
         gc.freeze()
         _frozen = True
-
-
-class _Listener(ConsumerRebalanceListener):
-    def __init__(self, normalizer: Normalizer) -> None:
-        self.normalizer = normalizer
-
-    async def on_partitions_revoked(self, revoked: list[TopicPartition]) -> None:
-        # The lock waits for an in-flight batch to commit or abort first.
-        async with self.normalizer._lock:
-            await self.normalizer._partitions.close(revoked)
-
-    async def on_partitions_assigned(self, assigned: list[TopicPartition]) -> None:
-        async with self.normalizer._lock:
-            await self.normalizer._partitions.open(assigned)
 
 
 _OPEN = frozenset({"IN_TRANSACTION", "ABORTABLE_ERROR"})
