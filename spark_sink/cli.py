@@ -25,6 +25,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lake", dest="lake_uri", metavar="URI", help="lake root (BINLAKE_SINK_LAKE_URI)")
     parser.add_argument("--checkpoint", dest="checkpoint_uri", metavar="URI", help="BINLAKE_SINK_CHECKPOINT_URI")
     parser.add_argument("--app-id", metavar="ID", help="Delta txnAppId (BINLAKE_SINK_APP_ID)")
+    parser.add_argument(
+        "--adopt-lake",
+        action="store_const",
+        const=True,
+        help="a new checkpoint takes over a lake written from another, deleted one (BINLAKE_SINK_ADOPT_LAKE)",
+    )
     parser.add_argument("--master", metavar="URL", help="Spark master (BINLAKE_SINK_MASTER)")
     parser.add_argument("--trigger", choices=["processing-time", "available-now"], help="BINLAKE_SINK_TRIGGER")
     parser.add_argument(
@@ -57,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     # SIGTERM and SIGINT are held since ``binlake``'s first line (shared.cli.stopping), again here for a
     # caller that skipped main: a stop asked before the queries run is checked after each step of the start.
     stopping.hold()
-    names = ["topic", "lake_uri", "checkpoint_uri", "app_id", "master", "trigger", "trigger_interval_s"]
+    names = ["topic", "lake_uri", "checkpoint_uri", "app_id", "adopt_lake", "master", "trigger", "trigger_interval_s"]
     names += ["max_offsets_per_trigger", "shuffle_partitions", "bootstrap_servers", "metrics_port"]
     settings, kafka = load_settings({name: getattr(args, name) for name in names})
     logs.setup("INFO")
@@ -84,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
             job.attach_listener(spark, metrics)
             queries = job.start(spark, settings, kafka, metrics=metrics)
             server.ready = True
-            app_id = settings.txn_app_id()
+            app_id = queries.app_ids.changelog if queries.app_ids is not None else None
             started = {"topic": settings.topic, "lake": settings.lake(), "app_id": app_id, "metrics_port": port}
             log.info("sink started", extra=started)
             try:

@@ -4,7 +4,7 @@ A micro-batch's non-row events are few, so they are collected to the driver
 and turned into per-table instructions:
 
 - ``TRUNCATE`` (and a DDL of kind ``TRUNCATE_TABLE`` or ``DROP_TABLE``) empties
-  the table as of its ``order_key``: mirror rows and tombstones older than it
+  the table as of its sequence (``spark_sink.order``): mirror rows and tombstones older than it
   are deleted, current history versions are closed, and every row event not
   newer than it is ignored from then on (table property ``binlake.truncated_at``).
   A dropped table keeps its mirror (empty) so a re-created table continues it.
@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 
 from shared.parsing.sqltypes import sql_type
 from spark_sink.mirror_plan import ColumnDesc
+from spark_sink.order import sequence
 
 EMPTYING_DDL: Final = frozenset({"TRUNCATE_TABLE", "DROP_TABLE"})
 
@@ -50,7 +51,7 @@ class TableControl:
     """What a micro-batch's TRUNCATE and DDL events ask of one table."""
 
     truncated_at: str | None = None
-    """The largest order_key of an emptying event in the batch."""
+    """The largest sequence (``spark_sink.order``) of an emptying event in the batch."""
     truncated_ts_ms: int | None = None
     """That event's ``ts_ms`` (when history tables close their versions)."""
     added: list[ColumnDesc] = field(default_factory=list)
@@ -120,14 +121,19 @@ def added_columns(sql: str) -> list[ColumnDesc]:
 def collect(rows: DataFrame) -> dict[str, TableControl]:
     """Per source table, what the batch's TRUNCATE and DDL events ask (collected: they are few)."""
     control = rows.where(F.col("op").isin("TRUNCATE", "DDL")).select(
-        "source_table", "op", "order_key", "ts_ms", F.col("ddl.kind").alias("kind"), F.col("ddl.sql").alias("sql")
+        "source_table",
+        "op",
+        sequence().alias("seq"),
+        "ts_ms",
+        F.col("ddl.kind").alias("kind"),
+        F.col("ddl.sql").alias("sql"),
     )
     out: dict[str, TableControl] = {}
-    for row in control.orderBy("order_key").collect():
+    for row in control.orderBy("seq").collect():
         table = out.setdefault(row["source_table"], TableControl())
         if row["op"] == "TRUNCATE" or row["kind"] in EMPTYING_DDL:
-            if table.truncated_at is None or row["order_key"] > table.truncated_at:
-                table.truncated_at = row["order_key"]
+            if table.truncated_at is None or row["seq"] > table.truncated_at:
+                table.truncated_at = row["seq"]
                 table.truncated_ts_ms = row["ts_ms"]
         elif row["kind"] == "ALTER_TABLE" and row["sql"]:
             table.added.extend(added_columns(row["sql"]))

@@ -21,7 +21,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from shared.config.settings import KafkaSettings
-from spark_sink import changelog, mirror_batch
+from spark_sink import app_ids, changelog, lake_tables, mirror_batch
 from spark_sink.batch import BatchReport, process
 from spark_sink.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkListener, SinkMetrics
 from spark_sink.mirror import SCHEDULER_POOL
@@ -30,6 +30,14 @@ from spark_sink.settings import SinkSettings, TriggerKind
 from spark_sink.source import read_stream
 
 log = logging.getLogger("binlake.sink")
+
+
+@dataclass(frozen=True, slots=True)
+class AppIds:
+    """The Delta transaction app ids of the two queries, as their checkpoints hold them (``app_ids``)."""
+
+    changelog: str
+    mirrors: str
 
 
 @dataclass(slots=True)
@@ -47,6 +55,7 @@ class SinkQueries:
     """Available-now: starts the mirror query, called by ``over`` when the changelog query has ended well."""
     available_now: bool = False
     """The queries stop by themselves when caught up (the sink ends when all have), rather than run until stopped."""
+    app_ids: AppIds | None = None
 
     def all(self) -> list[StreamingQuery]:
         return [self.changelog] if self.mirrors is None else [self.changelog, self.mirrors]
@@ -105,12 +114,13 @@ def start(
     query has finished, from ``SinkQueries.wait``.
     """
     changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
-    changelog_query = start_changelog(spark, settings, kafka, on_batch=on_batch, metrics=metrics)
-    queries = SinkQueries(changelog_query, available_now=settings.trigger == "available-now")
+    ids = owned_app_ids(spark, settings)
+    changelog_query = start_changelog(spark, settings, kafka, ids.changelog, on_batch=on_batch, metrics=metrics)
+    queries = SinkQueries(changelog_query, available_now=settings.trigger == "available-now", app_ids=ids)
     if settings.mirrors == "follow":
 
         def mirrors() -> StreamingQuery:
-            return start_mirrors(spark, settings, on_batch=on_mirror_batch, metrics=metrics)
+            return start_mirrors(spark, settings, ids.mirrors, on_batch=on_mirror_batch, metrics=metrics)
 
         if settings.trigger == "available-now":
             queries.then = mirrors
@@ -119,16 +129,54 @@ def start(
     return queries
 
 
+def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
+    """Each query's app id from its checkpoint, after checking the lake holds no commits of unknown ids.
+
+    Raises ``app_ids.LakeOwnershipError`` (with what to do) where the lake was written from another
+    checkpoint; writes the id file of a new checkpoint, so it exists before the query's first commit.
+    """
+    configured = settings.app_id
+    log_id = app_ids.resolve(spark, settings.checkpoint(), configured=configured, legacy=settings.legacy_app_id())
+    mirror_id = app_ids.resolve(
+        spark,
+        settings.mirror_checkpoint(),
+        configured=f"{configured}.mirrors" if configured else None,
+        legacy=settings.legacy_mirror_app_id(),
+    )
+    mirror_tables = [
+        uri
+        for entry in lake_tables.source_tables(spark, settings)
+        for uri in (entry.mirror, entry.tombstones, entry.history)
+        if uri is not None
+    ]
+    log_tables = [settings.changelog_uri(), settings.quarantine_uri()]
+    if settings.mirrors == "inline":  # the changelog query writes the mirrors too
+        app_ids.check(spark, log_id, log_tables + mirror_tables, known=mirror_id.known(), adopt=settings.adopt_lake)
+    else:
+        app_ids.check(spark, log_id, log_tables, known=mirror_id.known(), adopt=settings.adopt_lake)
+        app_ids.check(spark, mirror_id, mirror_tables, known=log_id.known(), adopt=settings.adopt_lake)
+        app_ids.keep(spark, mirror_id)
+    app_ids.keep(spark, log_id)
+    for resolved in (log_id, mirror_id):
+        if resolved.foreign:
+            log.warning(
+                "checkpoint %s adopts the lake's commits of app ids %s (BINLAKE_SINK_ADOPT_LAKE)",
+                resolved.checkpoint,
+                ", ".join(resolved.foreign),
+            )
+    return AppIds(log_id.ident.app_id, mirror_id.ident.app_id)
+
+
 def start_changelog(
     spark: SparkSession,
     settings: SinkSettings,
     kafka: KafkaSettings,
+    app_id: str,
     *,
     on_batch: Callable[[BatchReport], None] | None = None,
     metrics: SinkMetrics | None = None,
 ) -> StreamingQuery:
     """The unified topic -> decode -> quarantine and changelog (and the mirrors with ``mirrors=inline``)."""
-    app_id = settings.txn_app_id()
 
     def each_batch(frame: DataFrame, batch_id: int) -> None:
         report = process(settings, app_id, frame, batch_id)
@@ -157,12 +205,12 @@ def start_changelog(
 def start_mirrors(
     spark: SparkSession,
     settings: SinkSettings,
+    app_id: str,
     *,
     on_batch: Callable[[MirrorReport], None] | None = None,
     metrics: SinkMetrics | None = None,
 ) -> StreamingQuery:
     """The changelog (Delta streaming source) -> mirrors and history tables (``mirror_batch``)."""
-    app_id = settings.mirror_app_id()
 
     def each_batch(frame: DataFrame, batch_id: int) -> None:
         started = time.time()

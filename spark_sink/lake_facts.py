@@ -13,7 +13,8 @@ The expected state of a keyed mirror is a fold of the topic's row events per
 key, with the key columns the mirror was created with (``binlake.primary_key``):
 the key's values are read from the ``after`` image (``before`` for a DELETE);
 an UPDATE whose ``before`` key differs from its ``after`` key also ends the old
-key; a key is live when its newest event (by ``order_key``) is not a DELETE
+key; a key is live when its newest event (by sequence: ``order_key``, then
+origin, as the sink orders them, ``spark_sink.order``) is not a DELETE
 and, for a mirror that records TRUNCATEs, is newer than the last TRUNCATE.
 Keys with a missing or NULL key value are skipped, as the sink skips them.
 
@@ -45,12 +46,14 @@ from spark_sink.history import IS_CURRENT
 from spark_sink.lake_tables import LakeError, SourceTableDirs
 from spark_sink.lake_verify import ChangelogTable, ExpectedMirror, LakeFacts, MirrorTable, TableFacts, TopicTable
 from spark_sink.mirror import PROP_TRUNCATED
+from spark_sink.order import origin_sql, sequence
 from spark_sink.settings import SinkSettings
 from spark_sink.source import REASON, decode, kafka_options
 
 _ROW_OPS: Final = sorted(ROW_OPS)
 _KEY: Final = "_key"
 _DELETE: Final = "_is_delete"
+_ORIGIN: Final = "_origin"
 
 
 async def _log_start_offsets(kafka: KafkaSettings, topic: str) -> dict[int, int]:
@@ -99,7 +102,8 @@ def _topic_tables(events: DataFrame) -> dict[str, TopicTable]:
     last_truncate = F.max(F.when(is_truncate, F.col("order_key")))
     per_table = events.groupBy("source_table").agg(
         F.count(F.lit(1)).alias("events"),
-        F.count(F.when(is_row, 1)).alias("row_events"),
+        F.count_distinct(_ORIGIN).alias("origins"),
+        F.count_distinct(F.when(is_row, F.col(_ORIGIN))).alias("row_events"),
         F.max(F.when(is_row, F.col("order_key"))).alias("last_order_key"),
         F.count(F.when(is_truncate, 1)).alias("truncates"),
         last_truncate.alias("last_truncate"),
@@ -109,12 +113,13 @@ def _topic_tables(events: DataFrame) -> dict[str, TopicTable]:
         .join(per_table.select("source_table", "last_truncate"), on="source_table")
         .where(F.col("last_truncate").isNull() | (F.col("order_key") > F.col("last_truncate")))
         .groupBy("source_table")
-        .agg(F.count(F.lit(1)).alias("after"))
+        .agg(F.count_distinct(_ORIGIN).alias("after"))
     )
     rows = per_table.join(after, on="source_table", how="left").collect()
     return {
         r["source_table"]: TopicTable(
             events=int(r["events"]),
+            duplicated_by_origin=int(r["events"]) - int(r["origins"]),
             row_events=int(r["row_events"]),
             last_order_key=r["last_order_key"],
             truncates=int(r["truncates"]),
@@ -245,7 +250,16 @@ def gather(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) ->
     try:
         events = (
             changelog_rows(decoded)
-            .select(*COORDINATES, "source_table", "op", "order_key", "ddl", "before", "after")
+            .select(
+                *COORDINATES,
+                "source_table",
+                "op",
+                sequence().alias("order_key"),
+                F.expr(origin_sql()).alias(_ORIGIN),
+                "ddl",
+                "before",
+                "after",
+            )
             .persist(StorageLevel.MEMORY_AND_DISK)
         )
         try:
@@ -268,7 +282,8 @@ def _gather(spark: SparkSession, settings: SinkSettings, decoded: DataFrame, eve
         for row in changelog.groupBy("_kafka_topic").count().collect():
             if row["_kafka_topic"] != topic:
                 other_topics[row["_kafka_topic"]] = int(row["count"])
-        changelog_tables = _changelog_tables(changelog.where(F.col("_kafka_topic") == topic), events)
+        own = changelog.where(F.col("_kafka_topic") == topic).withColumn("order_key", sequence())
+        changelog_tables = _changelog_tables(own, events)
     elif topic_tables:
         changelog_tables = {t: ChangelogTable(missing=f.events) for t, f in topic_tables.items()}
 

@@ -9,9 +9,9 @@ already committed):
 2. TRUNCATE: delete rows older than it, remember it in ``binlake.truncated_at``
    and ignore row events not newer than it from then on;
 3. row events not newer than their key's *floor* (the mirror row's or the
-   tombstone's ``order_key``, see ``tombstones``) are ignored: an old event
+   tombstone's sequence, see ``tombstones``) are ignored: an old event
    never overwrites newer state, and never resurrects a deleted row;
-4. the rest are folded per primary key in ``order_key`` order: a key whose
+4. the rest are folded per primary key in sequence order: a key whose
    last event is a DELETE is deleted; otherwise each column takes its value
    from the last event that knows it (absent from the image = unknown =
    untouched), and columns of a row deleted earlier in the same batch restart
@@ -27,8 +27,14 @@ and each table is its own Delta table with its own log, so they do not
 conflict. They all commit under the batch's one transaction id, set once for
 the session around them (``delta_tables.idempotent_dml``).
 
+Order everywhere is the *sequence* (``spark_sink.order``): ``order_key``, then
+the event's origin, a total order that agrees with the source; the hidden
+column ``_binlake_order_key`` holds it.
+
 Tables without a primary key are append-only: each row event is appended with
-``_binlake_op`` and ``_binlake_order_key``.
+``_binlake_op``, ``_binlake_order_key`` and ``_binlake_origin`` (the event's
+origin), once: a row whose origin the mirror already holds is not appended
+again, so a replay under a new checkpoint does not double the table.
 """
 
 from __future__ import annotations
@@ -48,9 +54,10 @@ from shared.event.model import ROW_OPS
 from spark_sink import delta_tables, history, tombstones
 from spark_sink.control_events import TableControl, collect
 from spark_sink.delta_tables import quote, release
-from spark_sink.mirror_plan import OP, ORDER_KEY, ColumnDesc, Descriptor, Plan
+from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, ColumnDesc, Descriptor, Plan
 from spark_sink.mirror_project import DESC, IS_DELETE, project, with_descriptor_id
 from spark_sink.mirror_schema import partition_columns, prepare
+from spark_sink.order import origin_sql, sequence
 from spark_sink.settings import SinkSettings
 from spark_sink.typemap import convert, sql_string
 
@@ -61,7 +68,7 @@ SCHEDULER_POOL: Final = "spark.scheduler.pool"
 _DDL_DESCRIPTOR: Final = 0
 IMAGE: Final = "_image"
 LAST_DELETE: Final = "_ld"
-"""The folded row's newest DELETE in the batch (its ``order_key``), NULL when the batch deletes nothing."""
+"""The folded row's newest DELETE in the batch (its sequence), NULL when the batch deletes nothing."""
 
 
 def descriptors(rows: DataFrame) -> dict[str, list[Descriptor]]:
@@ -181,7 +188,7 @@ def _prepare_table(
 def _truncate(
     spark: SparkSession, settings: SinkSettings, table: str, *, ctl: TableControl, app_id: str, batch_id: int
 ) -> str | None:
-    """Apply the batch's TRUNCATE (if newer than the last one); return the table's truncation order_key."""
+    """Apply the batch's TRUNCATE (if newer than the last one); return the table's truncation sequence."""
     uri = settings.mirror_uri(table)
     previous = delta_tables.properties(spark, uri).get(PROP_TRUNCATED)
     wanted = ctl.truncated_at
@@ -225,20 +232,16 @@ def _apply_rows(
     physical = list(result.types)
     events = row_events.where(F.col("source_table") == table)
     if work.truncated_at is not None:
-        events = events.where(F.col("order_key") > F.lit(work.truncated_at))
+        events = events.where(sequence() > F.lit(work.truncated_at))
     is_delete = "op = 'DELETE'"
     with step("project"):
         # The image once, as a column: every physical column reads it (a smaller plan to analyze).
         events = events.withColumn(IMAGE, F.expr(f"CASE WHEN {is_delete} THEN before ELSE after END"))
-        projected = project(events, IMAGE, is_delete, descs=descs, result=result, physical=physical)
+        carry = () if key else (f"{origin_sql()} AS {ORIGIN}",)
+        projected = project(events, IMAGE, is_delete, descs=descs, result=result, physical=physical, carry=carry)
     if not key:
-        appended = projected.selectExpr(
-            *[f"CASE WHEN _k{i} THEN _v{i} END AS {quote(phys)}" for i, phys in enumerate(physical)],
-            ORDER_KEY,
-            OP,
-        )
         with step("append_keyless"):
-            delta_tables.append(appended, uri, app_id, batch_id)
+            _append_keyless(spark, uri, projected, physical, app_id=app_id, batch_id=batch_id)
         return
     key_index = [physical.index(k) for k in key]
     key_cols = [f"_v{i}" for i in key_index]
@@ -299,13 +302,42 @@ def _apply_rows(
                 all_events.unpersist()
 
 
+def _append_keyless(
+    spark: SparkSession, uri: str, projected: DataFrame, physical: list[str], *, app_id: str, batch_id: int
+) -> None:
+    """Append a key-less table's row events whose origin the mirror does not hold yet.
+
+    The batch's own commit is skipped by Delta on a replay of the batch id; the
+    origin check covers a replay under a new checkpoint (another app id) and a
+    change delivered twice. The mirror is read at a pinned version and only
+    between the batch's smallest and largest origin (file statistics skip the
+    rest when origins grow with time, as they do within one input topic).
+    """
+    rows = projected.selectExpr(
+        *[f"CASE WHEN _k{i} THEN _v{i} END AS {quote(phys)}" for i, phys in enumerate(physical)],
+        ORDER_KEY,
+        OP,
+        ORIGIN,
+    ).dropDuplicates([ORIGIN])
+    version = delta_tables.current_version(spark, uri)
+    if version is not None:
+        bounds = rows.agg(F.min(ORIGIN), F.max(ORIGIN)).first()
+        if bounds is None or bounds[0] is None:
+            return
+        held = (
+            delta_tables.read_at(spark, uri, version).where(F.col(ORIGIN).between(bounds[0], bounds[1])).select(ORIGIN)
+        )
+        rows = rows.join(held, on=ORIGIN, how="left_anti")
+    delta_tables.append(rows, uri, app_id, batch_id)
+
+
 def _fold(events: DataFrame, key_index: list[int], width: int) -> DataFrame:
     """One row per key: what the batch knows of it, for the MERGE to apply above the key's floor.
 
-    One aggregation, no window: per key the newest ``order_key`` (``ORDER_KEY``),
+    One aggregation, no window: per key the newest sequence (``ORDER_KEY``),
     whether the newest event is a DELETE (``_delete``), the newest DELETE's
-    ``order_key`` (``_ld``), and per value column the newest event that knows it:
-    its value (``_v{i}``) and ``order_key`` (``_o{i}``). The floor is applied
+    sequence (``_ld``), and per value column the newest event that knows it:
+    its value (``_v{i}``) and sequence (``_o{i}``). The floor is applied
     by the MERGE (see the module doc): events at or below it are exactly the
     oldest ones, so "the newest event knowing column i" is above the floor iff
     any event above the floor knows it, and it is live (after the batch's last
@@ -339,7 +371,7 @@ def _merge(
 ) -> None:
     """MERGE the folded batch: each key's newer events, column by column, above the key's floor.
 
-    A matched row's floor is its ``order_key``; an unmatched key's is its
+    A matched row's floor is its sequence; an unmatched key's is its
     tombstone's (``tombstones.FLOOR``, NULL when it has none).
     """
     target_columns = [f.name for f in delta_tables.schema(spark, uri).fields]

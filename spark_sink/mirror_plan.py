@@ -22,7 +22,9 @@ from spark_sink.typemap import fits, spark_type, type_suffix, widen
 
 ORDER_KEY: Final = "_binlake_order_key"
 OP: Final = "_binlake_op"
-HIDDEN: Final = frozenset({ORDER_KEY, OP})
+ORIGIN: Final = "_binlake_origin"
+"""A key-less mirror row's origin (``topic#partition#offset#row``): appended once per origin."""
+HIDDEN: Final = frozenset({ORDER_KEY, OP, ORIGIN})
 PROP_KEY: Final = "binlake.primary_key"
 PROP_FALLBACKS: Final = "binlake.fallbacks"
 

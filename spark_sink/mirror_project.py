@@ -16,6 +16,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
 from spark_sink.mirror_plan import OP, ORDER_KEY, Descriptor, Plan
+from spark_sink.order import sequence_sql
 from spark_sink.typemap import convert, sql_string
 
 DESC: Final = "_desc"
@@ -48,19 +49,21 @@ def project(
     result: Plan,
     physical: list[str],
     only: set[int] | None = None,
+    carry: tuple[str, ...] = (),
 ) -> DataFrame:
     """``order_key``, op, delete flag, event time and (``_v{i}``, ``_k{i}``) for each physical column.
 
     ``image`` (the image map) and ``is_delete`` are SQL expressions over ``events``; the projection
     is one ``selectExpr`` (see ``typemap.convert``). With ``only``, the other columns are unknown
-    (a DELETE of a moved key needs only the key).
+    (a DELETE of a moved key needs only the key). ``carry``: more SQL expressions to keep (``x AS name``).
     """
     described = {d.desc_id: {c.name for c in d.columns} for d in descs}
     selected = [
-        f"order_key AS {ORDER_KEY}",
+        f"{sequence_sql()} AS {ORDER_KEY}",
         f"op AS {OP}",
         f"({is_delete}) AS {IS_DELETE}",
         f"coalesce(ts_ms, unix_millis(_kafka_timestamp)) AS {TS_MS}",
+        *carry,
     ]
     for i, phys in enumerate(physical):
         logical = result.logical[phys]

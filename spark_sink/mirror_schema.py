@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from spark_sink import delta_tables
-from spark_sink.mirror_plan import OP, ORDER_KEY, PROP_FALLBACKS, PROP_KEY, Descriptor, Plan, choose_key, plan
+from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, PROP_FALLBACKS, PROP_KEY, Descriptor, Plan, choose_key, plan
 from spark_sink.settings import SinkSettings
 
 PROP_SOURCE: Final = "binlake.source_table"
@@ -36,7 +36,7 @@ def prepare(spark: SparkSession, settings: SinkSettings, table: str, descs: list
         fields = [StructField(name, result.types[name], nullable=name not in key) for name in ordered]
         fields.append(StructField(ORDER_KEY, StringType()))
         if not key:
-            fields.append(StructField(OP, StringType()))
+            fields += [StructField(OP, StringType()), StructField(ORIGIN, StringType())]
         props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
         if settings.type_widening:
             props["delta.enableTypeWidening"] = "true"
@@ -66,7 +66,10 @@ def prepare(spark: SparkSession, settings: SinkSettings, table: str, descs: list
         if not failed:
             break
         existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
-    delta_tables.add_columns(spark, uri, [(name, result.types[name]) for name in result.added])
+    added: list[tuple[str, DataType]] = [(name, result.types[name]) for name in result.added]
+    if not key and ORIGIN not in existing:
+        added.append((ORIGIN, StringType()))  # a key-less mirror of an earlier release: its rows have no origin
+    delta_tables.add_columns(spark, uri, added)
     if result.fallbacks != fallbacks:
         delta_tables.set_properties(spark, uri, {PROP_FALLBACKS: json.dumps(result.fallbacks)})
     return result, key

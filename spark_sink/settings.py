@@ -48,9 +48,16 @@ class SinkSettings(BaseSettings):
     )
     app_id: str | None = Field(
         None,
-        description="Delta txnAppId of the changelog query's commits (the mirror query's is this + '.mirrors'). "
-        "Default: derived from the checkpoint URI, so a new checkpoint gets a new id (a reused id with a reset "
-        "checkpoint would skip batches).",
+        description="Delta txnAppId of the changelog query's commits (the mirror query's is this + '.mirrors'), "
+        "used when its checkpoint is created. Default: a random id made with the checkpoint and kept in it "
+        "(file _binlake_app_id), so a new checkpoint never reuses an id (a reused id with a reset checkpoint "
+        "would skip batches). The sink refuses an id the lake already holds from another checkpoint.",
+    )
+    adopt_lake: bool = Field(
+        False,
+        description="Let a new, empty checkpoint take over a lake written from another checkpoint (deleted or "
+        "moved): the sink re-reads the topic from its earliest offset and writes only what the lake lacks. "
+        "Without it the sink refuses to start on such a lake. Never with two sinks on one lake.",
     )
     master: str = Field("local[*]", description="Spark master URL; local[*] runs Spark inside the sink process.")
     trigger: TriggerKind = Field(
@@ -204,7 +211,8 @@ class SinkSettings(BaseSettings):
     def checkpoint(self) -> str:
         return self.checkpoint_uri or f"{self.lake()}/_checkpoints/sink"
 
-    def txn_app_id(self) -> str:
+    def legacy_app_id(self) -> str:
+        """The changelog query's app id as releases before the id file derived it (their checkpoints keep it)."""
         if self.app_id:
             return self.app_id
         return "binlake-sink-" + hashlib.sha256(self.checkpoint().encode()).hexdigest()[:16]
@@ -212,8 +220,8 @@ class SinkSettings(BaseSettings):
     def mirror_checkpoint(self) -> str:
         return self.mirror_checkpoint_uri or f"{self.lake()}/_checkpoints/mirrors"
 
-    def mirror_app_id(self) -> str:
-        """Delta txnAppId of the mirror query's commits (mirrors=follow): its own batch ids, its own id."""
+    def legacy_mirror_app_id(self) -> str:
+        """The mirror query's app id as releases before the id file derived it (their checkpoints keep it)."""
         if self.app_id:
             return f"{self.app_id}.mirrors"
         return "binlake-mirrors-" + hashlib.sha256(self.mirror_checkpoint().encode()).hexdigest()[:16]

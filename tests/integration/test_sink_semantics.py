@@ -36,6 +36,7 @@ from shared.event.values import Image
 from spark_sink import job
 from spark_sink.batch import BatchReport
 from spark_sink.mirror import PROP_TRUNCATED
+from spark_sink.order import sequence_of
 from spark_sink.settings import MirrorMode, SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
@@ -193,7 +194,9 @@ async def test_mirror_history_and_schema_rules(
     assert _rows(spark, keyed, "id", "a", "b", "c") == [(8, 8, "z", Decimal("2.25"))]
     assert _rows(spark, tombs, "id", order="id") == []
     props = spark.sql(f"SHOW TBLPROPERTIES delta.`{keyed}`").collect()
-    assert {r["key"]: r["value"] for r in props}[PROP_TRUNCATED] == ROUND_3[0].order_key
+    assert {r["key"]: r["value"] for r in props}[PROP_TRUNCATED] == sequence_of(
+        ROUND_3[0].order_key, "vendor", 0, 90, 0
+    )
     assert _rows(spark, log, "msg") == [("three",)]
     assert _rows(spark, types, "id", "q", "q__string", order="id") == [(1, 5, None), (2, 2**40, None), (3, None, "abc")]
 

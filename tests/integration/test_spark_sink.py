@@ -26,6 +26,7 @@ from shared.event.values import SqlTime, Value, integer
 from shared.generate.truth import view
 from shared.generate.workload import Workload
 from spark_sink import delta_tables, job
+from spark_sink.app_ids import LakeOwnershipError
 from spark_sink.batch import BatchReport
 from spark_sink.mirror_plan import HIDDEN
 from spark_sink.settings import SinkSettings
@@ -133,11 +134,14 @@ async def test_canal_json_to_delta_exactly_once(kafka_bootstrap: str, spark: Spa
     assert len(quarantine) == len(GARBAGE)
     assert any(reason.startswith("unknown schema fingerprint") for reason in quarantine)
 
-    # Replay the whole topic under a new checkpoint (so a new txnAppId): nothing changes, not even a commit.
+    # Replay the whole topic under a new checkpoint (so a new txnAppId): refused unless the new checkpoint
+    # adopts the lake; then nothing changes, not even a commit.
     uris = [settings.changelog_uri(), settings.quarantine_uri()] + [settings.mirror_uri(t) for t in truth]
     before = _versions(spark, uris)
     replay = settings.model_copy(update={"checkpoint_uri": f"{lake}/_cp/replay"})
-    assert replay.txn_app_id() != settings.txn_app_id()
+    with pytest.raises(LakeOwnershipError, match="BINLAKE_SINK_ADOPT_LAKE"):
+        await asyncio.to_thread(_run_sink, spark, replay, kafka_bootstrap)
+    replay = replay.model_copy(update={"adopt_lake": True})
     reports = await asyncio.to_thread(_run_sink, spark, replay, kafka_bootstrap)
     assert [(r.changelog_rows, r.quarantined, r.tables) for r in reports] == [(0, 0, [])] * len(reports)
     assert _versions(spark, uris) == before

@@ -1,0 +1,198 @@
+"""Each query's Delta transaction app id, born with its checkpoint and kept in it.
+
+Delta skips a commit whose (``txnAppId``, ``txnVersion``) the table already
+holds; the sink's ``txnVersion`` is the micro-batch id, which a new checkpoint
+restarts from 0. So an app id must never outlive its checkpoint: were a new
+checkpoint to reuse it (the earlier default, a hash of the checkpoint path,
+did after an operator deleted the checkpoint), Delta would skip the new run's
+batches 0..N as "already committed" and the checkpoint would move past records
+never written.
+
+The app id is therefore made when the checkpoint is (random, in the file
+``_binlake_app_id`` of the checkpoint folder) and read from there on every
+start. A checkpoint made by an earlier release (Spark state, no such file)
+keeps the id that release derived, so an upgrade continues exactly where it
+stopped.
+
+Before a query starts, the lake tables it writes are checked: every sink app
+id that committed to them must be this checkpoint's (or one it adopted). A
+foreign id means the lake was written from another checkpoint (deleted,
+moved, or another sink's): the sink refuses to start and says how to go on.
+With ``adopt_lake`` a *new* checkpoint takes the lake over: it records the
+foreign ids as adopted and runs under its own new id; the changelog query then
+re-reads the topic from its earliest offset and appends only what the
+changelog lacks, and the mirror query re-applies the changelog, which changes
+nothing already applied (floors, origins and history versions make it
+idempotent).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pyspark.sql import SparkSession
+
+from shared.errors import BinlakeError
+from spark_sink import delta_tables
+
+ID_FILE: Final = "_binlake_app_id"
+SUFFIXES: Final = (".truncate",)
+"""Suffixes the sink appends to a query's app id for extra commits of one batch (``mirror.TRUNCATE_APP``)."""
+
+
+class LakeOwnershipError(BinlakeError):
+    """The lake holds commits of sink app ids this checkpoint does not know: refusing to write it."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointId:
+    """What the checkpoint's ``_binlake_app_id`` file holds."""
+
+    app_id: str
+    adopted: tuple[str, ...] = ()
+    """App ids of earlier checkpoints whose commits this one took over (``adopt_lake``)."""
+
+    def to_json(self) -> str:
+        return json.dumps({"app_id": self.app_id, "adopted": list(self.adopted)})
+
+    @staticmethod
+    def from_json(text: str) -> CheckpointId:
+        data = json.loads(text)
+        return CheckpointId(str(data["app_id"]), tuple(str(a) for a in data.get("adopted", [])))
+
+
+@dataclass(slots=True)
+class Resolved:
+    """A query's app id and whether its checkpoint was made just now (the file is written by ``keep``)."""
+
+    checkpoint: str
+    ident: CheckpointId
+    new: bool
+    """The id file is still to be written (``keep``)."""
+    fresh: bool = False
+    """The checkpoint holds no Spark state yet: its query starts from nothing."""
+    foreign: list[str] = field(default_factory=list)
+    """App ids adopted by this start (``adopt_lake``)."""
+
+    def known(self) -> set[str]:
+        """The ids whose commits this checkpoint owns (its own and those it adopted)."""
+        return {self.ident.app_id, *self.ident.adopted}
+
+
+def base_id(app_id: str) -> str:
+    """The query app id a table's txn app id belongs to (without the sink's per-step suffixes)."""
+    for suffix in SUFFIXES:
+        if app_id.endswith(suffix):
+            return app_id[: -len(suffix)]
+    return app_id
+
+
+class _Files:
+    """The checkpoint folder through Hadoop's FileSystem (local paths, s3a://, abfss://... alike)."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self.jvm: Any = spark.sparkContext._jvm  # py4j gateway: untyped by nature
+        java_context: Any = spark.sparkContext._jsc
+        self.conf: Any = java_context.hadoopConfiguration()
+
+    def _path(self, uri: str) -> tuple[Any, Any]:
+        path = self.jvm.org.apache.hadoop.fs.Path(uri)
+        return path, path.getFileSystem(self.conf)
+
+    def exists(self, uri: str) -> bool:
+        path, fs = self._path(uri)
+        return bool(fs.exists(path))
+
+    def read(self, uri: str) -> str | None:
+        path, fs = self._path(uri)
+        if not fs.exists(path):
+            return None
+        stream = fs.open(path)
+        try:
+            return str(self.jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+        finally:
+            stream.close()
+
+    def create(self, uri: str, text: str) -> None:
+        """Write a new file; fails if it exists (two sinks starting on one checkpoint: one wins)."""
+        path, fs = self._path(uri)
+        stream = fs.create(path, False)
+        try:
+            stream.write(bytearray(text.encode()))
+        finally:
+            stream.close()
+
+
+def resolve(spark: SparkSession, checkpoint: str, *, configured: str | None, legacy: str) -> Resolved:
+    """The checkpoint's app id: from its file; else ``legacy`` for a checkpoint an earlier release made;
+    else a new one (``configured`` if set, otherwise random)."""
+    files = _Files(spark)
+    text = files.read(f"{checkpoint}/{ID_FILE}")
+    if text is not None:
+        ident = CheckpointId.from_json(text)
+        if configured and configured != ident.app_id:
+            raise LakeOwnershipError(
+                f"BINLAKE_SINK_APP_ID is {configured!r} but checkpoint {checkpoint} was made with app id "
+                f"{ident.app_id!r}: an app id belongs to its checkpoint; unset BINLAKE_SINK_APP_ID"
+            )
+        return Resolved(checkpoint, ident, new=False)
+    if files.exists(f"{checkpoint}/offsets") or files.exists(f"{checkpoint}/metadata"):
+        return Resolved(checkpoint, CheckpointId(legacy), new=True)  # an earlier release's checkpoint: its id
+    return Resolved(checkpoint, CheckpointId(configured or f"binlake-{secrets.token_hex(8)}"), new=True, fresh=True)
+
+
+def lake_app_ids(spark: SparkSession, uris: list[str]) -> dict[str, list[str]]:
+    """Query app id -> the tables (of ``uris``) holding commits under it (read from each Delta log)."""
+    jvm: Any = spark.sparkContext._jvm
+    found: dict[str, list[str]] = {}
+    for uri in uris:
+        if not delta_tables.exists(spark, uri):  # also brings the JVM's DeltaLog of ``uri`` up to date
+            continue
+        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
+        snapshot = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+        transactions = jvm.scala.jdk.javaapi.CollectionConverters.asJava(snapshot.transactions())
+        for app_id in transactions.keySet():
+            found.setdefault(base_id(str(app_id)), []).append(uri)
+    return found
+
+
+def check(spark: SparkSession, resolved: Resolved, tables: list[str], *, known: set[str], adopt: bool) -> None:
+    """Refuse (``LakeOwnershipError``) when ``tables`` hold commits of app ids neither this checkpoint nor
+    ``known`` (the sink's other query) owns; with ``adopt`` and a new checkpoint, adopt them instead."""
+    ident = resolved.ident
+    owned = {ident.app_id, *ident.adopted, *known}
+    holders = lake_app_ids(spark, tables)
+    foreign = sorted(app_id for app_id in holders if app_id not in owned)
+    if resolved.fresh and ident.app_id in holders:
+        raise LakeOwnershipError(
+            f"the app id {ident.app_id!r} (BINLAKE_SINK_APP_ID) already committed to {holders[ident.app_id][0]} "
+            f"from another checkpoint; under a new checkpoint ({resolved.checkpoint}) Delta would skip its "
+            "batches as already written. Unset BINLAKE_SINK_APP_ID (each checkpoint then gets an id of its own)"
+        )
+    if not foreign:
+        return
+    where = sorted({uri for app_id in foreign for uri in holders[app_id]})
+    if adopt and resolved.fresh:
+        resolved.ident = CheckpointId(ident.app_id, (*ident.adopted, *foreign))
+        resolved.foreign = foreign
+        return
+    shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+    raise LakeOwnershipError(
+        f"the lake tables {shown} hold commits of sink app id(s) {', '.join(foreign)}, which checkpoint "
+        f"{resolved.checkpoint} (app id {ident.app_id}) does not know: the lake was written from another "
+        "checkpoint (deleted, moved, or another sink's). A lake has one sink. To continue that run, point "
+        "BINLAKE_SINK_CHECKPOINT_URI (and BINLAKE_SINK_MIRROR_CHECKPOINT_URI) at its checkpoints. If they are "
+        "gone for good and no other sink writes this lake, start once with a new, empty checkpoint and "
+        "BINLAKE_SINK_ADOPT_LAKE=true (binlake sink --adopt-lake): the sink then re-reads the topic from its "
+        "earliest offset and writes only what the lake lacks."
+    )
+
+
+def keep(spark: SparkSession, resolved: Resolved) -> None:
+    """Write a new checkpoint's id file (before its query starts: the id must exist before any commit)."""
+    if resolved.new:
+        _Files(spark).create(f"{resolved.checkpoint}/{ID_FILE}", resolved.ident.to_json())
+        resolved.new = False
