@@ -239,3 +239,12 @@ def test_cli_usage_and_configuration_errors_exit_2(
     monkeypatch.setenv("BINLAKE_SINK_SHUFFLE_PARTITIONS", "0")
     assert main(["lake", "verify", "--lake", "/nowhere"]) == 2  # fails while loading settings: no Spark started
     assert "BINLAKE_SINK_SHUFFLE_PARTITIONS" in capsys.readouterr().err
+
+
+def test_events_duplicated_by_origin_are_a_difference() -> None:
+    """One vendor change published twice upstream: the sink applies it once, verify names it."""
+    table = keyed(topic=replace(keyed().topic, duplicated_by_origin=2))
+    verdict = compare(lake(table))
+    assert [(d.table, d.expected, d.found) for d in verdict.differences] == [("shop.a", 0, 2)]
+    assert "duplicated by origin" in verdict.differences[0].what
+    assert "exactly-once" in verdict.differences[0].detail
