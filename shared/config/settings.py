@@ -155,6 +155,13 @@ class NormalizerSettings(BaseSettings):
     retry_backoff_max_s: float = Field(
         30.0, gt=0, description="Longest pause between retries while the broker is unreachable."
     )
+    transaction_timeout_ms: int = Field(
+        60000,
+        ge=1000,
+        description="Transaction timeout of the normalizer's producers: the transaction coordinator aborts a batch "
+        "open longer than this and fences its producer (the partition then gets a new one and restarts from its "
+        "last commit). At most the brokers' transaction.max.timeout.ms (default 900000).",
+    )
 
     @field_validator("input_topics", "include_tables", "exclude_tables", mode="before")
     @classmethod

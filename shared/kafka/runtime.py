@@ -43,7 +43,7 @@ from typing import Any
 
 import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
-from aiokafka.errors import KafkaError, ProducerFenced
+from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
 
 from shared import fastlane, native
 from shared.codec import avro
@@ -126,6 +126,7 @@ class Normalizer:
                 "max_batch_size": 256 * 1024,
                 "max_request_size": 16 * 1024 * 1024,
                 "compression_type": None if self.settings.compression == "none" else self.settings.compression,
+                "transaction_timeout_ms": self.settings.transaction_timeout_ms,
                 **self._client,
             },
             make_producer=self.make_producer,
@@ -256,10 +257,14 @@ class Normalizer:
             await producer.send_offsets_to_transaction({tp: records[-1].offset + 1}, settings.group_id)
             await producer.commit_transaction()
             state.next_offset = records[-1].offset + 1
-        except ProducerFenced:
-            await self._partitions.close([tp])  # taken over: the new owner reprocesses from the last commit
+        except (ProducerFenced, InvalidProducerEpoch):
+            # A newer producer of the partition's id exists (a new owner), or the coordinator aborted a batch
+            # open past BINLAKE_TRANSACTION_TIMEOUT_MS and bumped the epoch (no new owner, no rebalance coming).
+            # Either way the partition must not sit skipped: a new producer (init, rewind) if the coordinator
+            # confirms it is still ours, else the instance leaves the group and the group decides.
             metrics.aborts.labels("fenced").inc()
-            log.warning("producer fenced: partition taken over", extra={"partition": f"{tp.topic}:{tp.partition}"})
+            log.warning("producer fenced", extra={"partition": f"{tp.topic}:{tp.partition}"})
+            await self._partitions.replace(tp, state, "it was fenced")
             return BatchResult()
         except (TimeoutError, KafkaError, OSError) as exc:
             metrics.aborts.labels(type(exc).__name__).inc()
