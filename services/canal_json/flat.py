@@ -45,16 +45,22 @@ class FlatProfile:
     bytes_encoding: BytesEncoding
     delete_row_in: Literal["data", "old"]
     """Where a DELETE's row is: Canal and DRS JSON-C use ``data``, DRS JSON ``old``."""
-    order: Callable[[dict[str, Any], int | None], tuple[int, int]]
-    """(major, minor) of the order key from the message and its ``es`` in ms."""
+    order: Callable[[dict[str, Any], ParseContext], tuple[int, int]]
+    """(major, minor) of the order key from the message and where it was read."""
     db_type: str | None = "MYSQL"
     strip_names: bool = False
     """Strip trailing blanks from database and table names (MySQL forbids them)."""
 
 
-def order_by_es_then_id(doc: dict[str, Any], es_ms: int | None) -> tuple[int, int]:
-    """Canal: event time, then Canal's message id (0 where absent, as in OMS Canal)."""
-    return es_ms or 0, opt_int(doc, "id") or 0
+def order_by_input(doc: dict[str, Any], ctx: ParseContext) -> tuple[int, int]:
+    """Canal, OMS Canal, CKafka DDL: the input's Kafka order (partition, offset).
+
+    A flat message carries no log position: ``es`` is the binlog event's time
+    (one-second resolution in practice, and not monotonic across transactions)
+    and Canal's ``id`` numbers a batch, shared by every flat message of it, so
+    neither can order two changes of a row (docs/formats.md, ``canal-json``).
+    """
+    return ctx.partition, ctx.offset
 
 
 def _row_types(doc: dict[str, Any], profile: FlatProfile, zone: _dt.tzinfo) -> RowTypes:
@@ -128,7 +134,7 @@ def parse_flat(doc: Any, ctx: ParseContext, profile: FlatProfile) -> Parsed:
     ts_ms = None if ts is None else epoch_ms(ts)
     database = _name(doc, "database", profile.strip_names)
     table = _name(doc, "table", profile.strip_names)
-    major, minor = profile.order(doc, es_ms)
+    major, minor = profile.order(doc, ctx)
     source = Source(
         format=profile.format_id,
         db_type=profile.db_type,

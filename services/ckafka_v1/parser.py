@@ -20,10 +20,19 @@ DDL uses the Canal flat shape (``isDdl: true``) and is handed to
 samples and milliseconds in others, which ``epoch_ms`` sorts out. Canal flat
 *row* messages are not part of this format and are rejected as wrong_format.
 
-Order key: DML major = binlog file index (``mysql-bin.000003`` -> 3), minor =
-``BINLOG_POS``. DDL messages carry no binlog position, so their key is Canal's
-``es`` (ms) then ``id``; DDL and DML keys of one table are therefore not
-comparable (a DDL sorts after every DML row), a limit of the vendor format.
+Order key: the input's Kafka order, major = input partition, minor = input
+offset, row 0, for DML and DDL alike. DML messages carry a binlog position but
+DDL messages do not (their ``es`` is a time and their ``id`` is 0), and a
+TRUNCATE or a dropped table is ordered against the table's rows: before this
+release DML was keyed by (binlog file index, ``BINLOG_POS``) and DDL by
+(``es`` ms, ``id``), two key spaces in which every DDL sorted after every DML
+row, so rows changed after a DROP TABLE looked older than it. One key space
+for the whole topic fixes that; ``BINLOG_NAME``/``BINLOG_POS`` stay in
+``source.binlog_file``/``binlog_pos``. Keys compare only within one input
+partition, so the topic's partitioning must keep a row's changes in one
+partition (a one-partition topic, or partitioning by table or by table and
+primary key); only partitioning by table (or one partition) also puts a
+TRUNCATE or DROP in the partition of the rows it applies to.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Final
 
-from services.canal_json.flat import FlatProfile, order_by_es_then_id, parse_flat
+from services.canal_json.flat import FlatProfile, order_by_input, parse_flat
 from shared.event.model import ChangeEvent, Op, Source
 from shared.event.values import INT64_MAX, INT64_MIN, Image, Value
 from shared.parsing import temporal
@@ -39,14 +48,14 @@ from shared.parsing.common import blank_to_none, epoch_ms, origin
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import BAD_FIELD, INCONSISTENT, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
 from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_obj, opt_str, req_int, req_str
-from shared.parsing.order import binlog_index, order_key
+from shared.parsing.order import kafka_order_key
 from shared.parsing.result import Parsed
 from shared.parsing.rows import UNTYPED
 
 FORMAT_ID: Final = "ckafka-v1"
 PARSER_VERSION: Final = "1"
 
-DDL_PROFILE: Final = FlatProfile(FORMAT_ID, "mysql", "latin1", "data", order_by_es_then_id)
+DDL_PROFILE: Final = FlatProfile(FORMAT_ID, "mysql", "latin1", "data", order_by_input)
 
 _OPS: Final[dict[str, Op]] = {
     "I": "INSERT",
@@ -135,7 +144,7 @@ def _parse_dml(doc: dict[str, Any], ctx: ParseContext) -> Parsed:
     event = ChangeEvent(
         op=op,
         source=source,
-        order_key=order_key(binlog_index(binlog_name), binlog_pos, 0),
+        order_key=kafka_order_key(ctx),
         ts_ms=_time_ms(doc, ctx),
         ingest_ts_ms=None,
         primary_key=[],  # format one names no key columns

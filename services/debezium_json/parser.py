@@ -33,10 +33,20 @@ does not see, so ``primary_key`` is empty unless option ``primary_key``
 
 Order key: MySQL-style sources (``source.file``): major = binlog file index,
 minor = ``pos * 10**6 + row`` (``row`` orders the rows of one binlog event;
-snapshot rows share the snapshot's start position). OMS: major =
-``source.ts_ms`` (ms), minor = the offset before ``@`` in ``source.pos``
-(0 when not numeric, e.g. masked). Other connectors: major = ``source.lsn``
-when given, else ``source.ts_ms``; minor 0.
+snapshot rows share the snapshot's start position). PostgreSQL-style sources
+(``source.lsn``, no ``file``): major = ``lsn``, minor 0. Everything else, OMS
+included, has no log position on its messages and uses the input's Kafka
+order: major = input partition, minor = input offset. OMS's ``source.pos`` is
+``offset@seconds`` (a checkpoint, masked in the published samples) and its
+``source.ts_ms`` a change time, which is not monotonic across transactions;
+before this release OMS was keyed by (``source.ts_ms``, that offset) and the
+other connectors by ``source.ts_ms``, so a row's changes in one millisecond
+tied and a transaction that started earlier but committed later sorted first.
+A connector sends ``file`` or ``lsn`` on every change or on none, so one
+topic stays in one key space. Kafka-order keys compare only within one input
+partition: Debezium keys records by primary key, so the default partitioner
+keeps a row's changes in one partition (OMS's partition rules "Hash", "Table"
+and "One" do too); a TRUNCATE orders only against rows of its own partition.
 """
 
 from __future__ import annotations
@@ -186,7 +196,7 @@ def _parse_payload(
         _table_from_context(source, ctx)
     ts_ms = _source_ts_ms(source_doc)
     ingest_ts_ms = opt_int(payload, "ts_ms")
-    key = order_key(*_position(source_doc, oms, ts_ms), 0)
+    key = order_key(*_position(source_doc, oms, ctx), 0)
     if op is None:  # "t": the whole table was emptied
         return Parsed([_truncate(source, key, ts_ms, ingest_ts_ms, ctx)])
     encoding = bytes_encoding_option(ctx, "hex" if oms else "base64")
@@ -294,12 +304,10 @@ def _source_ts_ms(doc: dict[str, Any]) -> int | None:
     return epoch_ms(ts) if ts else None
 
 
-def _position(doc: dict[str, Any], oms: bool, ts_ms: int | None) -> tuple[int, int]:
+def _position(doc: dict[str, Any], oms: bool, ctx: ParseContext) -> tuple[int, int]:
     """(major, minor) of the order key; see the module docstring."""
     if oms:
-        checkpoint = opt_str(doc, "pos") or ""
-        offset = checkpoint.partition("@")[0].strip()
-        return ts_ms or 0, int(offset) if offset.isdigit() else 0
+        return ctx.partition, ctx.offset
     binlog_file = blank_to_none(opt_str(doc, "file"))
     if binlog_file is not None:
         pos = opt_int(doc, "pos") or 0
@@ -310,7 +318,7 @@ def _position(doc: dict[str, Any], oms: bool, ts_ms: int | None) -> tuple[int, i
     lsn = opt_int(doc, "lsn")
     if lsn is not None:
         return lsn, 0
-    return ts_ms or 0, 0
+    return ctx.partition, ctx.offset
 
 
 def _row_types(schema: dict[str, Any] | None, encoding: BytesEncoding, oms: bool, *images: Any) -> RowTypes:
@@ -388,7 +396,7 @@ def _schema_change(payload: dict[str, Any], ctx: ParseContext) -> Parsed:
         source,
         sql=sql,
         vendor_type=None,
-        order_key=order_key(*_position(source_doc, oms, ts_ms), 0),
+        order_key=order_key(*_position(source_doc, oms, ctx), 0),
         ts_ms=ts_ms,
         ingest_ts_ms=opt_int(payload, "ts_ms"),
         ctx=ctx,

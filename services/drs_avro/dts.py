@@ -121,7 +121,7 @@ def parse_dts_record(rec: dict[str, Any], ctx: ParseContext, format_id: str) -> 
         transaction_id=blank_to_none(_opt_text(rec, "sourcetxid")),
         sequence=str(seq),
     )
-    key = order_key(seq, 0, 0)
+    key = order_key(seq, ctx.offset, 0)  # the offset decides only between records sharing an id
     if op_name == "DDL":
         return Parsed([_ddl(rec, source, key, (ts_ms, ingest_ms), ctx)])
     op = _ROW_OPS.get(op_name)

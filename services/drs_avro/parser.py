@@ -23,8 +23,9 @@ The decoded record is mapped by field names, case-insensitively
   DRS's byte-list text (so typed binary columns read them back exactly).
 
 Order key: major = the record's ``id`` (DRS's monotonically increasing event
-sequence; required), minor = 0, then the row index (always 0 for the DTS-like
-record, which holds one row).
+sequence; required), minor = the input offset, then the row index (always 0
+for the DTS-like record, which holds one row); as for ``drs-json``, the offset
+decides only between records that share an ``id``.
 """
 
 from __future__ import annotations

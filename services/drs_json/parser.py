@@ -26,7 +26,13 @@ conventions:
   overlaid with ``old`` (equal to ``old`` when it is full).
 
 Order key: major = DRS ``id`` (the documented monotonically increasing event
-sequence; required), minor = 0, then the row index inside the message.
+sequence; required), minor = the input offset, then the row index inside the
+message. DRS documents ``id`` as increasing per event operation, so ``id``
+alone orders messages; the offset only decides between messages that share an
+``id`` (as every flat message of a Canal batch shares Canal's), where a bare
+row index would put row 2 of one message after row 0 of a later one. Keys of
+distinct ids compare across input partitions; messages that share an ``id``
+compare only within one.
 """
 
 from __future__ import annotations
@@ -59,12 +65,12 @@ _MAX_DIGITS: Final = 4300
 """Python's own limit for integer text; no DRS number comes near it."""
 
 
-def order_by_id(doc: dict[str, Any], es_ms: int | None) -> tuple[int, int]:
-    """DRS: the event sequence ``id`` alone orders a table's changes."""
+def order_by_id(doc: dict[str, Any], ctx: ParseContext) -> tuple[int, int]:
+    """DRS: the event sequence ``id``, then the input offset (should two messages share an id)."""
     seq = opt_int(doc, "id")
     if seq is None:
         raise RejectError(MISSING_FIELD, "required field 'id' (the DRS event sequence) is missing or null")
-    return seq, 0
+    return seq, ctx.offset
 
 
 def parse_json(raw: bytes, ctx: ParseContext) -> Parsed:

@@ -32,14 +32,24 @@ UPDATE: ``before`` = ``data`` overlaid with ``old`` (Maxwell's documented
 ``data.merge(old)``), ``changed_columns`` = the keys of ``old``; an update
 without ``old`` has ``before`` and ``changed_columns`` None (unknown).
 
-Order key: with ``position``: major = binlog file index, minor = offset * 10^10 +
-tx-row sequence. Without ``position`` (not configured): major = ts seconds *
-10^10 + xid // 10^10, minor = (xid mod 10^10) * 10^10 + tx-row sequence, i.e.
-the digits (ts, xid, sequence). The tx-row sequence keeps the rows of one
-binlog event / transaction in order: ``xoffset`` when present, 9999999999 for
-the commit row (which carries no ``xoffset`` and is the transaction's last row),
-else 0. A stream uses one of the two schemes throughout (Maxwell's output
-options are global), so keys compare within a stream.
+Order key: with ``position`` (output_binlog_position): major = binlog file
+index, minor = offset * 10^10 + tx-row sequence. The tx-row sequence keeps the
+rows of one binlog event / transaction in order: ``xoffset`` when present,
+9999999999 for the commit row (which carries no ``xoffset`` and is the
+transaction's last row), else 0. Bootstrap rows carry the bootstrap request's
+position, so binlog changes after it sort after them. Without ``position``
+(Maxwell's default) there is no log position: major = input partition, minor =
+input offset (the input's Kafka order). Before this release that case was
+keyed by (``ts`` seconds, ``xid``), and ``ts`` is the binlog event's time, so a
+row's changes in one second could invert (``xid`` is not commit order) and a
+transaction that started earlier but committed later sorted first. Maxwell's
+output options are global, so a stream uses one scheme throughout; turning
+output_binlog_position on or off switches key spaces, and the mirrors fed
+before the switch must be rebuilt. Kafka-order keys compare only within one
+input partition: Maxwell's producer_partition_by ``database`` (the default)
+or ``table`` keeps a table in one partition, ``primary_key`` a row; the
+other choices (``transaction_id``, ``thread_id``, ``column``, ``random``) can
+split a row's changes and must not be used without ``position``.
 """
 
 from __future__ import annotations
@@ -53,7 +63,7 @@ from shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import BAD_FIELD, INCONSISTENT, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
 from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_list, opt_str, str_list
-from shared.parsing.order import binlog_index, order_key
+from shared.parsing.order import binlog_index, kafka_order_key, order_key
 from shared.parsing.result import Heartbeat, Parsed
 from shared.parsing.rows import UNTYPED, overlay, require_key_columns
 
@@ -175,21 +185,14 @@ def _tx_sequence(doc: dict[str, Any]) -> int:
     return _COMMIT_SEQ if commit else 0
 
 
-def _order(doc: dict[str, Any], position: tuple[str, int] | None, ts_ms: int, seq: int, row: int) -> str:
+def _order(position: tuple[str, int] | None, seq: int, ctx: ParseContext, row: int) -> str:
     if position is not None:
         try:
             major = binlog_index(position[0])
         except ValueError:  # a sequence number beyond int()'s digit limit
             raise RejectError(BAD_FIELD, "binlog file in 'position' has an out-of-range sequence number") from None
         return order_key(major, position[1] * _SEQ_SCALE + seq, row)
-    xid = _int(doc, "xid") or 0
-    if not 0 <= xid < 10**20:
-        raise RejectError(BAD_FIELD, f"field 'xid' is out of range: {xid}")
-    seconds = ts_ms // 1000
-    if not 0 <= seconds < _SEQ_SCALE:
-        raise RejectError(BAD_FIELD, f"field 'ts' is out of range: {seconds}")
-    high, low = divmod(xid, _SEQ_SCALE)
-    return order_key(seconds * _SEQ_SCALE + high, low * _SEQ_SCALE + seq, row)
+    return kafka_order_key(ctx, row)
 
 
 def _source(doc: dict[str, Any], database: str | None, table: str | None, position: tuple[str, int] | None) -> Source:
@@ -217,7 +220,7 @@ def _ddl(doc: dict[str, Any], kind: str, database: str | None, table: str | None
         _source(doc, database, table, position),
         sql=sql,
         vendor_type=_DDL_KINDS.get(kind),
-        order_key=_order(doc, position, ts_ms, 0, 0),
+        order_key=_order(position, 0, ctx, 0),
         ts_ms=ts_ms,
         ingest_ts_ms=None,
         ctx=ctx,
@@ -270,7 +273,7 @@ def _row(doc: dict[str, Any], op: Op, database: str | None, table: str | None, c
     event = ChangeEvent(
         op=op,
         source=_source(doc, database, table, position),
-        order_key=_order(doc, position, ts_ms, _tx_sequence(doc), 0),
+        order_key=_order(position, _tx_sequence(doc), ctx, 0),
         ts_ms=ts_ms,
         ingest_ts_ms=None,
         primary_key=primary_key,

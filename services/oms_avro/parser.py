@@ -23,8 +23,19 @@ gives the primary key (unique keys are not primary keys and are not used).
 UPDATE images are full rows; DTS does not say which columns changed, so
 ``changed_columns`` is null.
 
-Order key: major = ``id`` (OMS's sequence, ms * 10^5 + seq), minor = 0, row 0
-(one Record is one row). Full-load (INIT) records all have id 0 and so tie.
+Order key: the input's Kafka order: major = input partition, minor = input
+offset, row 0 (one Record is one row). ``id`` is not a log position: it is a
+time in ms * 10^5 + a counter of one sync process (in the seed's samples that
+time is within a second of ``processTimestamps``, OMS's delivery, and up to two
+minutes after ``sourceTimestamp``, the change), 0 on every
+full-load record, and ``sourcePosition`` is a checkpoint in whole seconds.
+Before this release the key was ``id``, which follows OMS's delivery order
+within one sync process only; Kafka order is that delivery order, and does not
+go back when another sync process (or host clock) takes over. ``id`` stays in
+``source.sequence``. Keys compare only within one input partition: OMS's
+partition rules "Hash" (by primary key value), "Table" and "One" each keep a
+row's changes in one partition; "Table" and "One" also keep a TRUNCATE or
+table-dropping DDL with the rows it applies to.
 ``ts_ms`` = ``sourceTimestamp`` (seconds) * 1000; ``ingest_ts_ms`` =
 ``processTimestamps[0]`` (OMS: the delivery time), else ``bornTimestamp``.
 """
@@ -63,7 +74,7 @@ from shared.parsing.errors import (
     WRONG_FORMAT,
     RejectError,
 )
-from shared.parsing.order import order_key
+from shared.parsing.order import kafka_order_key
 from shared.parsing.result import Heartbeat, Parsed
 from shared.parsing.rows import require_key_columns
 
@@ -313,7 +324,7 @@ def parse(raw: bytes, ctx: ParseContext) -> Parsed:
     control = _CONTROL_OPS.get(operation)
     if control is not None:
         return Parsed([], control=control)
-    key = order_key(record["id"], 0, 0)
+    key = kafka_order_key(ctx)
     if is_ddl:
         sql = record["afterImages"]
         if not isinstance(sql, str) or not sql:

@@ -27,10 +27,18 @@ goes to ``source.scn`` verbatim, ``checkpointTime`` (s) to ``source.checkpoint``
 ``ts_ms`` is ``eventTime``, ``ingest_ts_ms`` is ``systemTime``. An OceanBase
 ``dbName`` of the form ``tenant.database`` is split into tenant and database.
 
-Order key: major = ``payload.scn`` when it is a number (OMS's auto-increment id),
-else ``timestamp.eventTime`` (ms) * 100000, the scale of OMS sequences
-(ms * 10^5 + seq) so both kinds of major sort on one time axis; minor = 0; row 0
-(a DataWorks message holds one row).
+Order key: the input's Kafka order: major = input partition, minor = input
+offset, row 0 (a DataWorks message holds one row). ``payload.scn`` (OMS: an
+auto-increment id) is the text ``"null"`` in every published sample, DDL
+included, and ``eventTime`` is the change time, which is not monotonic across
+transactions (one that started earlier can commit later). Before this release
+the key was ``scn`` when numeric, else ``eventTime`` * 10^5: changes of a row
+in one millisecond tied, and the two kinds of key compared on unrelated
+scales. OMS writes a partition in its own delivery order, so Kafka order is
+the source order within one input partition; keys of different partitions do
+not compare. OMS's Kafka partition rules "Hash" (by primary key value),
+"Table" and "One" each keep a row's changes in one partition; "Table" and
+"One" also keep a TRUNCATE or table-dropping DDL with the rows it applies to.
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ from shared.parsing.errors import (
     RejectError,
 )
 from shared.parsing.jsondoc import decode_and_parse, obj, opt_int, opt_list, opt_obj, opt_str, req, req_str, str_list
-from shared.parsing.order import order_key
+from shared.parsing.order import kafka_order_key
 from shared.parsing.result import Heartbeat, Parsed
 from shared.parsing.rows import RowTypes, require_key_columns
 from shared.parsing.sqltypes import SqlType, sql_type
@@ -72,8 +80,6 @@ _CONTROL_OPS: Final = {
     "XACOMMIT": "xa_commit",
     "XAROLLBACK": "xa_rollback",
 }
-_SEQUENCE_SCALE: Final = 100_000
-"""eventTime ms * 10^5: the scale of OMS sequences (ms * 10^5 + seq)."""
 
 _TYPE_CACHE: dict[tuple[Any, ...], RowTypes] = {}
 _TYPE_CACHE_LIMIT: Final = 4096
@@ -180,14 +186,6 @@ def _source(doc: dict[str, Any], payload: dict[str, Any], checkpoint: int | None
     )
 
 
-def _major(source: Source, event_ms: int | None) -> int:
-    if source.scn is not None and source.scn.isascii() and source.scn.isdigit():
-        return int(source.scn)
-    if event_ms is None:
-        raise RejectError(MISSING_FIELD, "payload.timestamp.eventTime is required when payload.scn is not a number")
-    return event_ms * _SEQUENCE_SCALE
-
-
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
     return decode_and_parse(raw, lambda doc: _parse_doc(doc, ctx), numbers_are_values=True)
 
@@ -227,7 +225,7 @@ def _parse_doc(doc: Any, ctx: ParseContext) -> Parsed:
             source,
             sql=sql,
             vendor_type=op_text,
-            order_key=order_key(_major(source, event_ms), 0, 0),
+            order_key=kafka_order_key(ctx),
             ts_ms=event_ms,
             ingest_ts_ms=system_ms,
             ctx=ctx,
@@ -242,7 +240,6 @@ def _parse_doc(doc: Any, ctx: ParseContext) -> Parsed:
         )
     if source.table is None:
         raise RejectError(MISSING_FIELD, "required field schema.source.table is missing or empty")
-    major = _major(source, event_ms)
     schema = opt_obj(doc, "schema") or {}
     types = _row_types(opt_list(schema, "column"), ctx.source_timezone)
     primary_key = str_list(schema.get("pk"), "schema.pk")
@@ -271,7 +268,7 @@ def _parse_doc(doc: Any, ctx: ParseContext) -> Parsed:
     event = ChangeEvent(
         op=op,
         source=source,
-        order_key=order_key(major, 0, 0),
+        order_key=kafka_order_key(ctx),
         ts_ms=event_ms,
         ingest_ts_ms=system_ms,
         primary_key=primary_key,

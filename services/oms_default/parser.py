@@ -24,12 +24,20 @@ in ``source.sequence``, ``uniqueId`` is the transaction id, ``checkpoint`` the
 checkpoint. An UPDATE carries the full prior and new rows; OMS does not say
 which columns changed, so ``changed_columns`` is null.
 
-Order key: major = ``storeDataSequence`` (OMS builds it as the change time in
-ms * 10^5 + an increasing sequence of at most five digits, so it orders the
-changes of one sync process), or, when it is absent or not a number (it is
-disabled with sequenceEnabled=false and null on DDL), ``timestamp`` in ms *
-10^5 so that both kinds of message sort on the same scale; 0 when neither is
-given (full-load rows carry no time). Minor = 0, row = 0 (one row per message).
+Order key: the input's Kafka order: major = input partition, minor = input
+offset, row 0 (one row per message). OMS gives no log position on every
+message: ``storeDataSequence`` is a time in ms * 10^5 + a counter, ordered
+within one sync process only, present only in incremental messages with
+sequenceEnabled=true (absent in the seed's samples, null on DDL, absent in
+full load), and ``timestamp`` is the change time in seconds. Before this
+release the key was ``storeDataSequence``, else ``timestamp`` * 10^8, else 0:
+changes of a row within one second tied, a later transaction could sort
+before an earlier one, and messages with and without the sequence compared on
+different scales. OMS writes a partition in its own sequence order, so Kafka
+order holds what the sequence held. Keys compare only within one input
+partition: OMS's Kafka partition rules "Hash" (by primary key value), "Table"
+and "One" each keep a row's changes in one partition; "Table" and "One" also
+keep a TRUNCATE or table-dropping DDL with the rows it applies to.
 """
 
 from __future__ import annotations
@@ -42,7 +50,7 @@ from shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
 from shared.parsing.jsondoc import decode_and_parse, obj, opt_int, opt_str
-from shared.parsing.order import order_key
+from shared.parsing.order import kafka_order_key
 from shared.parsing.result import Heartbeat, Parsed
 from shared.parsing.rows import UNTYPED, require_key_columns
 
@@ -51,8 +59,6 @@ FORMAT_ID_EXTEND: Final = "oms-extend-column-type"
 PARSER_VERSION: Final = "1"
 
 KEY_SEPARATOR: Final = "\u0001"
-SEQUENCE_SCALE: Final = 100_000
-"""storeDataSequence is ms * 10^5 + sequence; a bare timestamp is scaled the same way."""
 
 _ROW_OPS: Final[dict[str, Op]] = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE"}
 _OCEANBASE: Final = frozenset({"OCEANBASE", "OB_MYSQL", "OB_ORACLE", "OB_IN_ORACLE_MODE"})
@@ -131,10 +137,7 @@ def _parse(doc: Any, ctx: ParseContext, format_id: str, *, extend: bool) -> Pars
 
     if kind == "HEARTBEAT":
         return _heartbeat(ts_ms, meta, database or schema, table)
-    major = _digits(sequence)
-    if major is None:
-        major = 0 if ts_ms is None else max(ts_ms, 0) * SEQUENCE_SCALE
-    key = order_key(major, 0, 0)
+    key = kafka_order_key(ctx)
 
     prev, prev_types = split_image(doc.get("prevStruct"), "prevStruct")
     post, post_types = split_image(doc.get("postStruct"), "postStruct")

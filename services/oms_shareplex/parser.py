@@ -22,9 +22,19 @@ three-part name is ``tenant.database.table`` (OMS writes OceanBase databases as
 ``meta.trans`` is the transaction id; the deprecated ``idx``/``size`` and the
 ``rowid`` (key values without names) are not used.
 
-Order key: major = ``meta.scn`` when it is a number (OMS builds it like
-storeDataSequence: change time in ms * 10^5 + an increasing sequence), else
-``meta.time`` in ms * 10^5 (the same scale), else 0; minor = 0; row = 0.
+Order key: the input's Kafka order: major = input partition, minor = input
+offset, row 0 (one row per message). ``meta.scn`` is built like OMS Default's
+storeDataSequence (a time in ms * 10^5 + a counter of one sync process) and
+only with sequenceEnabled=true: the DDL sample's is the text ``"null"``.
+``meta.time`` is the change time in whole seconds and ``meta.seq`` exists only
+with transactionEnabled. Before this release the key was ``scn`` when numeric,
+else ``meta.time`` * 10^8, else 0: a row's changes in one second tied, and DDL
+compared with rows on another scale. OMS writes a partition in its own
+delivery order, so within one input partition Kafka order is the source order;
+keys of different partitions do not compare. OMS's Kafka partition rules
+"Hash" (by primary key value), "Table" and "One" each keep a row's changes in
+one partition; "Table" and "One" also keep a TRUNCATE or table-dropping DDL
+with the rows it applies to.
 """
 
 from __future__ import annotations
@@ -37,7 +47,7 @@ from shared.parsing.common import blank_to_none, ddl_event, origin
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
 from shared.parsing.jsondoc import decode_and_parse, obj, opt_obj, opt_str
-from shared.parsing.order import order_key
+from shared.parsing.order import kafka_order_key
 from shared.parsing.result import Parsed
 from shared.parsing.rows import UNTYPED
 from shared.parsing.temporal import local_text_to_ms
@@ -45,7 +55,6 @@ from shared.parsing.temporal import local_text_to_ms
 FORMAT_ID: Final = "oms-shareplex"
 PARSER_VERSION: Final = "1"
 
-SEQUENCE_SCALE: Final = 100_000
 _OPS: Final[dict[str, Op]] = {"ins": "INSERT", "upd": "UPDATE", "del": "DELETE"}
 
 
@@ -107,11 +116,7 @@ def _parse(doc: Any, ctx: ParseContext) -> Parsed:
     ts_ms = _wall_clock_ms(meta, "time", ctx)
     ingest_ts_ms = _wall_clock_ms(meta, "posttime", ctx)
     scn = _verbatim(meta, "scn")
-    if scn is not None and scn.isascii() and scn.isdigit():
-        major = int(scn)
-    else:
-        major = 0 if ts_ms is None else max(ts_ms, 0) * SEQUENCE_SCALE
-    key = order_key(major, 0, 0)
+    key = kafka_order_key(ctx)
     source = Source(
         format=FORMAT_ID,
         db_type=None,

@@ -35,7 +35,15 @@ Common to all formats:
 - A truncate that comes without SQL is a `TRUNCATE` event with an empty `ddl.sql`
   and kind `TRUNCATE_TABLE`: binlake invents no statement.
 - Every `order_key` has the shape `major.minor.row` (20, 20 and 6 digits); each
-  format below says what major and minor are.
+  format below says what major and minor are. The rule: a real log position
+  where the vendor gives one on every message (binlog file and offset,
+  GoldenGate trail position, PostgreSQL LSN, DRS's event sequence), with the
+  row index last; otherwise the input's Kafka order (input partition, input
+  offset, row index). Never a timestamp (event times are not monotonic across
+  transactions), and never a row index that can sort ahead of a later
+  message's key. Kafka-order keys compare only within one input partition, so
+  the vendor's partitioning must keep each row's changes in one partition
+  (docs/canonical-event.md, "order_key").
 """
 
 

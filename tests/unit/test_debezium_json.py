@@ -17,6 +17,7 @@ from shared.parsing import errors
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import RejectError
 from shared.parsing.result import Parsed
+from tests.unit.order_support import FIRST_OFFSET, assert_strictly_increasing, kafka_key, keys_in_input_order
 
 pytestmark = pytest.mark.unit
 
@@ -149,15 +150,34 @@ def test_order_key_follows_binlog_file_position_and_row() -> None:
     assert keys[3] == "00000000000000000010.00000000000004000012.000000"
 
 
-def test_oms_order_key_is_time_then_offset_and_masked_pos_is_kept() -> None:
-    early = one(change(source=oms_source(ts_ms=1668491621000, pos="703223@1668491621")))
-    same_second = one(change(source=oms_source(ts_ms=1668491621000, pos="703224@1668491621")))
+def test_oms_order_key_is_the_input_kafka_order_and_masked_pos_is_kept() -> None:
     masked = one(change(source=oms_source(ts_ms=1668495861000, pos="436999@166849****")))
-    assert early.order_key < same_second.order_key < masked.order_key
     assert masked.source.checkpoint == "436999@166849****"
     assert masked.source.binlog_pos is None
-    assert masked.order_key == "00000001668495861000.00000000000000436999.000000"
-    assert one(change(source=oms_source(pos="****@1"))).order_key.split(".")[1] == "0" * 20
+    assert masked.order_key == "00000000000000000000.00000000000000000009.000000"  # CTX: partition 0, offset 9
+
+
+def test_issue16_oms_same_row_same_millisecond_keeps_input_order() -> None:
+    # Before: (source.ts_ms, offset before "@"): equal for two changes in one ms at one checkpoint.
+    same = change("u", before={"id": 1}, source=oms_source(ts_ms=1668491621000, pos="703223@1668491621"))
+    assert_strictly_increasing(keys_in_input_order(parse, [same, same]))
+
+
+def test_issue16_oms_and_other_connectors_never_order_by_time() -> None:
+    # A transaction that started earlier (smaller ts_ms) but committed later comes later.
+    later = oms_source(ts_ms=1668491621000, pos="703223@1668491621")
+    earlier = oms_source(ts_ms=1668491000000, pos="100@1668491000")
+    assert_strictly_increasing(keys_in_input_order(parse, [change(source=later), change(source=earlier)]))
+    sqlserver = {"connector": "sqlserver", "name": "s", "db": "d", "schema": "dbo", "table": "t"}
+    keys = keys_in_input_order(
+        parse, [change(source={**sqlserver, "ts_ms": 2000}), change(source={**sqlserver, "ts_ms": 1000})]
+    )
+    assert keys == [kafka_key(FIRST_OFFSET), kafka_key(FIRST_OFFSET + 1)]
+
+
+def test_postgres_lsn_is_a_log_position() -> None:
+    pg = {"connector": "postgresql", "name": "p", "db": "d", "schema": "public", "table": "t", "ts_ms": 5}
+    assert one(change(source={**pg, "lsn": 24023128})).order_key == f"{24023128:020d}.{0:020d}.000000"
 
 
 def test_oms_seconds_ts_and_zero_ts() -> None:

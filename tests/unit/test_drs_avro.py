@@ -19,6 +19,7 @@ from shared.event.values import BigInt, SqlTime, Unparsed
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import CONFIG, MALFORMED, MISSING_FIELD, WRONG_FORMAT, RejectError
 from shared.parsing.result import Parsed
+from tests.unit.order_support import assert_strictly_increasing, keys_in_input_order
 
 FOLDER = Path(__file__).parent.parent / "corpus" / "drs-avro"
 DTS_SCHEMA: Any = json.loads((FOLDER / "dts-like-record.avsc").read_text())
@@ -157,6 +158,21 @@ def test_order_key_is_the_drs_id() -> None:
         assert event.source.sequence == str(seq)
         keys.append(event.order_key)
     assert keys == sorted(keys) and keys[1] == "00000000000000000027.00000000000000000000.000000"
+
+
+@pytest.mark.unit
+def test_issue16_records_sharing_an_id_keep_input_order() -> None:
+    # DDL then a later record of the same id with an earlier sourceTimestamp: before, (id, 0, 0) tied.
+    def ddl(seq: int, seconds: int) -> bytes:
+        record = {"version": 1, "id": seq, "sourceTimestamp": seconds, "sourcePosition": "", "operation": "DDL",
+                  "source": {"sourceType": "MySQL", "version": "8"}, "objectName": "db.t",
+                  "afterImages": "TRUNCATE TABLE t"}  # fmt: skip
+        return encode(DTS_SCHEMA, record)
+
+    keys = keys_in_input_order(parse, [ddl(27, 100), ddl(27, 99), ddl(28, 1)], DTS_CTX)
+    assert_strictly_increasing(keys)
+    flat = case_bytes("flat-insert-multi-row")  # three rows, one id: twice in a row
+    assert_strictly_increasing(keys_in_input_order(parse, [flat, flat], FLAT_CTX))
 
 
 @pytest.mark.unit

@@ -26,6 +26,7 @@ from shared.parsing.errors import (
     RejectError,
 )
 from shared.parsing.result import Parsed
+from tests.unit.order_support import assert_strictly_increasing, keys_in_input_order
 
 CORPUS = Path(__file__).parent.parent / "corpus"
 PUBLISHED = (CORPUS / "drs-json" / "published-update-pk-change.in.json").read_bytes()
@@ -136,11 +137,27 @@ def test_order_key_follows_drs_id_then_row() -> None:
         keys.extend(e.order_key for e in parsed.events)
     assert keys == sorted(keys)
     assert len(set(keys)) == len(keys)
-    assert keys[0] == "00000000000000000009.00000000000000000000.000000"
+    assert keys[0] == "00000000000000000009.00000000000000000042.000000"  # minor: the input offset
     # es does not take part: a later id with an earlier es still sorts after.
     late = parse_json(message(id=101, es=1), CTX).events[0].order_key
     early = parse_json(message(id=100, es=2**40), CTX).events[0].order_key
     assert early < late
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("parse", [parse_json, parse_json_c])
+def test_issue16_messages_sharing_an_id_keep_input_order(parse: Any) -> None:
+    # Should DRS, like Canal, give several flat messages one id: row 2 of the first message and
+    # the same row changed again (same es) in the next one. Before: (id, 0, row) put row 2 last.
+    rows = [{"id": str(n), "v": "a"} for n in range(3)]
+    first = message(id=7, type="INSERT", data=rows)
+    again = message(id=7, type="UPDATE", data=[{"id": "2", "v": "b"}], old=[{"v": "a"}])
+    twice = message(id=7, type="UPDATE", data=[{"id": "2", "v": "c"}], old=[{"v": "b"}])
+    assert_strictly_increasing(keys_in_input_order(parse, [first, again, twice]))
+    # A later id with an earlier es sorts later; the id still orders across offsets.
+    late = message(id=8, es=1, data=[{"id": "2", "v": "d"}])
+    keys = keys_in_input_order(parse, [first, late])
+    assert_strictly_increasing(keys)
 
 
 @pytest.mark.unit

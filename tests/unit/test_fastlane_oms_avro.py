@@ -201,6 +201,7 @@ def test_takes_and_declines() -> None:
     moved = [integer("1"), *ROW[1:]]
     taken = [
         record(after=ROW),
+        record(after=ROW, id=-1),  # kept verbatim in source.sequence: the key is the input's Kafka order
         record("INIT", after=ROW, id=0, sourcePosition="", safeSourcePosition="", sourceTxid=""),
         record("UPDATE", before=[integer("1"), chars(b"old"), *ROW[2:]], after=moved),
         record("UPDATE", after=ROW),  # no prior image
@@ -237,7 +238,6 @@ def test_takes_and_declines() -> None:
         record("HEARTBEAT", after=None),
         record("BEGIN", after=None),
         record(after=ROW, version=2),
-        record(after=ROW, id=-1),
         record(after=ROW, objectName=None),
         record(after=ROW, objectName="shop."),
         record(after=ROW, objectName="a.b.c.d"),

@@ -154,10 +154,11 @@ def test_takes_and_declines() -> None:
         message(after={"id": 2}),  # declared columns absent from the image
         message(after={}, pk=None),
         message(after=row, columns=None),  # no types: every column inferred
-        message(after=row, scn="null"),  # eventTime's scale
+        message(after=row, scn="null"),
         message(after=row, scn=None, timestamp={"eventTime": 5}),
         message(after=row, scn=num("42")),
         message(after=row, timestamp=None, scn="7"),
+        message(after=row, scn="x", timestamp=None),  # no time, no numeric scn: the key is Kafka order
         message(after=row, source={"dbType": "ob_mysql", "dbName": "tenant.shop"}),
         message(after=row, source={"dbType": "OB_ORACLE", "dbName": ".shop", "schema": "S"}),
         message(after=row, source={"dbType": None, "dbName": None}),
@@ -179,7 +180,6 @@ def test_takes_and_declines() -> None:
         message(after=row, columns=[{"name": "", "type": "INT"}]),
         message(after=row, pk=["nope"]),
         message(after=row, pk=["d"]),  # a date key: not rendered here
-        message(after=row, scn="x", timestamp=None),  # no order: a reject
         message(after=row, source={"table": ""}),
         message(after=row, source={"dbType": "\u00e9"}),
         message(after={**row, "dt": "2020-11-25 00:01:02 Asia/Shanghai"}),

@@ -173,11 +173,12 @@ def test_takes_and_declines() -> None:
         message(post=row, dbType="DB2", db="S"),
         message(post=row, dbType="OB_MYSQL", db=".shop"),
         message(post=row, dbType=None, db=None, checkpoint=None, uniqueId=None),
-        message(post=row, storeDataSequence=None),  # the timestamp's scale
-        message(post=row, storeDataSequence=None, timestamp=None),  # full load: 0
+        message(post=row, storeDataSequence=None),
+        message(post=row, storeDataSequence=None, timestamp=None),  # full load
         message(post=row, storeDataSequence="x", timestamp="-5"),
         message(post=row, storeDataSequence=num("173568960000000001")),  # a number: its text
         message(post=row, storeDataSequence="00001"),
+        message(post=row, storeDataSequence="123456789012345678901"),  # verbatim: not the order key
         message(post=row, timestamp=num("1735689600123")),
         message(post=row, record_primary_key="id\u0001name"),
         message(post=row, record_primary_key=None),
@@ -205,7 +206,6 @@ def test_takes_and_declines() -> None:
         message(post=row, timestamp="1.5"),
         message(post=row, dbType=" MYSQL"),
         message(post=row, db=num("1.5")),
-        message(post=row, storeDataSequence="123456789012345678901"),  # beyond order_key's 20 digits
     ]
     for doc in declined:
         for format_id in FORMATS:

@@ -17,6 +17,7 @@ from shared.parsing import registry
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import REJECT_CODES, RejectError
 from shared.parsing.result import Parsed, Rejected
+from tests.unit.order_support import assert_strictly_increasing, kafka_key, keys_in_input_order
 
 CTX = ParseContext(topic="t", partition=1, offset=7)
 
@@ -159,16 +160,23 @@ def test_order_key_with_position_keeps_transaction_row_order() -> None:
 
 
 @pytest.mark.unit
-def test_order_key_without_position_uses_ts_xid_and_xoffset() -> None:
-    a = _one(_msg(ts=1700000000, xid=10, xoffset=0, data={"id": 1}))
-    b = _one(_msg(ts=1700000000, xid=10, commit=True, data={"id": 2}))
-    c = _one(_msg(ts=1700000000, xid=11, xoffset=0, data={"id": 3}))
-    d = _one(_msg(ts=1700000001, xid=2, commit=True, data={"id": 4}))
-    keys = [e.order_key for e in (a, b, c, d)]
-    assert keys == sorted(keys) and len(set(keys)) == 4
-    assert a.order_key == "17000000000000000000.00000000100000000000.000000"
+def test_order_key_without_position_is_the_input_kafka_order() -> None:
+    assert _one(_msg(ts=1700000000, xid=10, data={"id": 1})).order_key == kafka_key(7, partition=1)
     huge_xid = _one(_msg(ts=1700000000, xid=2**64 - 1, commit=True, data={"id": 1}))
-    assert huge_xid.order_key.startswith("17000000001844674407.")
+    assert huge_xid.source.transaction_id == str(2**64 - 1)
+
+
+@pytest.mark.unit
+def test_issue16_without_position_same_second_and_earlier_ts_keep_input_order() -> None:
+    # Before: (ts, xid, seq): two transactions' changes of one row in one second ordered by xid,
+    # which is not commit order; and a transaction that started earlier (smaller ts) sorted first.
+    messages = [
+        _msg(type="insert", ts=1700000000, xid=11, commit=True, data={"id": 1, "v": "a"}),
+        _msg(type="update", ts=1700000000, xid=10, commit=True, data={"id": 1, "v": "b"}, old={"v": "a"}),
+        _msg(type="update", ts=1699999999, xid=12, commit=True, data={"id": 1, "v": "c"}, old={"v": "b"}),
+        _msg(type="table-drop", ts=1699999998000, sql="drop table orders"),
+    ]
+    assert_strictly_increasing(keys_in_input_order(parse, messages))
 
 
 @pytest.mark.unit

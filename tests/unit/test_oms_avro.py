@@ -31,6 +31,7 @@ from shared.parsing.errors import (
     RejectError,
 )
 from shared.parsing.result import Heartbeat, Parsed
+from tests.unit.order_support import assert_strictly_increasing, kafka_key, keys_in_input_order
 
 CORPUS = Path(__file__).parents[1] / "corpus" / "oms-avro"
 CTX = ParseContext(topic="t", partition=1, offset=7)
@@ -145,10 +146,27 @@ def test_published_ddl() -> None:
 
 
 @pytest.mark.unit
-def test_order_key_is_the_record_id() -> None:
-    keys = [_one(_corpus(name)).order_key for name in ("seed-insert", "seed-update", "seed-delete")]
-    assert keys == sorted(keys)
-    assert keys[0] == f"{170236922143600000:020d}.{0:020d}.000000"
+def test_order_key_is_the_input_kafka_order() -> None:
+    event = _one(_corpus("seed-insert"))
+    assert event.order_key == kafka_key(7, partition=1)
+    assert event.source.sequence == "170236922143600000"  # the id stays, verbatim
+
+
+@pytest.mark.unit
+def test_issue16_same_id_and_earlier_ids_later_keep_input_order() -> None:
+    # Before: the key was ``id``: two records with one id tied (full load: every id is 0), and a
+    # sync process whose clock is behind (a smaller id, an earlier sourceTimestamp) sorted first.
+    update = _record("UPDATE", before=[_integer("1"), _chars(b"a")], after=[_integer("1"), _chars(b"b")])
+    behind = {**update, "id": 170000000000000000, "sourceTimestamp": 1699999999}
+    records = [
+        _record("INIT", id=0),
+        _record("INIT", id=0),
+        update,
+        update,
+        behind,
+        _record("DDL", after="truncate table orders", id=1),
+    ]
+    assert_strictly_increasing(keys_in_input_order(parse, [_encode(r) for r in records]))
 
 
 @pytest.mark.unit

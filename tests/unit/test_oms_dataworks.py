@@ -31,6 +31,7 @@ from shared.parsing.errors import (
     RejectError,
 )
 from shared.parsing.result import Heartbeat, Parsed
+from tests.unit.order_support import assert_strictly_increasing, kafka_key, keys_in_input_order
 
 CORPUS = Path(__file__).parents[1] / "corpus" / "oms-dataworks"
 CTX = ParseContext(topic="t", partition=3, offset=99)
@@ -154,18 +155,24 @@ def test_undeclared_columns_are_inferred() -> None:
 
 
 @pytest.mark.unit
-def test_order_key_follows_event_time_then_scn() -> None:
-    keys = []
-    for event_ms in (1700000000001, 1700000000002, 1700000000010):
-        doc = _message(timestamp={"eventTime": event_ms})
-        keys.append(_one(_raw(doc)).order_key)
-    assert keys == sorted(keys) and len(set(keys)) == 3
-    assert keys[0] == f"{1700000000001 * 100000:020d}.{0:020d}.000000"
-    # A numeric scn (OMS's auto-increment id) decides the major.
-    first = _one(_raw(_message(scn="170000000000100001"))).order_key
-    second = _one(_raw(_message(scn="170000000000100002"))).order_key
-    assert first < second
-    assert first.startswith("00170000000000100001.")
+def test_order_key_is_the_input_kafka_order() -> None:
+    event = _one(_raw(_message(scn="170000000000100001")))
+    assert event.order_key == kafka_key(99)  # CTX: partition 3, offset 99
+    assert event.source.scn == "170000000000100001"  # kept verbatim
+    # No eventTime is no longer a reject (it only fed the key): the change time is unknown.
+    assert _one(_raw(_message(timestamp=None))).ts_ms is None
+
+
+@pytest.mark.unit
+def test_issue16_same_ms_and_earlier_event_time_later_keep_input_order() -> None:
+    # Before: scn when numeric, else eventTime * 10^5: two changes of a row in one ms tied, an
+    # earlier eventTime at a later offset sorted first, and a numeric scn beside a "null" one
+    # compared on another scale.
+    same_ms = _message("UPDATE", before={"data": {"id": 1, "name": "a"}})
+    earlier = _message("UPDATE", before={"data": {"id": 1, "name": "a"}}, timestamp={"eventTime": 1600000000000})
+    ddl = _message("TRUNCATE", ddl={"text": "truncate table orders"}, after=None, scn="1")
+    messages = [same_ms, same_ms, earlier, _message(scn="99999999999999999999"), ddl]
+    assert_strictly_increasing(keys_in_input_order(parse, messages))
 
 
 @pytest.mark.unit
@@ -261,7 +268,6 @@ def test_unsigned_bigint_beyond_int64() -> None:
         (_message(before={"data": {"id": 1}}), INCONSISTENT),
         (_message("DELETE", before=None), MISSING_FIELD),
         (_message("ALTER", ddl=None), MISSING_FIELD),
-        (_message(timestamp=None), MISSING_FIELD),
         ({"version": "2.0", "payload": {"op": "HEARTBEAT"}}, MISSING_FIELD),
     ],
 )

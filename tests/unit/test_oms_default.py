@@ -15,6 +15,7 @@ from shared.event.values import BigInt, SqlTime, Unparsed
 from shared.parsing.context import ParseContext, zone
 from shared.parsing.errors import RejectError
 from shared.parsing.result import Heartbeat, Parsed
+from tests.unit.order_support import assert_strictly_increasing, kafka_key, keys_in_input_order
 
 CTX = ParseContext(topic="t", partition=1, offset=42)
 HUGE = (
@@ -104,7 +105,7 @@ def test_source_fields_and_tenant_split() -> None:
     assert src.sequence == "160934467112300004"
     assert src.transaction_id == "trx-1" and src.checkpoint == "1609344671"
     assert event.ts_ms == 1609344671000 and event.ingest_ts_ms is None
-    assert event.order_key == "00160934467112300004.00000000000000000000.000000"
+    assert event.order_key == kafka_key(42, partition=1)  # storeDataSequence is not a log position
     assert (event.origin.topic, event.origin.partition, event.origin.offset, event.origin.row) == ("t", 1, 42, 0)
 
 
@@ -168,18 +169,22 @@ def test_heartbeat_is_no_event() -> None:
 
 
 @pytest.mark.unit
-def test_order_key_follows_sequence_then_timestamp_scale() -> None:
-    def key(**fields: Any) -> str:
-        return one(parse_default(message("INSERT", post={"id": 1}, **fields), CTX)).order_key
-
-    first = key(storeDataSequence="160934467100000001", timestamp="1609344671")
-    second = key(storeDataSequence="160934467100000002", timestamp="1609344671")
-    later_ms = key(storeDataSequence="160934467199900000", timestamp="1609344671")
-    next_second_no_sequence = key(storeDataSequence=None, timestamp="1609344672")
-    assert first < second < later_ms < next_second_no_sequence
-    assert next_second_no_sequence == "00160934467200000000.00000000000000000000.000000"
-    full_load = key(storeDataSequence=None, timestamp=None, checkpoint="id:1")
-    assert full_load == "00000000000000000000.00000000000000000000.000000"
+@pytest.mark.parametrize("parse", [parse_default, parse_extend_column_type])
+def test_issue16_same_second_earlier_time_and_mixed_sequences_keep_input_order(parse: Any) -> None:
+    # Before: storeDataSequence, else timestamp (s) * 10^8, else 0: a row's changes in one second
+    # without a sequence tied, an earlier timestamp at a later offset sorted first, a message with
+    # a sequence compared with one without on another scale, and the DDL (sequence null) too.
+    update = {"prev": {"id": 1, "v": "a"}, "post": {"id": 1, "v": "b"}}
+    messages = [
+        message("UPDATE", **update),
+        message("UPDATE", **update),
+        message("UPDATE", **update, timestamp="1609344000"),
+        message("UPDATE", **update, storeDataSequence="160934467100000001"),
+        message("UPDATE", **update),
+        message("DDL", post={"ddl": "truncate table orders"}, storeDataSequence=None, timestamp="1"),
+        message("INSERT", post={"id": 1}, storeDataSequence=None, timestamp=None, checkpoint="id:1"),
+    ]
+    assert_strictly_increasing(keys_in_input_order(parse, messages))
 
 
 @pytest.mark.unit
@@ -274,7 +279,6 @@ def test_extend_timestamp_wall_clock_in_source_zone() -> None:
         (message("INSERT", post={"id": 1}, timestamp=[1]), False, "bad_field", "timestamp"),
         (message("INSERT", post={"id": 1}, db={"x": 1}), False, "bad_field", "db"),
         (message("INSERT", post={"id": 1}, record_primary_key="id\u0001"), False, "bad_field", "empty column"),
-        (message("INSERT", post={"id": 1}, storeDataSequence="1" * 21), False, "bad_field", "sortable"),
         (message("DELETE", post={"id": 1}), False, "missing_field", "prevStruct"),
         (message("UPDATE", prev={"id": 1}), False, "missing_field", "postStruct"),
         (message("UPSERT", post={"id": 1}), False, "unsupported", "UPSERT"),

@@ -46,7 +46,6 @@ pub enum Outcome<'a> {
 
 const SECONDS_LIMIT: i64 = 100_000_000_000;
 const BUILT: &[&str] = &["data", "old", "database", "table", "type", "isDdl", "es", "ts", "id", "gtid", "pkNames"];
-const ORDER_MAX: i64 = i64::MAX; // order_key's own bound (10**20 - 1) is above any i64
 
 /// A JSON integer field of at most 18 digits; None: absent or null.
 pub(crate) fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
@@ -325,8 +324,9 @@ fn parse_inner<'a>(
     let database = str_field(doc.database)?.filter(|s| !s.is_empty());
     let table = str_field(doc.table)?.filter(|s| !s.is_empty()).ok_or(())?;
     let gtid = str_field(doc.gtid)?.filter(|s| !s.is_empty());
-    let (major, minor) = (es_ms.unwrap_or(0), id);
-    if !(0..=ORDER_MAX).contains(&major) || !(0..=ORDER_MAX).contains(&minor) {
+    // `order_by_input`: the input's Kafka order (a flat message holds no log position).
+    let (major, minor) = (at.partition, at.offset);
+    if major < 0 || minor < 0 {
         return Err(());
     }
     let rows = match doc.data {

@@ -184,7 +184,8 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: TimeReader)
     };
     let gtid = str_field(doc.global_id).ok()?.filter(|s| !s.is_empty());
     let ts_ms = time_ms(doc.time, zoned)?;
-    let major = event::binlog_index(binlog_name)?;
+    // `kafka_order_key`: this format's messages carry no position on DDL, so none uses one.
+    let (major, minor) = event::input_order(at.partition, at.offset)?;
 
     let source = Source {
         binlog_file: Some(binlog_name),
@@ -196,7 +197,7 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: TimeReader)
     body.extend_from_slice(b"\xc3\x01");
     body.extend_from_slice(&profile.fingerprint);
     source.write(&mut body, profile, op);
-    event::order_key(&mut body, major, binlog_pos as u128, 0);
+    event::order_key(&mut body, major, minor, 0);
     avro::opt_long(&mut body, ts_ms);
     body.push(0); // ingest_ts_ms
     body.push(0); // primary_key: format one names no key columns

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use crate::avro;
 use crate::canal::{epoch_ms, json_string, Coordinates, Profile, Record};
+use crate::event;
 use crate::json::{self, Json};
 use crate::values::{self, base64, two, KeyPart};
 
@@ -621,7 +622,8 @@ fn parse_inner<'a>(
         None => match opt_int(member(source, "lsn"))? {
             Some(lsn) if lsn < 0 => return Err(()),
             Some(lsn) => (lsn as u128, 0),
-            None => (u128::try_from(ts_ms.unwrap_or(0)).map_err(|_| ())?, 0),
+            // No log position: `kafka_order_key` (never the change time, which can go back).
+            None => event::input_order(at.partition, at.offset).ok_or(())?,
         },
     };
     if order.1 > ORDER_MAX {

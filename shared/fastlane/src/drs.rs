@@ -318,7 +318,8 @@ fn differ(a: &Val, b: &Val) -> Option<bool> {
 /// What every row of a DRS flat message shares, read from its envelope.
 pub(crate) struct Envelope<'t> {
     pub(crate) op: &'static str,
-    /// The DRS event sequence: the order key's major and `source.sequence`.
+    /// The DRS event sequence: the order key's major (the input offset is its minor) and
+    /// `source.sequence`.
     pub(crate) id: i64,
     pub(crate) es_ms: Option<i64>,
     pub(crate) ts_ms: Option<i64>,
@@ -340,7 +341,8 @@ pub(crate) fn records<R: Row>(
     zoned: values::ZoneReader,
 ) -> Option<Vec<Record>> {
     let Envelope { op, id, es_ms, ts_ms, database, table, gtid, ref primary_key } = *envelope;
-    if id < 0 || rows.is_empty() || rows.len() > 999_999 {
+    // `order_by_id`: DRS's event sequence, then the input offset (for messages sharing an id).
+    if id < 0 || at.offset < 0 || rows.is_empty() || rows.len() > 999_999 {
         return None;
     }
     let (head, key_head, table_name) = canal::flat_head(profile, op, database, table, gtid, id);
@@ -374,7 +376,7 @@ pub(crate) fn records<R: Row>(
         body.extend_from_slice(b"\xc3\x01");
         body.extend_from_slice(&profile.fingerprint);
         body.extend_from_slice(&head);
-        canal::order_key(&mut body, id, 0, index);
+        canal::order_key(&mut body, id, at.offset, index);
         avro::opt_long(&mut body, es_ms);
         avro::opt_long(&mut body, ts_ms);
         avro::strings(&mut body, primary_key);

@@ -80,6 +80,12 @@ pub fn order_key(out: &mut Vec<u8>, major: u128, minor: u128, row: usize) {
     avro::bytes(out, &text);
 }
 
+/// `kafka_order_key`'s major and minor: the input partition and offset. None for negative
+/// coordinates, which `order_key` rejects (never seen from Kafka).
+pub fn input_order(partition: i64, offset: i64) -> Option<(u128, u128)> {
+    Some((u128::try_from(partition).ok()?, u128::try_from(offset).ok()?))
+}
+
 /// `binlog_index`: the last run of digits in the file name's last 64 characters (at most 20);
 /// None where Python rejects, and for non-ASCII tails (Python's `\d` also matches other
 /// scripts' digits: left to it).

@@ -193,15 +193,8 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
     };
     let (major, minor) = match position {
         Some((file_name, offset)) => (event::binlog_index(file_name)?, offset as u128 * SEQ_SCALE + seq),
-        None => {
-            let x = xid.unwrap_or(0);
-            let seconds = ts_ms.div_euclid(1000);
-            if x < 0 || !(0..SEQ_SCALE as i64).contains(&seconds) {
-                return None;
-            }
-            let (x, seconds) = (x as u128, seconds as u128);
-            (seconds * SEQ_SCALE + x / SEQ_SCALE, (x % SEQ_SCALE) * SEQ_SCALE + seq)
-        }
+        // No position: `kafka_order_key` (ts and xid do not follow commit order).
+        None => event::input_order(at.partition, at.offset)?,
     };
     let gtid = str_field(doc.gtid).ok()?.filter(|s| !s.is_empty());
 

@@ -18,6 +18,7 @@ use std::fmt::Write;
 use crate::avro;
 use crate::avro_reader::Reader;
 use crate::canal::{self, json_string, Coordinates, Entry, Image, Profile, Record};
+use crate::event;
 use crate::json::{self, Json};
 use crate::values::{self, KeyPart, Kind, ZoneReader};
 
@@ -180,7 +181,9 @@ pub fn parse(
     avro::opt_string(&mut body, checkpoint.or(Some(dts.safe_position).filter(|p| !p.is_empty())));
     avro::opt_string(&mut body, Some(dts.txid).filter(|t| !t.is_empty()));
     avro::opt_string(&mut body, Some(&dts.id.to_string())); // sequence: str(id)
-    canal::order_key(&mut body, dts.id, 0, 0);
+    // `kafka_order_key`: `id` is a delivery sequence of one sync process, not a log position.
+    let (major, minor) = event::input_order(at.partition, at.offset)?;
+    event::order_key(&mut body, major, minor, 0);
     avro::opt_long(&mut body, Some(dts.ts_ms));
     avro::opt_long(&mut body, dts.ingest_ts_ms);
     avro::strings(&mut body, &primary_key);
@@ -200,9 +203,6 @@ fn decode<'a>(raw: &'a [u8], codes: &'a Codes, zoned: Option<ZoneReader>) -> Opt
         return None;
     }
     let id = r.long()?;
-    if id < 0 {
-        return None; // outside the order key's range: a reject
-    }
     let ts_ms = r.long()?.checked_mul(1000)?;
     let (position, safe_position, txid) = (r.str()?, r.str()?, r.str()?);
     let source_type = r.index(SOURCE_TYPES.len())?;

@@ -12,14 +12,12 @@ use std::borrow::Cow;
 use crate::canal::{Coordinates, Profile};
 use crate::json::{self, Json};
 use crate::oms_json::{
-    has_key_columns, member, opt_int, opt_str, opt_text, plan_key, digits_major, row_image,
+    has_key_columns, member, opt_int, opt_str, opt_text, plan_key, row_image,
     Event, Names, Outcome, PlanFor,
 };
 use crate::values::ZoneReader;
 
 const BUILT: &[&str] = &["version", "schema", "payload"];
-/// `_SEQUENCE_SCALE`: eventTime ms * 10^5.
-const SEQUENCE_SCALE: i64 = 100_000;
 
 type Members<'d, 'a> = &'d [(Cow<'a, str>, Json<'a>)];
 
@@ -128,10 +126,6 @@ fn parse_inner(
     }
     let table = opt_text(member(src, "table"))?.ok_or(())?;
     let scn = opt_str(member(payload, "scn"))?.filter(|scn| !scn.is_empty() && *scn != "null");
-    let major = match digits_major(scn) {
-        Some(major) => major?,
-        None => event_ms.ok_or(())?.checked_mul(SEQUENCE_SCALE).filter(|m| *m >= 0).ok_or(())?,
-    };
     let names = Names {
         db_type: db_type.map(Cow::Owned),
         database,
@@ -185,7 +179,6 @@ fn parse_inner(
     let event = Event {
         op,
         names: &names,
-        major,
         ts_ms: event_ms,
         ingest_ts_ms: system_ms,
         primary_key: &primary_key,

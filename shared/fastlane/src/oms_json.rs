@@ -17,7 +17,8 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::avro;
-use crate::canal::{epoch_ms, json_string, order_key, Coordinates, Profile, Record};
+use crate::canal::{epoch_ms, json_string, Coordinates, Profile, Record};
+use crate::event;
 use crate::inferred::{self, integer_text, push_text, Image, KeyView, Logical};
 use crate::json::{self, Json};
 use crate::values::{self, Kind, ZoneReader};
@@ -247,8 +248,6 @@ pub struct Names<'s> {
 pub struct Event<'e, 't> {
     pub op: &'static str,
     pub names: &'e Names<'e>,
-    /// The order key's major (minor and row are 0: one row per message).
-    pub major: i64,
     pub ts_ms: Option<i64>,
     pub ingest_ts_ms: Option<i64>,
     pub primary_key: &'e [&'e str],
@@ -278,7 +277,9 @@ impl Event<'_, '_> {
         avro::opt_string(&mut body, names.checkpoint.as_deref());
         avro::opt_string(&mut body, names.transaction_id);
         avro::opt_string(&mut body, names.sequence.as_deref());
-        order_key(&mut body, self.major, 0, 0);
+        // `kafka_order_key`: OMS gives no log position on every message (see the parsers).
+        let (major, minor) = event::input_order(at.partition, at.offset)?;
+        event::order_key(&mut body, major, minor, 0);
         avro::opt_long(&mut body, self.ts_ms);
         avro::opt_long(&mut body, self.ingest_ts_ms);
         avro::strings(&mut body, self.primary_key);
@@ -316,25 +317,6 @@ pub(crate) fn has_key_columns(primary_key: &[&str], image: Option<&Image>) -> bo
         None => true,
         Some(image) => primary_key.iter().all(|name| image.get(name).is_some()),
     }
-}
-
-/// storeDataSequence / scn as the order key's major: its ASCII digits (`_digits`), within i64.
-pub(crate) fn digits_major(text: Option<&str>) -> Option<Result<i64, ()>> {
-    let text = text?;
-    if text.is_empty() || !text.bytes().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    // Leading zeros are Python's int() too; a value beyond i64 (order_key allows 20 digits) is declined.
-    let significant = text.trim_start_matches('0');
-    if significant.is_empty() {
-        return Some(Ok(0));
-    }
-    Some(significant.parse::<i64>().map_err(|_| ()))
-}
-
-/// A time in ms scaled as OMS sequences (ms * 10^5), negative times as 0; None: beyond i64.
-pub(crate) fn scaled_ms(ts_ms: Option<i64>) -> Option<i64> {
-    ts_ms.map_or(Some(0), |ms| ms.max(0).checked_mul(100_000))
 }
 
 // ------------------------------------------------------------------ Default, ExtendColumnType
@@ -517,10 +499,6 @@ fn default_inner(
     let table = opt_text(field("table_name"))?.ok_or(())?;
     let ts_ms = opt_int(field("timestamp"))?.map(epoch_ms);
     let sequence = opt_text(field("storeDataSequence"))?;
-    let major = match digits_major(sequence) {
-        Some(major) => major?,
-        None => scaled_ms(ts_ms).ok_or(())?,
-    };
     let oracle_mode = db_type.as_deref().is_some_and(|kind| ORACLE_MODE.contains(&kind));
     let names = Names {
         db_type: db_type.map(Cow::Owned),
@@ -580,7 +558,6 @@ fn default_inner(
     let event = Event {
         op,
         names: &names,
-        major,
         ts_ms,
         ingest_ts_ms: None,
         primary_key: &primary_key,

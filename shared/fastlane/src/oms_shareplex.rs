@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use crate::canal::{Coordinates, Profile};
 use crate::inferred;
 use crate::json::{self, Json};
-use crate::oms_json::{digits_major, member, opt_text, py_space, scaled_ms, Event, Names, Outcome};
+use crate::oms_json::{member, opt_text, py_space, Event, Names, Outcome};
 use crate::values::{self, ZoneReader};
 
 const BUILT: &[&str] = &["data", "meta", "key"];
@@ -86,10 +86,6 @@ fn parse_inner(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: Option<Zo
     let ts_ms = wall_clock_ms(member(meta, "time"), zoned)?;
     let ingest_ts_ms = wall_clock_ms(member(meta, "posttime"), zoned)?;
     let scn = verbatim(member(meta, "scn"))?;
-    let major = match digits_major(scn) {
-        Some(major) => major?,
-        None => scaled_ms(ts_ms).ok_or(())?,
-    };
     let names = Names {
         db_type: None,
         database,
@@ -124,7 +120,6 @@ fn parse_inner(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: Option<Zo
     let event = Event {
         op,
         names: &names,
-        major,
         ts_ms,
         ingest_ts_ms,
         primary_key: &[],
