@@ -155,6 +155,14 @@ class NormalizerSettings(BaseSettings):
     retry_backoff_max_s: float = Field(
         30.0, gt=0, description="Longest pause between retries while the broker is unreachable."
     )
+    dlq_max_value_bytes: int = Field(
+        1_000_000,
+        ge=1024,
+        description="Longest value a dead letter carries: a longer input message is cut to this, and its letter's "
+        "headers give the original length and SHA-256 (binlake.value.*). Keep it below the dead-letter topic's "
+        "max.message.bytes less room for key and headers; a letter the topic refuses anyway goes without key and "
+        "value.",
+    )
     transaction_timeout_ms: int = Field(
         60000,
         ge=1000,

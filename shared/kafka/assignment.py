@@ -34,6 +34,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError
 
+from shared.kafka.produce_errors import Treatment
 from shared.metrics.normalizer import NormalizerMetrics
 
 log = logging.getLogger("binlake.normalizer")
@@ -56,6 +57,8 @@ class PartitionState:
     producer: AIOKafkaProducer
     next_offset: int = 0
     """The first offset not yet committed: records below it are never processed again."""
+    treatments: dict[int, Treatment] = field(default_factory=dict)
+    """Input offsets some of whose records Kafka refused, and what the next passes do about them."""
 
 
 @dataclass
@@ -112,7 +115,9 @@ class Partitions:
         if not await self.owned(tp):
             self.states.pop(tp, None)
             raise LeaveGroup("ownership_unconfirmed", f"{tp.topic}:{tp.partition}: a producer to replace ({why})")
-        self.states[tp] = await self._start(tp)
+        successor = await self._start(tp)
+        successor.treatments = state.treatments  # what refusals taught holds for the successor too
+        self.states[tp] = successor
 
     async def owned(self, tp: TopicPartition) -> bool:
         """Whether the group coordinator confirms, now, that ``tp`` is assigned to this instance.

@@ -21,7 +21,8 @@ exactly after the last committed batch. A fenced zombie's commit fails with
 
 Failures: a broker error inside a batch aborts its transaction and rewinds the
 partition to the batch's first offset, then the loop backs off (exponential,
-capped) and retries; a producer that can no longer abort is replaced (which
+capped) and retries; a record Kafka will never accept (too large, invalid)
+dead-letters its input message instead (shared/kafka/produce_errors.py); a producer that can no longer abort is replaced (which
 aborts the open transaction on the broker), but only while the group
 coordinator confirms the partition is still ours; otherwise the instance leaves
 the group and joins again (shared/kafka/assignment.py). SIGTERM finishes the
@@ -52,7 +53,21 @@ from shared.errors import ConfigError
 from shared.event.model import ChangeEvent
 from shared.kafka.assignment import LeaveGroup, Listener, Partitions, PartitionState, ProducerFactory
 from shared.kafka.client import connection_kwargs
+from shared.kafka.letters import Letter, dead_letter
+from shared.kafka.produce_errors import (
+    REFUSED,
+    DeadLetterRefused,
+    Hit,
+    RefusedRecords,
+    Treatment,
+    deliver_alone,
+    learn,
+    refused,
+    settle,
+    size,
+)
 from shared.kafka.records import dead_letter_headers, event_key, partition_for
+from shared.kafka.transaction_state import CAN_BEGIN, OPEN, cannot_abort, transaction_state
 from shared.metrics.http import HealthServer
 from shared.metrics.normalizer import NormalizerMetrics
 from shared.parsing import registry
@@ -77,6 +92,7 @@ class _Tally:
     controls: Counter[str] = field(default_factory=Counter)
     filtered: Counter[str] = field(default_factory=Counter)
     events: Counter[tuple[str, str]] = field(default_factory=Counter)
+    letters: Counter[str] = field(default_factory=Counter)
     last_seen: dict[str, int] = field(default_factory=dict)
     lane_taken: int = 0
     lane_declined: int = 0
@@ -176,10 +192,10 @@ class Normalizer:
         records = [record for record in records if record.offset >= state.next_offset]
         if not records:
             return BatchResult()
-        if _transaction_state(state.producer) not in _CAN_BEGIN:
+        if transaction_state(state.producer) not in CAN_BEGIN:
             # Its sender died between batches (aiokafka marked the transaction fatal): begin_transaction
             # would fail on an assert. The replacement rewinds; the next poll fetches these records again.
-            await self._partitions.replace(tp, state, f"its transaction state is {_transaction_state(state.producer)}")
+            await self._partitions.replace(tp, state, f"its transaction state is {transaction_state(state.producer)}")
             return BatchResult()
         result = BatchResult(consumed=len(records))
         producer = state.producer
@@ -191,7 +207,13 @@ class Normalizer:
         ctx = self._context(tp.topic).at(tp.topic, tp.partition, records[0].offset)
         started = time.perf_counter()
         sends: list[asyncio.Future[Any]] = []
+        starts: list[int] = []
+        """Per record, the index in ``sends`` of its first record: a refused send names its input message."""
+        letters: set[int] = set()
+        """Indexes in ``sends`` of dead letters."""
+        treated = state.treatments
         tally = _Tally()
+        record = records[0]
         try:
             await producer.begin_transaction()
             lane = self._lane
@@ -203,6 +225,15 @@ class Normalizer:
             known = producer.client.cluster.partitions_for_topic(output_topic)
             partitions = list(known) if known else None
             for record in records:
+                starts.append(len(sends))
+                if treated and record.offset in treated:
+                    # Some of its records were refused before: everything ahead of it is delivered first, so its
+                    # own records go alone and a refusal is surely theirs (shared/kafka/produce_errors.py).
+                    await settle(sends, starts, records, letters)
+                    await self._produce_alone(
+                        tp, producer, record, treated[record.offset], ctx=ctx, tally=tally, result=result
+                    )
+                    continue
                 raw = record.value if record.value is not None else b""
                 if lane is not None:
                     # The fast lane's records are the Python path's, byte for byte (shared/fastlane).
@@ -225,38 +256,24 @@ class Normalizer:
                         continue
                     tally.lane_declined += 1
                 ctx.offset = record.offset
-                outcome = self.parser(raw, ctx)
-                if isinstance(outcome, Parsed):
-                    kept: list[ChangeEvent] = []
-                    dropped: list[ChangeEvent] = []
-                    for event in outcome.events:  # the table rules, applied once per event
-                        (kept if self._wanted(event) else dropped).append(event)
-                    try:
-                        encoded = [(event, avro.encode(event)) for event in kept]
-                    except (TypeError, ValueError, OverflowError) as exc:
-                        outcome = Rejected(INTERNAL, f"event not encodable: {type(exc).__name__}: {exc}")
-                    else:
-                        self._account(outcome, kept, dropped, tally)
-                        for event, body in encoded:
-                            sends.append(await producer.send(settings.output_topic, body, key=event_key(event)))
-                        result.events += len(encoded)
-                        continue
-                headers = dead_letter_headers(
-                    topic=tp.topic,
-                    partition=tp.partition,
-                    offset=record.offset,
-                    format_id=settings.format,
-                    code=outcome.code,
-                    reason=outcome.reason,
-                    parser_version=self.parser.version,
-                )
-                sends.append(await producer.send(settings.dlq_topic, raw, key=record.key, headers=headers))
-                metrics.dead_lettered.labels(tp.topic, outcome.code).inc()
+                parsed = self._parse(raw, ctx, tally)
+                if not isinstance(parsed, Rejected):
+                    for event, body in parsed:
+                        sends.append(await send(output_topic, body, key=event_key(event)))
+                    result.events += len(parsed)
+                    continue
+                letter = self._letter(tp, record, parsed.code, parsed.reason, bare=False)
+                letters.add(len(sends))
+                sends.append(await send(settings.dlq_topic, letter.value, key=letter.key, headers=letter.headers))
+                tally.letters[parsed.code] += 1
                 result.dead_letters += 1
-            await asyncio.gather(*sends)
+            await settle(sends, starts, records, letters)
             await producer.send_offsets_to_transaction({tp: records[-1].offset + 1}, settings.group_id)
             await producer.commit_transaction()
             state.next_offset = records[-1].offset + 1
+        except RefusedRecords as refusal:
+            await self._refused(tp, state, refusal)
+            return BatchResult()
         except (ProducerFenced, InvalidProducerEpoch):
             # A newer producer of the partition's id exists (a new owner), or the coordinator aborted a batch
             # open past BINLAKE_TRANSACTION_TIMEOUT_MS and bumped the epoch (no new owner, no rebalance coming).
@@ -267,16 +284,114 @@ class Normalizer:
             await self._partitions.replace(tp, state, "it was fenced")
             return BatchResult()
         except (TimeoutError, KafkaError, OSError) as exc:
+            if refused(exc):  # raised by send() itself: the producer's own size check, record by record
+                hit = Hit(letter=len(sends) in letters, alone=True, error=type(exc).__name__, size=size(record))
+                await self._refused(tp, state, RefusedRecords({record.offset: hit}, by_broker=False))
+                return BatchResult()
             metrics.aborts.labels(type(exc).__name__).inc()
             await self._abort(tp, state)
             raise
+        if treated:
+            for offset in [offset for offset in treated if offset < state.next_offset]:
+                del treated[offset]
         metrics.transactions.inc()
-        self._publish(tally)
+        self._publish(tp.topic, tally)
         metrics.consumed.labels(tp.topic).inc(result.consumed)
         metrics.produced.labels(settings.output_topic).inc(result.events)
         metrics.batch_seconds.observe(time.perf_counter() - started)
         metrics.batch_size.observe(result.consumed)
         return result
+
+    def _parse(self, raw: bytes, ctx: ParseContext, tally: _Tally) -> list[tuple[ChangeEvent, bytes]] | Rejected:
+        """The Python path: a message's encoded events (after the table rules), counted into ``tally``."""
+        outcome = self.parser(raw, ctx)
+        if not isinstance(outcome, Parsed):
+            return outcome
+        kept: list[ChangeEvent] = []
+        dropped: list[ChangeEvent] = []
+        for event in outcome.events:  # the table rules, applied once per event
+            (kept if self._wanted(event) else dropped).append(event)
+        try:
+            encoded = [(event, avro.encode(event)) for event in kept]
+        except (TypeError, ValueError, OverflowError) as exc:
+            # The class only: an encoder's message may quote the value (personal data) into the letter.
+            return Rejected(INTERNAL, f"event not encodable: {type(exc).__name__}")
+        self._account(outcome, kept, dropped, tally)
+        return encoded
+
+    def _letter(
+        self, tp: TopicPartition, record: ConsumerRecord[bytes, bytes], code: str, reason: str, *, bare: bool
+    ) -> Letter:
+        headers = dead_letter_headers(
+            topic=tp.topic,
+            partition=tp.partition,
+            offset=record.offset,
+            format_id=self.settings.format,
+            code=code,
+            reason=reason,
+            parser_version=self.parser.version,
+        )
+        raw = record.value if record.value is not None else b""
+        return dead_letter(record.key, raw, headers, max_value_bytes=self.settings.dlq_max_value_bytes, bare=bare)
+
+    async def _produce_alone(
+        self,
+        tp: TopicPartition,
+        producer: AIOKafkaProducer,
+        record: ConsumerRecord[bytes, bytes],
+        treatment: Treatment,
+        *,
+        ctx: ParseContext,
+        tally: _Tally,
+        result: BatchResult,
+    ) -> None:
+        """Produce a message some of whose records were refused before, each record delivered before the next.
+
+        Alone in its batch, a refused record is surely this message's: it is dead-lettered (or its letter
+        goes bare) on the next pass. It takes the Python path, whose records are the fast lane's.
+        """
+        if treatment.refusal is None:
+            ctx.offset = record.offset
+            parsed = self._parse(record.value if record.value is not None else b"", ctx, tally)
+            if not isinstance(parsed, Rejected):
+                for event, body in parsed:
+                    await deliver_alone(
+                        producer, record, self.settings.output_topic, value=body, key=event_key(event), headers=None
+                    )
+                result.events += len(parsed)
+                return
+            code, reason = parsed.code, parsed.reason
+        else:
+            code, reason = REFUSED, treatment.refusal
+        letter = self._letter(tp, record, code, reason, bare=treatment.bare_letter)
+        await deliver_alone(
+            producer, record, self.settings.dlq_topic, value=letter.value, key=letter.key, headers=letter.headers
+        )
+        tally.letters[code] += 1
+        result.dead_letters += 1
+
+    async def _refused(self, tp: TopicPartition, state: PartitionState, refusal: RefusedRecords) -> None:
+        """Kafka refused records for good: note which messages (``learn``), undo the batch, rewind.
+
+        The next pass dead-letters what was surely refused and produces suspects alone. A broker's refusal
+        leaves a gap in the producer's sequence numbers, so that producer is replaced, not just aborted.
+        """
+        self.metrics.aborts.labels(REFUSED).inc()
+        learned = learn(state.treatments, refusal.hits, self.settings.output_topic)
+        log.warning(
+            "records refused for good",
+            extra={
+                "partition": f"{tp.topic}:{tp.partition}",
+                "offsets": sorted(refusal.hits)[:20],
+                "errors": sorted({hit.error for hit in refusal.hits.values()}),
+            },
+        )
+        if refusal.by_broker:
+            await self._partitions.replace(tp, state, "Kafka refused a record for good")
+        else:
+            await self._abort(tp, state)
+        if not learned:
+            raise DeadLetterRefused(f"{tp.topic}:{tp.partition}: {self.settings.dlq_topic} refused even a bare letter")
 
     def _account(self, outcome: Parsed, kept: list[ChangeEvent], dropped: list[ChangeEvent], tally: _Tally) -> None:
         """Count one accepted message into the batch's tally (published to metrics once per batch).
@@ -295,9 +410,11 @@ class Normalizer:
             if event.ts_ms is not None:
                 tally.seen(table, event.ts_ms)
 
-    def _publish(self, tally: _Tally) -> None:
+    def _publish(self, topic: str, tally: _Tally) -> None:
         # Prometheus label lookups cost about a microsecond each: once per batch, not per event.
         metrics = self.metrics
+        for code, count in tally.letters.items():
+            metrics.dead_lettered.labels(topic, code).inc(count)
         for kind, count in tally.controls.items():
             metrics.controls.labels(kind).inc(count)
         for table, count in tally.filtered.items():
@@ -319,10 +436,10 @@ class Normalizer:
         """
         consumer = self._consumer
         assert consumer is not None
-        if _cannot_abort(state.producer):
-            await self._partitions.replace(tp, state, f"its transaction state is {_transaction_state(state.producer)}")
+        if cannot_abort(state.producer):
+            await self._partitions.replace(tp, state, f"its transaction state is {transaction_state(state.producer)}")
             return
-        if _transaction_state(state.producer) in _OPEN:
+        if transaction_state(state.producer) in OPEN:
             try:
                 await asyncio.wait_for(state.producer.abort_transaction(), 30)
             except (TimeoutError, KafkaError, OSError):
@@ -441,32 +558,3 @@ def _freeze_startup_objects() -> None:
     if not _frozen:
         gc.freeze()
         _frozen = True
-
-
-_OPEN = frozenset({"IN_TRANSACTION", "ABORTABLE_ERROR"})
-"""aiokafka's transaction states that ``abort_transaction`` can leave (to ABORTING_TRANSACTION)."""
-_CAN_BEGIN = frozenset({"READY", None})
-"""States ``begin_transaction`` can leave (None: not a transactional producer)."""
-
-
-def _transaction_state(producer: AIOKafkaProducer) -> str | None:
-    """The name of the producer's transaction state in aiokafka's state machine (None: not transactional).
-
-    aiokafka checks every transition with an ``assert``: from a state that does not allow it,
-    ``abort_transaction`` and ``begin_transaction`` fail with an AssertionError, not a KafkaError. There
-    is no public accessor; aiokafka's own transaction context reads ``_txn_manager`` the same way.
-    """
-    manager = getattr(producer, "_txn_manager", None)
-    if manager is None or manager.transactional_id is None:
-        return None
-    return str(manager.state.name)
-
-
-def _cannot_abort(producer: AIOKafkaProducer) -> bool:
-    """Whether the producer has a transaction that ``abort_transaction`` cannot end: it must be replaced.
-
-    COMMITTING_TRANSACTION (a commit whose outcome is unknown), ABORTING_TRANSACTION (an abort under way)
-    and FATAL_ERROR (the sender task died, as a broker outage can make it: aiokafka marks the
-    transaction fatal) all allow no abort.
-    """
-    return _transaction_state(producer) not in _OPEN | _CAN_BEGIN

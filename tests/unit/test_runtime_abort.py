@@ -1,4 +1,4 @@
-"""The runtime's test for a transaction it cannot abort (``runtime._cannot_abort``), on aiokafka's real state machine.
+"""A transaction the runtime cannot abort (``transaction_state.cannot_abort``), on aiokafka's real state machine.
 
 A producer whose sender task died (a broker outage can end it) is in aiokafka's
 fatal transaction state; ``abort_transaction`` then fails on an ``assert``, not
@@ -20,7 +20,8 @@ from aiokafka.errors import KafkaConnectionError
 
 from shared.config.settings import KafkaSettings, NormalizerSettings
 from shared.kafka.assignment import LeaveGroup, PartitionState
-from shared.kafka.runtime import Normalizer, _cannot_abort
+from shared.kafka.runtime import Normalizer
+from shared.kafka.transaction_state import cannot_abort
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 
@@ -31,9 +32,9 @@ async def test_a_fatal_transaction_cannot_be_aborted() -> None:
         manager: Any = producer._txn_manager  # type: ignore[attr-defined]  # aiokafka's, not public
         manager.set_pid_and_epoch(1, 0)
         manager.begin_transaction()
-        assert not _cannot_abort(producer)
+        assert not cannot_abort(producer)
         manager.fatal_error(KafkaConnectionError("sender died"))  # what the sender's done-callback does
-        assert _cannot_abort(producer)
+        assert cannot_abort(producer)
         with pytest.raises(AssertionError, match="Invalid state transition"):
             await producer.abort_transaction()
         with pytest.raises(KafkaConnectionError):
@@ -45,7 +46,7 @@ async def test_a_fatal_transaction_cannot_be_aborted() -> None:
 async def test_a_plain_producer_is_not_in_a_transaction_state() -> None:
     producer = AIOKafkaProducer(bootstrap_servers="127.0.0.1:9")
     try:
-        assert not _cannot_abort(producer)
+        assert not cannot_abort(producer)
     finally:
         await producer.stop()
 
@@ -57,7 +58,7 @@ async def test_a_committing_transaction_cannot_be_aborted() -> None:
         manager.set_pid_and_epoch(1, 0)
         manager.begin_transaction()
         manager.committing_transaction()  # what commit_transaction does before it waits for the outcome
-        assert _cannot_abort(producer)
+        assert cannot_abort(producer)
         with pytest.raises(AssertionError, match="Invalid state transition"):
             await producer.abort_transaction()
     finally:
