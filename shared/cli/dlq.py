@@ -4,21 +4,34 @@ Reads the dead-letter topic (``read_committed``) from the replay group's
 committed position, keeps the letters that match the filters (``--reason`` is a
 reject code such as ``bad_value``; ``--source-topic``, ``--format``), and
 produces each one's original key and bytes to its original topic, with the
-header ``binlake.replayed.from`` = ``dlq-topic:partition:offset``. Produce and
-offset commit share one transaction per batch, so a crashed replay neither
-loses nor repeats a letter. Letters that do not match are skipped (their
-offsets are committed too; use a new ``--group-id`` to scan again). With
-``--dry-run`` nothing is produced or committed: matching letters are listed.
+headers ``binlake.replayed.from`` = ``dlq-topic:partition:offset`` and
+``binlake.replayed.origin`` = the letter's original ``topic:partition:offset``.
+The normalizer reads a replayed message as if at its original coordinates, so
+its events keep the origin, and (for formats ordered by Kafka position) the
+``order_key``, they would have had: a replayed old change never sorts after
+newer changes of its row (docs/canonical-event.md, "order_key").
+
+Each replayed letter is also recorded in the replay ledger, a compacted topic
+(``<dlq-topic>.replayed``) keyed by ``dlq-topic:partition:offset``, in the same
+transaction as its produce and the group's offset commit. A letter the ledger
+holds is never replayed again, whatever the group: a re-run under a new
+``--group-id`` (to scan letters an earlier filter skipped) replays only what
+was not replayed before, and a crashed replay neither loses nor repeats a
+letter. With ``--dry-run`` nothing is produced or committed: matching letters
+are listed, with ``already_replayed`` for those in the ledger.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
+from typing import Any
 
 from shared.config.settings import KafkaSettings, kafka_settings
+from shared.errors import BinlakeError
 from shared.kafka import records
 
 
@@ -26,7 +39,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="dlq_command", required=True, metavar="ACTION")
     replay = sub.add_parser("replay", help="re-feed dead letters to their source topics")
     replay.add_argument("--dlq-topic", default="binlake.dlq", help="the dead-letter topic (default binlake.dlq)")
-    replay.add_argument("--group-id", default="binlake-dlq-replay", help="replay group: remembers what was replayed")
+    replay.add_argument("--group-id", default="binlake-dlq-replay", help="replay group: remembers what was scanned")
+    replay.add_argument(
+        "--ledger-topic",
+        metavar="T",
+        help="compacted topic of replayed letters, created if missing (default <dlq-topic>.replayed)",
+    )
     replay.add_argument("--reason", action="append", default=[], metavar="CODE", help="only these reject codes")
     replay.add_argument("--source-topic", action="append", default=[], metavar="T", help="only from these topics")
     replay.add_argument("--format", action="append", default=[], metavar="ID", help="only of these formats")
@@ -44,12 +62,80 @@ def _matches(headers: dict[str, str], args: argparse.Namespace) -> bool:
     )
 
 
+LEDGER_SUFFIX = ".replayed"
+
+
+def letter_id(topic: str, partition: int, offset: int) -> str:
+    """A dead letter's identity in the ledger: ``dlq-topic:partition:offset``."""
+    return f"{topic}:{partition}:{offset}"
+
+
+def _replayed_origin(headers: dict[str, str]) -> bytes | None:
+    """The letter's original ``topic:partition:offset`` (None when a header is missing)."""
+    parts = [headers.get(records.H_TOPIC), headers.get(records.H_PARTITION), headers.get(records.H_OFFSET)]
+    if any(part is None for part in parts):
+        return None
+    return ":".join(part for part in parts if part is not None).encode()
+
+
+async def _ledger_partitions(client: dict[str, Any], topic: str, *, create: bool) -> list[int]:
+    """The ledger's partitions ([] when it does not exist); with ``create``, make it first if missing."""
+    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.errors import TopicAlreadyExistsError
+
+    admin = AIOKafkaAdminClient(**client)
+    await admin.start()
+    try:
+        if create and topic not in await admin.list_topics():
+            # Compacted: it keeps one record per replayed letter. Replicated like a production topic, up to 3.
+            untyped: Any = admin  # aiokafka has no public broker count; list_topics above refreshed its metadata
+            brokers = len(untyped._client.cluster.brokers())
+            spec = NewTopic(topic, 1, min(3, max(1, brokers)), topic_configs={"cleanup.policy": "compact"})
+            with contextlib.suppress(TopicAlreadyExistsError):  # another replay created it meanwhile
+                await admin.create_topics([spec])
+        for _ in range(40):  # a topic created a moment ago may have no partition metadata yet
+            described = await admin.describe_topics([topic])
+            partitions = [int(p["partition"]) for d in described if d["error_code"] == 0 for p in d["partitions"]]
+            if partitions or not create:
+                return sorted(partitions)
+            await asyncio.sleep(0.25)
+        raise BinlakeError(f"the replay ledger {topic} has no partitions the broker names yet; try again")
+    finally:
+        await admin.close()
+
+
+async def _ledger(client: dict[str, Any], topic: str, *, create: bool) -> set[str]:
+    """Every letter id the ledger holds (committed records only), read to its end."""
+    from aiokafka import AIOKafkaConsumer, TopicPartition
+
+    numbers = await _ledger_partitions(client, topic, create=create)
+    if not numbers:
+        return set()
+    consumer = AIOKafkaConsumer(isolation_level="read_committed", enable_auto_commit=False, **client)
+    await consumer.start()
+    try:
+        partitions = [TopicPartition(topic, p) for p in numbers]
+        consumer.assign(partitions)
+        await consumer.seek_to_beginning(*partitions)
+        ends = await consumer.end_offsets(partitions)  # read_committed: the last stable offsets
+        seen: set[str] = set()
+        while [tp for tp, end in ends.items() if await consumer.position(tp) < end]:
+            batches = await consumer.getmany(timeout_ms=1000)
+            for letters in batches.values():
+                seen.update(letter.key.decode() for letter in letters if letter.key is not None)
+        return seen
+    finally:
+        await consumer.stop()
+
+
 async def replay(args: argparse.Namespace, kafka: KafkaSettings) -> dict[str, int]:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
     from shared.kafka.client import connection_kwargs
 
     client = connection_kwargs(kafka)
+    ledger_topic = getattr(args, "ledger_topic", None) or f"{args.dlq_topic}{LEDGER_SUFFIX}"
+    done = await _ledger(client, ledger_topic, create=not args.dry_run)
     consumer = AIOKafkaConsumer(
         args.dlq_topic,
         group_id=args.group_id,
@@ -60,10 +146,12 @@ async def replay(args: argparse.Namespace, kafka: KafkaSettings) -> dict[str, in
     )
     producer = None
     if not args.dry_run:
-        producer = AIOKafkaProducer(transactional_id=f"{args.group_id}.replay", enable_idempotence=True, **client)
+        # One id per ledger, not per group: a second replay of the same dead-letter topic fences the first,
+        # so two replays never record the same letter side by side.
+        producer = AIOKafkaProducer(transactional_id=f"binlake-dlq-replay:{ledger_topic}", **client)
         await producer.start()
     await consumer.start()
-    counts = {"seen": 0, "replayed": 0, "skipped": 0}
+    counts = {"seen": 0, "replayed": 0, "already_replayed": 0, "skipped": 0}
     try:
         while not args.max or counts["replayed"] < args.max:
             batches = await consumer.getmany(timeout_ms=args.idle_ms)
@@ -83,14 +171,21 @@ async def replay(args: argparse.Namespace, kafka: KafkaSettings) -> dict[str, in
                     if target is None or not _matches(headers, args):
                         counts["skipped"] += 1
                         continue
+                    ident = letter_id(tp.topic, tp.partition, letter.offset)
+                    if ident in done:
+                        counts["already_replayed"] += 1
+                        continue
                     counts["replayed"] += 1
                     if producer is None:
                         print(json.dumps({"offset": letter.offset, **headers}))
                         continue
-                    origin = f"{tp.topic}:{tp.partition}:{letter.offset}".encode()
-                    await producer.send(
-                        target, letter.value, key=letter.key, headers=[(records.H_REPLAYED_FROM, origin)]
-                    )
+                    marks = [(records.H_REPLAYED_FROM, ident.encode())]
+                    origin = _replayed_origin(headers)
+                    if origin is not None:
+                        marks.append((records.H_REPLAYED_ORIGIN, origin))
+                    await producer.send(target, letter.value, key=letter.key, headers=marks)
+                    await producer.send(ledger_topic, json.dumps({"to": target}).encode(), key=ident.encode())
+                    done.add(ident)
             if producer is not None:
                 await producer.send_offsets_to_transaction(offsets, args.group_id)
                 await producer.commit_transaction()

@@ -31,6 +31,8 @@ H_REASON: Final = "binlake.error.reason"
 H_PARSER_VERSION: Final = "binlake.parser.version"
 H_REJECTED_AT: Final = "binlake.rejected.at.ms"
 H_REPLAYED_FROM: Final = "binlake.replayed.from"
+H_REPLAYED_ORIGIN: Final = "binlake.replayed.origin"
+"""On a message ``binlake dlq replay`` re-fed: its original ``topic:partition:offset`` (read as its coordinates)."""
 
 
 def event_key(event: ChangeEvent) -> bytes:

@@ -82,10 +82,30 @@ async def test_poison_is_dead_lettered_and_replayable(kafka_bootstrap: str, tmp_
     )
     counts = await dlq.replay(args, kafka_settings(kafka_bootstrap))
     expected = sum(1 for letter in letters if records.header_map(letter.headers)[records.H_ERROR_CLASS] == "bad_value")
-    assert counts == {"seen": len(letters), "replayed": expected, "skipped": len(letters) - expected}
+    assert counts == {
+        "seen": len(letters),
+        "replayed": expected,
+        "already_replayed": 0,
+        "skipped": len(letters) - expected,
+    }
     vendor = await kafka_tools.read_all(kafka_bootstrap, topics.vendor)
     replayed = [r for r in vendor if records.H_REPLAYED_FROM in records.header_map(r.headers)]
     assert len(replayed) == expected
     assert all(r.value == next(iter(k for k, v in POISON.items() if v == "bad_value")) for r in replayed)
+    # Each carries its original coordinates, which the normalizer reads it at.
+    originals = {
+        f"{h[records.H_TOPIC]}:{h[records.H_PARTITION]}:{h[records.H_OFFSET]}"
+        for h in (records.header_map(letter.headers) for letter in letters)
+        if h[records.H_ERROR_CLASS] == "bad_value"
+    }
+    assert {records.header_map(r.headers)[records.H_REPLAYED_ORIGIN] for r in replayed} == originals
     # A second replay with the same group has nothing left to do.
     assert (await dlq.replay(args, kafka_settings(kafka_bootstrap)))["replayed"] == 0
+    # Nor has one under a new group (to scan again): the ledger remembers what was replayed, so no letter
+    # goes back twice, while the letters an earlier filter skipped can still be replayed.
+    again = argparse.Namespace(**{**vars(args), "group_id": kafka_tools.unique("replay"), "reason": []})
+    counts = await dlq.replay(again, kafka_settings(kafka_bootstrap))
+    assert counts["already_replayed"] == expected
+    assert counts["replayed"] == len(letters) - expected
+    vendor = await kafka_tools.read_all(kafka_bootstrap, topics.vendor)
+    assert sum(1 for r in vendor if records.H_REPLAYED_FROM in records.header_map(r.headers)) == len(letters)
