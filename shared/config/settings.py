@@ -163,6 +163,13 @@ class NormalizerSettings(BaseSettings):
         "max.message.bytes less room for key and headers; a letter the topic refuses anyway goes without key and "
         "value.",
     )
+    stall_threshold_s: float = Field(
+        120.0,
+        gt=0,
+        description="An input partition whose fetched input no batch has committed for this long is stalled: "
+        "/readyz answers 503 and binlake_partition_stalled is 1 (e.g. a broker outage, a dead-letter topic "
+        "that refuses letters).",
+    )
     transaction_timeout_ms: int = Field(
         60000,
         ge=1000,

@@ -35,6 +35,7 @@ from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError
 
 from shared.kafka.produce_errors import Treatment
+from shared.kafka.progress import Progress
 from shared.metrics.normalizer import NormalizerMetrics
 
 log = logging.getLogger("binlake.normalizer")
@@ -72,6 +73,8 @@ class Partitions:
     ownership_timeout_s: float = 10.0
     consumer: AIOKafkaConsumer | None = None
     states: dict[TopicPartition, PartitionState] = field(default_factory=dict)
+    progress: Progress | None = None
+    """The partitions' stall clocks: an assignment drops those of partitions now owned elsewhere."""
     failed: str | None = None
     """Why the last assignment failed (the run loop leaves the group when set)."""
 
@@ -90,6 +93,8 @@ class Partitions:
                 await _stop(state.producer)
             raise
         self.states.update(started)
+        if self.progress is not None:
+            self.progress.assigned(self.states)
         self.metrics.assigned.set(len(self.states))
         log.info("partitions assigned", extra={"partitions": [f"{tp.topic}:{tp.partition}" for tp in fresh]})
 

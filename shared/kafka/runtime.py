@@ -22,11 +22,13 @@ exactly after the last committed batch. A fenced zombie's commit fails with
 Failures: a broker error inside a batch aborts its transaction and rewinds the
 partition to the batch's first offset, then the loop backs off (exponential,
 capped) and retries; a record Kafka will never accept (too large, invalid)
-dead-letters its input message instead (shared/kafka/produce_errors.py); a producer that can no longer abort is replaced (which
-aborts the open transaction on the broker), but only while the group
-coordinator confirms the partition is still ours; otherwise the instance leaves
-the group and joins again (shared/kafka/assignment.py). SIGTERM finishes the
-open batch (commit or abort) and leaves the group; nothing partial is ever
+dead-letters its input message instead (shared/kafka/produce_errors.py); a
+producer that can no longer abort is replaced (which aborts the open
+transaction on the broker), but only while the group coordinator confirms the
+partition is still ours; otherwise the instance leaves the group and joins
+again (shared/kafka/assignment.py). A partition whose input waits too long for
+a commit is stalled: /readyz fails (shared/kafka/progress.py). SIGTERM finishes
+the open batch (commit or abort) and leaves the group; nothing partial is ever
 committed.
 """
 
@@ -66,10 +68,11 @@ from shared.kafka.produce_errors import (
     settle,
     size,
 )
+from shared.kafka.progress import Progress
 from shared.kafka.records import dead_letter_headers, event_key, partition_for
 from shared.kafka.transaction_state import CAN_BEGIN, OPEN, cannot_abort, transaction_state
-from shared.metrics.http import HealthServer
 from shared.metrics.normalizer import NormalizerMetrics
+from shared.metrics.readiness import NormalizerHealth
 from shared.parsing import registry
 from shared.parsing.context import ParseContext, zone
 from shared.parsing.errors import INTERNAL
@@ -131,7 +134,15 @@ class Normalizer:
         self._lock = asyncio.Lock()
         self._stopping = asyncio.Event()
         self._consumer: AIOKafkaConsumer | None = None
-        self.health = HealthServer(self.metrics.registry)
+        self._progress = Progress(self.settings.stall_threshold_s)
+        self.health = NormalizerHealth(
+            self.metrics.registry, stalled=lambda: [f"{tp.topic}:{tp.partition}" for tp in self._progress.stalled()]
+        )
+        self.metrics.stalls.watch(
+            lambda: {(tp.topic, tp.partition): waited for tp, waited in self._progress.waits().items()},
+            lambda: [(tp.topic, tp.partition) for tp in self._partitions.states],
+            self.settings.stall_threshold_s,
+        )
         self._client = connection_kwargs(self.kafka)
         self._partitions = Partitions(
             group_id=self.settings.group_id,
@@ -148,6 +159,7 @@ class Normalizer:
             make_producer=self.make_producer,
             metrics=self.metrics,
             ownership_timeout_s=self.settings.session_timeout_ms / 1000,
+            progress=self._progress,
         )
 
     # ---------------------------------------------------------------- control
@@ -188,10 +200,12 @@ class Normalizer:
     async def _process(self, tp: TopicPartition, records: list[ConsumerRecord[bytes, bytes]]) -> BatchResult:
         state = self._partitions.states.get(tp)
         if state is None:
-            return BatchResult()  # not ours (any more): the next owner processes these
+            self._progress.waiting(tp)  # not started: the rejoin that follows decides who processes these
+            return BatchResult()
         records = [record for record in records if record.offset >= state.next_offset]
         if not records:
             return BatchResult()
+        self._progress.waiting(tp)
         if transaction_state(state.producer) not in CAN_BEGIN:
             # Its sender died between batches (aiokafka marked the transaction fatal): begin_transaction
             # would fail on an assert. The replacement rewinds; the next poll fetches these records again.
@@ -271,6 +285,7 @@ class Normalizer:
             await producer.send_offsets_to_transaction({tp: records[-1].offset + 1}, settings.group_id)
             await producer.commit_transaction()
             state.next_offset = records[-1].offset + 1
+            self._progress.committed(tp)
         except RefusedRecords as refusal:
             await self._refused(tp, state, refusal)
             return BatchResult()

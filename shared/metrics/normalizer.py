@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+PartitionWaits = Callable[[], dict[tuple[str, int], float]]
+"""Seconds each input partition has waited for a committed batch, by (topic, partition)."""
 
 
 @dataclass
@@ -60,9 +66,56 @@ class NormalizerMetrics:
         self.broker_errors = Counter(
             "binlake_broker_errors", "Kafka errors that made the service back off", ["error"], registry=r
         )
+        self.stalls = _StallCollector()
+        r.register(self.stalls)
         self.rejoins = Counter(
             "binlake_group_rejoins",
             "Times the service left the consumer group to join again (cause: assignment_failed, ownership_unconfirmed)",
             ["cause"],
             registry=r,
+        )
+
+
+class _StallCollector(Collector):
+    """``binlake_partition_stalled_seconds`` and ``binlake_partition_stalled``, computed when scraped.
+
+    Computed at scrape time from the progress clocks, so a loop stuck inside a batch still
+    shows its partition's wait growing.
+    """
+
+    def __init__(self) -> None:
+        self.waits: PartitionWaits = dict
+        self.owned: Callable[[], list[tuple[str, int]]] = list
+        self.stall_after_s = float("inf")
+
+    def watch(self, waits: PartitionWaits, owned: Callable[[], list[tuple[str, int]]], stall_after_s: float) -> None:
+        self.waits, self.owned, self.stall_after_s = waits, owned, stall_after_s
+
+    def describe(self) -> Iterator[Metric]:
+        yield from self._families()
+
+    def collect(self) -> Iterator[Metric]:
+        seconds, stalled = self._families()
+        waits = self.waits()
+        for topic, partition in sorted(set(self.owned()) | set(waits)):
+            waited = waits.get((topic, partition), 0.0)
+            labels = [topic, str(partition)]
+            seconds.add_metric(labels, waited)
+            stalled.add_metric(labels, 1.0 if waited > self.stall_after_s else 0.0)
+        yield seconds
+        yield stalled
+
+    @staticmethod
+    def _families() -> tuple[GaugeMetricFamily, GaugeMetricFamily]:
+        return (
+            GaugeMetricFamily(
+                "binlake_partition_stalled_seconds",
+                "How long the input partition has had fetched input that no committed batch covers (0: none)",
+                labels=["topic", "partition"],
+            ),
+            GaugeMetricFamily(
+                "binlake_partition_stalled",
+                "1 while the input partition has waited longer than BINLAKE_STALL_THRESHOLD_S for a committed batch",
+                labels=["topic", "partition"],
+            ),
         )
