@@ -2,18 +2,21 @@
 
 One message is one row or one DDL::
 
-    {"data": {col: value},      # INSERT/DELETE: the full row; UPDATE: changed values only
+    {"data": {col: value},      # INSERT/DELETE: the full row; UPDATE: the changed values
      "meta": {"time": "YYYY-MM-DDTHH:mm:ss", "op": "ins" | "upd" | "del" | "ddl",
               "posttime": "YYYY-MM-DDTHH:mm:ss", "idx", "size", "seq",
               "table": "db.table", "rowid": "db.table-<pk values>", "trans", "scn"},
-     "key": {col: value},       # UPDATE only: the prior values
+     "key": {col: value},       # UPDATE only: the row before the change
      "sql": {"ddl": "..."}}     # DDL only
 
 No column types and no primary key names are sent: every column is inferred
-from its JSON value (as in OMS Default) and ``primary_key`` is empty. An UPDATE
-gives ``before`` = ``key`` and ``after`` = ``data``, which holds only the
-changed columns (absent = unknown, never filled from ``key``), so
-``changed_columns`` = the names in ``data``. ``meta.time`` (the change) and
+from its JSON value (as in OMS Default) and ``primary_key`` is empty. An UPDATE's
+``key`` is the row before the change (seed 004: "僅 UPDATE 存在,表示變更前的值",
+and its sample holds every column) and ``data`` holds the changed values, so
+``before`` = ``key``, ``after`` = ``key`` overlaid with ``data`` (a column only
+``data`` names comes last), and ``changed_columns`` = the names in ``data``.
+Before this release ``after`` was ``data`` alone, so the unchanged columns read
+as unknown. ``meta.time`` (the change) and
 ``meta.posttime`` (the write to the target) are wall clocks without zone, read
 in the configured source time zone. ``meta.table`` is ``database.table``; a
 three-part name is ``tenant.database.table`` (OMS writes OceanBase databases as
@@ -49,7 +52,7 @@ from shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_F
 from shared.parsing.jsondoc import decode_and_parse, obj, opt_obj, opt_str
 from shared.parsing.order import kafka_order_key
 from shared.parsing.result import Parsed
-from shared.parsing.rows import UNTYPED
+from shared.parsing.rows import UNTYPED, overlay
 from shared.parsing.temporal import local_text_to_ms
 
 FORMAT_ID: Final = "oms-shareplex"
@@ -152,8 +155,9 @@ def _parse(doc: Any, ctx: ParseContext) -> Parsed:
         if not prior:
             raise RejectError(MISSING_FIELD, "upd message has no prior values in 'key'")
         before = UNTYPED.convert(prior, "key")
-        after = UNTYPED.convert(data, "data")
-        changed = list(after)
+        changes = UNTYPED.convert(data, "data")
+        after = overlay(before, changes)  # key is the whole prior row: the new row is it plus the changes
+        changed = list(changes)
     else:
         if not data:
             raise RejectError(MISSING_FIELD, f"{kind} message has no column values in 'data'")

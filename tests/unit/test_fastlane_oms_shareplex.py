@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from services.oms_shareplex.parser import parse
 from shared.cli.generate import messages
 from shared.fastlane import Lane, lane_for
 from shared.generate import render
@@ -103,11 +104,20 @@ def message(op: str = "ins", data: Any = ROW, key: Any = None, *, drop: tuple[st
     return orjson.dumps(doc)
 
 
+def test_update_after_image_is_the_prior_row_overlaid_with_the_changes() -> None:
+    # Issue 16, item 15: the lane takes an update and writes the full after image, as Python does.
+    raw = message("upd", {"name": "y"}, ROW)
+    assert check(raw)
+    (event,) = parse(raw, context().at(TOPIC, 3, 41)).events
+    assert event.after is not None and list(event.after) == list(ROW) and event.after["name"] == "y"
+
+
 def test_takes_and_declines() -> None:
     taken = [
         message(),
         message("upd", {"name": "y"}, ROW),
-        message("upd", {}, ROW),  # nothing changed: an empty after image
+        message("upd", {}, ROW),  # nothing changed: the after image is the prior row
+        message("upd", {"extra": 1, "name": None}, ROW),  # a changed column the prior row lacks
         message("del", ROW),
         message("INS"),
         message(table="t1.shop.t"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,13 +76,31 @@ def test_insert_values_and_source() -> None:
 
 
 @pytest.mark.unit
-def test_update_is_partial_and_changed_columns_are_data_keys() -> None:
-    prior = {"id": 1, "status": "NEW", "note": None}
+def test_update_after_is_key_overlaid_with_data_and_changed_columns_are_data_keys() -> None:
+    # Issue 16, item 15: seed 004 says ``key`` holds the values before the change (its sample has
+    # every column), so the row after the change is ``key`` with ``data``'s changed values; before,
+    # ``after`` held only the changed columns and the unchanged ones ("id") read as unknown.
+    prior = {"id": 1, "status": "NEW", "note": None, "qty": 3}
     event = one(message("upd", data={"status": None, "note": "x"}, key=prior))
     assert event.op == "UPDATE"
     assert event.before == prior
-    assert event.after == {"status": None, "note": "x"}  # "id" absent: unknown, never copied from key
+    assert event.after == {"id": 1, "status": None, "note": "x", "qty": 3}
+    assert list(event.after) == ["id", "status", "note", "qty"]  # key's column order
     assert event.changed_columns == ["status", "note"]
+    # A changed column the prior row lacks (the seed's own sample): kept, after key's columns.
+    extra = one(message("upd", data={"string": "hello world 2020"}, key={"id": 1}))
+    assert extra.after == {"id": 1, "string": "hello world 2020"} and extra.changed_columns == ["string"]
+    assert [c.name for c in extra.columns] == ["id", "string"]
+
+
+@pytest.mark.unit
+def test_seed_update_after_image_is_full() -> None:
+    corpus = Path(__file__).parents[1] / "corpus" / "oms-shareplex"
+    event = one((corpus / "seed-update.in.json").read_bytes())
+    assert event.before is not None and event.after is not None
+    assert set(event.after) == set(event.before) | {"string"}
+    assert all(event.after[name] == value for name, value in event.before.items())
+    assert event.after["string"] == "hello world 2020"
 
 
 @pytest.mark.unit

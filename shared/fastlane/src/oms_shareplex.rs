@@ -2,10 +2,10 @@
 //!
 //! Takes `meta.op` ins / upd / del messages: no column types (every column inferred,
 //! `inferred.rs`), no key names; an update's `key` is the prior row and `data` the changed
-//! values. `meta.time` and `meta.posttime` are wall clocks of the source zone: read here in
-//! UTC, through Python's zone rules (`plan_oms.wall_clock_reader`) elsewhere. Declined: DDL,
-//! unknown ops, times and names outside the strict forms below, and everything the Python
-//! parser rejects.
+//! values, so its after image is `key` overlaid with `data` (`inferred::overlay`). `meta.time`
+//! and `meta.posttime` are wall clocks of the source zone: read here in UTC, through Python's
+//! zone rules (`plan_oms.wall_clock_reader`) elsewhere. Declined: DDL, unknown ops, times and
+//! names outside the strict forms below, and everything the Python parser rejects.
 
 use std::borrow::Cow;
 
@@ -106,7 +106,9 @@ fn parse_inner(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: Option<Zo
             return Err(());
         }
         let changed: Vec<&str> = data.entries.iter().map(|e| e.name).collect();
-        (Some(inferred::convert(prior).ok_or(())?), Some(data), Some(changed))
+        let prior = inferred::convert(prior).ok_or(())?;
+        let after = inferred::overlay(&prior, &data); // the whole prior row plus the changes
+        (Some(prior), Some(after), Some(changed))
     } else {
         if data_empty {
             return Err(());

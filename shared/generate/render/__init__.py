@@ -59,7 +59,6 @@ class CompareFlags:
 
 
 COMPARE: Final[dict[str, CompareFlags]] = {
-    "oms-shareplex": CompareFlags(partial_after=True),
     "debezium-smt": CompareFlags(upsert=True),
     # KafkaRiverCanal writes an old NULL as origin_val "": unreadable for numbers
     # and dates (left unknown), read as empty text for strings.

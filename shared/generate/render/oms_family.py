@@ -9,7 +9,8 @@ Each ``render_*`` writes one generated ``Change`` as the message the vendor send
   column with OMS's type words (``BIGINT`` is OMS's beyond-64-bit integer).
 - ``oms-dataworks``: DataWorks 2.0 (``schema.column`` types, ``pk`` ["id"], numeric ``scn``).
 - ``oms-shareplex``: SharePlex JSON; an UPDATE's ``data`` holds only the changed columns and
-  ``key`` the prior row; ``meta.time`` is a wall clock of the source zone (``ctx.zone``).
+  ``key`` the whole prior row (the parser's after image is ``key`` overlaid with ``data``);
+  ``meta.time`` is a wall clock of the source zone (``ctx.zone``).
 - ``oms-avro``: a DTS ``Record`` in plain Avro binary (fastavro against
   ``services/oms_avro/dts_record.avsc``), one image item per column by its MySQL type.
 - ``debezium-json``: the Debezium MySQL connector's change event with the JsonConverter
