@@ -44,6 +44,18 @@ ProducerFactory = Callable[..., AIOKafkaProducer]
 """Makes a partition's producer from aiokafka keyword arguments (``AIOKafkaProducer``; tests inject faults)."""
 
 
+def transactional_id(group_id: str, tp: TopicPartition) -> str:
+    """``<group_id>:<topic>:<partition>``: one id per input partition, never another group's.
+
+    Topic names hold only ``[a-zA-Z0-9._-]``, so the id splits back from the right into exactly
+    these parts, whatever the group id holds (dots or colons). The former ``<group>.<topic>.<partition>``
+    let group ``a.b`` on topic ``c`` and group ``a`` on topic ``b.c`` share an id, so each fenced the
+    other's producer. A changed id starts a new producer lineage: upgrading from the old ids, stop every
+    old instance before a new one starts (docs/operations.md, "Upgrades").
+    """
+    return f"{group_id}:{tp.topic}:{tp.partition}"
+
+
 class LeaveGroup(Exception):
     """The instance must leave the consumer group and join again (the run loop does it after a back-off)."""
 
@@ -79,7 +91,7 @@ class Partitions:
     """Why the last assignment failed (the run loop leaves the group when set)."""
 
     def transactional_id(self, tp: TopicPartition) -> str:
-        return f"{self.group_id}.{tp.topic}.{tp.partition}"
+        return transactional_id(self.group_id, tp)
 
     async def open(self, assigned: Iterable[TopicPartition]) -> None:
         """Start and rewind every assigned partition, or (raising) none: a failure stops those started."""

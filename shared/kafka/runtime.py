@@ -10,14 +10,15 @@ Zombie fencing without KIP-447. aiokafka cannot send consumer group metadata
 with the offsets, so the broker cannot fence a stale group member by
 generation. binlake uses the pre-KIP-447 design (Kafka Streams' "eos-alpha"):
 one transactional producer per input partition, with ``transactional.id =
-<group_id>.<topic>.<partition>``. Whoever is assigned a partition first starts
+<group_id>:<topic>:<partition>``. Whoever is assigned a partition first starts
 that producer, which makes the transaction coordinator bump the id's epoch:
 any older producer with the same id (a zombie that lost the partition in a
 rebalance but does not know yet) is fenced, and its open transaction is
 aborted or completed before ``init_transactions`` returns. Only then does the
 new owner read the partition's committed offset and seek to it, so it starts
 exactly after the last committed batch. A fenced zombie's commit fails with
-``ProducerFenced``; it drops the partition without committing anything.
+``ProducerFenced``; it commits nothing, and the group coordinator, asked
+whether the partition is still its own, says no: it leaves the group.
 
 Failures: a broker error inside a batch aborts its transaction and rewinds the
 partition to the batch's first offset, then the loop backs off (exponential,
