@@ -163,6 +163,12 @@ class NormalizerSettings(BaseSettings):
         "max.message.bytes less room for key and headers; a letter the topic refuses anyway goes without key and "
         "value.",
     )
+    metrics_max_label_values: int = Field(
+        1000,
+        ge=1,
+        description="Distinct values a metric label taken from message content (table names, control kinds) has "
+        "per metric; further ones are counted under __other__, so input cannot grow the metrics without bound.",
+    )
     stall_threshold_s: float = Field(
         120.0,
         gt=0,

@@ -135,6 +135,7 @@ class Normalizer:
         self._lock = asyncio.Lock()
         self._stopping = asyncio.Event()
         self._consumer: AIOKafkaConsumer | None = None
+        self.metrics.cap_labels(self.settings.metrics_max_label_values)
         self._progress = Progress(self.settings.stall_threshold_s)
         self.health = NormalizerHealth(
             self.metrics.registry, stalled=lambda: [f"{tp.topic}:{tp.partition}" for tp in self._progress.stalled()]
@@ -431,14 +432,15 @@ class Normalizer:
         metrics = self.metrics
         for code, count in tally.letters.items():
             metrics.dead_lettered.labels(topic, code).inc(count)
+        # Table names and control kinds come from the messages: capped label sets (NormalizerMetrics).
         for kind, count in tally.controls.items():
-            metrics.controls.labels(kind).inc(count)
+            metrics.controls.labels(metrics.control_kinds(kind)).inc(count)
         for table, count in tally.filtered.items():
-            metrics.filtered.labels(table).inc(count)
+            metrics.filtered.labels(metrics.filtered_tables(table)).inc(count)
         for (table, op), count in tally.events.items():
-            metrics.events.labels(table, op).inc(count)
+            metrics.events.labels(metrics.event_tables(table), op).inc(count)
         for table, ts_ms in tally.last_seen.items():
-            metrics.source_last_seen.labels(table).set(ts_ms / 1000)
+            metrics.source_seen(table, ts_ms / 1000)
         if tally.lane_taken:
             metrics.fast_lane.labels("taken").inc(tally.lane_taken)
         if tally.lane_declined:

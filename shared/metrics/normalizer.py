@@ -1,13 +1,42 @@
-"""The normalizer's Prometheus metrics (names documented in docs/operations.md)."""
+"""The normalizer's Prometheus metrics (names documented in docs/operations.md).
+
+Labels whose values come from message content (table names, control kinds) are
+capped per metric: past ``BINLAKE_METRICS_MAX_LABEL_VALUES`` distinct values, new
+ones are counted under ``__other__``, so input naming a new table in every
+message cannot grow the registry (and every scrape) without bound.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Final
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+OVERFLOW: Final = "__other__"
+"""The label value of everything past a capped label's first values."""
+
+
+class CappedLabel:
+    """The values one label of one metric takes: the first ``limit`` distinct ones, then ``OVERFLOW``."""
+
+    __slots__ = ("_limit", "_seen")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._seen: set[str] = set()
+
+    def __call__(self, value: str) -> str:
+        if value in self._seen:
+            return value
+        if len(self._seen) < self._limit:
+            self._seen.add(value)
+            return value
+        return OVERFLOW
+
 
 PartitionWaits = Callable[[], dict[tuple[str, int], float]]
 """Seconds each input partition has waited for a committed batch, by (topic, partition)."""
@@ -16,8 +45,11 @@ PartitionWaits = Callable[[], dict[tuple[str, int], float]]
 @dataclass
 class NormalizerMetrics:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    max_label_values: int = 1000
+    """Distinct values a label taken from message content has per metric (BINLAKE_METRICS_MAX_LABEL_VALUES)."""
 
     def __post_init__(self) -> None:
+        self.cap_labels(self.max_label_values)
         r = self.registry
         self.consumed = Counter("binlake_consumed_messages", "Vendor messages consumed", ["topic"], registry=r)
         self.produced = Counter(
@@ -74,6 +106,24 @@ class NormalizerMetrics:
             ["cause"],
             registry=r,
         )
+
+    def cap_labels(self, limit: int) -> None:
+        """Cap each content-derived label at ``limit`` distinct values (before any is used)."""
+        self.max_label_values = limit
+        self.event_tables = CappedLabel(limit)
+        self.filtered_tables = CappedLabel(limit)
+        self.seen_tables = CappedLabel(limit)
+        self.control_kinds = CappedLabel(limit)
+        self._other_seen = float("-inf")
+
+    def source_seen(self, table: str, seconds: float) -> None:
+        """Set ``binlake_source_last_seen_seconds``; ``__other__`` keeps the newest time of the tables it holds."""
+        label = self.seen_tables(table)
+        if label == OVERFLOW:
+            if seconds <= self._other_seen:
+                return
+            self._other_seen = seconds
+        self.source_last_seen.labels(label).set(seconds)
 
 
 class _StallCollector(Collector):
