@@ -40,7 +40,6 @@ import contextlib
 import gc
 import logging
 import time
-from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -71,6 +70,7 @@ from shared.kafka.produce_errors import (
 )
 from shared.kafka.progress import Progress
 from shared.kafka.records import dead_letter_headers, event_key, partition_for
+from shared.kafka.tally import Tally
 from shared.kafka.transaction_state import CAN_BEGIN, OPEN, cannot_abort, transaction_state
 from shared.metrics.normalizer import NormalizerMetrics
 from shared.metrics.readiness import NormalizerHealth
@@ -87,23 +87,6 @@ class BatchResult:
     consumed: int = 0
     events: int = 0
     dead_letters: int = 0
-
-
-@dataclass
-class _Tally:
-    """One batch's metric counts, published after its transaction commits."""
-
-    controls: Counter[str] = field(default_factory=Counter)
-    filtered: Counter[str] = field(default_factory=Counter)
-    events: Counter[tuple[str, str]] = field(default_factory=Counter)
-    letters: Counter[str] = field(default_factory=Counter)
-    last_seen: dict[str, int] = field(default_factory=dict)
-    lane_taken: int = 0
-    lane_declined: int = 0
-
-    def seen(self, table: str, ts_ms: int) -> None:
-        if ts_ms > self.last_seen.get(table, -(2**63)):
-            self.last_seen[table] = ts_ms
 
 
 @dataclass
@@ -228,7 +211,7 @@ class Normalizer:
         letters: set[int] = set()
         """Indexes in ``sends`` of dead letters."""
         treated = state.treatments
-        tally = _Tally()
+        tally = Tally()
         record = records[0]
         try:
             await producer.begin_transaction()
@@ -312,14 +295,14 @@ class Normalizer:
             for offset in [offset for offset in treated if offset < state.next_offset]:
                 del treated[offset]
         metrics.transactions.inc()
-        self._publish(tp.topic, tally)
+        tally.publish(self.metrics, tp.topic)
         metrics.consumed.labels(tp.topic).inc(result.consumed)
         metrics.produced.labels(settings.output_topic).inc(result.events)
         metrics.batch_seconds.observe(time.perf_counter() - started)
         metrics.batch_size.observe(result.consumed)
         return result
 
-    def _parse(self, raw: bytes, ctx: ParseContext, tally: _Tally) -> list[tuple[ChangeEvent, bytes]] | Rejected:
+    def _parse(self, raw: bytes, ctx: ParseContext, tally: Tally) -> list[tuple[ChangeEvent, bytes]] | Rejected:
         """The Python path: a message's encoded events (after the table rules), counted into ``tally``."""
         outcome = self.parser(raw, ctx)
         if not isinstance(outcome, Parsed):
@@ -333,7 +316,7 @@ class Normalizer:
         except (TypeError, ValueError, OverflowError) as exc:
             # The class only: an encoder's message may quote the value (personal data) into the letter.
             return Rejected(INTERNAL, f"event not encodable: {type(exc).__name__}")
-        self._account(outcome, kept, dropped, tally)
+        tally.accepted(outcome, kept, dropped)
         return encoded
 
     def _letter(
@@ -359,7 +342,7 @@ class Normalizer:
         treatment: Treatment,
         *,
         ctx: ParseContext,
-        tally: _Tally,
+        tally: Tally,
         result: BatchResult,
     ) -> None:
         """Produce a message some of whose records were refused before, each record delivered before the next.
@@ -409,42 +392,6 @@ class Normalizer:
             await self._abort(tp, state)
         if not learned:
             raise DeadLetterRefused(f"{tp.topic}:{tp.partition}: {self.settings.dlq_topic} refused even a bare letter")
-
-    def _account(self, outcome: Parsed, kept: list[ChangeEvent], dropped: list[ChangeEvent], tally: _Tally) -> None:
-        """Count one accepted message into the batch's tally (published to metrics once per batch).
-
-        ``kept`` and ``dropped`` split ``outcome.events`` by the table rules.
-        """
-        if outcome.control is not None and not outcome.events:
-            tally.controls[outcome.control] += 1
-        for heartbeat in outcome.heartbeats:
-            tally.seen(heartbeat.table or "*", heartbeat.ts_ms)
-        for event in dropped:
-            tally.filtered[f"{event.source.database or ''}.{event.source.table or ''}"] += 1
-        for event in kept:
-            table = f"{event.source.database or ''}.{event.source.table or ''}"
-            tally.events[(table, event.op)] += 1
-            if event.ts_ms is not None:
-                tally.seen(table, event.ts_ms)
-
-    def _publish(self, topic: str, tally: _Tally) -> None:
-        # Prometheus label lookups cost about a microsecond each: once per batch, not per event.
-        metrics = self.metrics
-        for code, count in tally.letters.items():
-            metrics.dead_lettered.labels(topic, code).inc(count)
-        # Table names and control kinds come from the messages: capped label sets (NormalizerMetrics).
-        for kind, count in tally.controls.items():
-            metrics.controls.labels(metrics.control_kinds(kind)).inc(count)
-        for table, count in tally.filtered.items():
-            metrics.filtered.labels(metrics.filtered_tables(table)).inc(count)
-        for (table, op), count in tally.events.items():
-            metrics.events.labels(metrics.event_tables(table), op).inc(count)
-        for table, ts_ms in tally.last_seen.items():
-            metrics.source_seen(table, ts_ms / 1000)
-        if tally.lane_taken:
-            metrics.fast_lane.labels("taken").inc(tally.lane_taken)
-        if tally.lane_declined:
-            metrics.fast_lane.labels("declined").inc(tally.lane_declined)
 
     async def _abort(self, tp: TopicPartition, state: PartitionState) -> None:
         """Undo a failed batch: abort its transaction and rewind to its first record.

@@ -12,7 +12,8 @@ import pytest
 from prometheus_client import CollectorRegistry
 
 from shared.config.settings import KafkaSettings, NormalizerSettings
-from shared.kafka.runtime import Normalizer, _Tally
+from shared.kafka.runtime import Normalizer
+from shared.kafka.tally import Tally
 
 pytestmark = pytest.mark.unit
 
@@ -30,14 +31,14 @@ def test_table_labels_are_capped_with_an_overflow_value() -> None:
     settings = NormalizerSettings(format="canal-json", input_topics=["in"], metrics_max_label_values=3)
     normalizer = Normalizer(settings, KafkaSettings())
     for batch in range(3):
-        tally = _Tally()
+        tally = Tally()
         for n in range(400):
             table = f"db.t{batch * 400 + n}"
             tally.events[(table, "c")] += 1
             tally.filtered[table] += 2
             tally.seen(table, 1_700_000_000_000 + batch * 400 + n)
         tally.controls[f"transaction_{batch}"] += 1  # a kind read from the message (debezium's status)
-        normalizer._publish("in", tally)
+        tally.publish(normalizer.metrics, "in")
     registry = normalizer.metrics.registry
     events = _series(registry, "binlake_events_total")
     assert len(events) == 4
