@@ -8,6 +8,14 @@ one row's changes stay in order in one partition), or writes it to
 ``--output-file`` (one message per line; base64 lines for binary formats).
 ``--truth FILE`` receives the final state of every table and every change in
 order, plus what a normalizer needs to read the messages (``parse``).
+
+``--ties`` plays the traffic that ties or inverts order keys built from event
+times or batch ids (issue 16): several changes of one row in the same second,
+multi-row statements whose last row is changed again by the next statements,
+event times that go back (a transaction that started earlier commits later).
+For ``canal-json`` the messages are then Canal's batches: multi-row flat
+messages, every message of a batch carrying the batch's ``id``, keyed by
+``database.table``. The ground truth is still the source's final state.
 """
 
 from __future__ import annotations
@@ -39,12 +47,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-file", type=Path, metavar="FILE", help="write messages here instead of Kafka")
     parser.add_argument("--source-timezone", default="UTC", metavar="TZ", help="zone of wall-clock renderings")
     parser.add_argument("--bootstrap-servers", metavar="HOST:PORT", help="Kafka (BINLAKE_KAFKA_BOOTSTRAP_SERVERS)")
+    parser.add_argument(
+        "--ties",
+        action="store_true",
+        help="traffic that ties or inverts time-based order keys: a row changed again in the same second, "
+        "multi-row messages and Canal batches sharing one id, event times that go back",
+    )
 
 
 def messages(format_id: str, workload: Workload, events: int, tz_name: str) -> list[tuple[bytes, bytes]]:
-    """(key, message) for each generated change, in order."""
+    """(key, message) for each generated change, in order (with ``workload.ties``, a batch
+    renderer's messages where the vendor packs several changes into one)."""
     render_fn = render.get(format_id)
     ctx = render.RenderContext(zone=zone(tz_name))
+    batches = render.get_batches(format_id) if workload.ties else None
+    if batches is not None:
+        return batches(list(workload.run(events)), ctx)
     out = []
     for change in workload.run(events):
         key = f"{change.database}.{change.table}.{change.key}".encode()
@@ -56,6 +74,7 @@ def truth_document(format_id: str, workload: Workload, tz_name: str) -> dict[str
     document = workload.truth()
     document["format"] = format_id
     document["source_timezone"] = tz_name
+    document["ties"] = workload.ties
     document["parse"] = render.parse_options(format_id)
     return document
 
@@ -75,7 +94,7 @@ async def produce(kafka: KafkaSettings, topic: str, items: list[tuple[bytes, byt
 
 
 def run(args: argparse.Namespace) -> int:
-    workload = Workload(seed=args.seed, tables=args.tables, database=args.database)
+    workload = Workload(seed=args.seed, tables=args.tables, database=args.database, ties=args.ties)
     items = messages(args.format, workload, args.events, args.source_timezone)
     if args.truth:
         args.truth.write_text(json.dumps(truth_document(args.format, workload, args.source_timezone)))
@@ -93,5 +112,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("binlake generate: give --topic (Kafka) or --output-file", file=sys.stderr)
         return 2
-    print(json.dumps({"format": args.format, "events": len(items), "tables": args.tables}), file=sys.stderr)
+    summary = {"format": args.format, "events": len(workload.changes), "messages": len(items), "tables": args.tables}
+    print(json.dumps(summary), file=sys.stderr)
     return 0

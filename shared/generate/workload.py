@@ -10,6 +10,16 @@ would have in a binlog, and a transaction id, so a vendor renderer
 final state of every table and every change in order: what a correct pipeline
 must reproduce.
 
+``Workload(ties=True)`` (``binlake generate --ties``) plays the traffic that naive
+order keys get wrong (issue 16): transactions of several changes of one table,
+a multi-row statement (several rows, one op) followed by one or two more
+changes of its last row (so a Canal flat message's row 2 is changed again in a
+later message of the same batch), many transactions in one second (a row's
+changes share an event time), and some transactions that started 1-3 seconds
+before the previous one committed (event times that go back). The binlog
+position and ``sequence`` still follow commit order, and ``truth()`` is still
+the source's final state.
+
 Deterministic: the same seed gives the same changes.
 """
 
@@ -57,6 +67,9 @@ PRIMARY_KEY: Final = ["id"]
 
 Op = Literal["INSERT", "UPDATE", "DELETE"]
 
+LAST: Final = -1
+"""In a transaction's plan: the row the transaction changed last."""
+
 
 @dataclass(slots=True)
 class Change:
@@ -68,12 +81,15 @@ class Change:
     before: Image | None
     after: Image | None
     ts_ms: int
-    """Commit time at the source, ms (whole seconds, as binlog event times are)."""
+    """Event time at the source, ms (whole seconds, as binlog event times are). Without
+    ``ties`` it grows with the sequence; with ``ties`` it is the transaction's start and
+    can go back from one transaction to the next, as binlog event times do."""
     binlog_file: str
     binlog_pos: int
     sequence: int
     """1-based position of the change in the whole workload: a vendor sequence."""
     txid: int
+    """The transaction's id: one per change without ``ties``, shared by a transaction's changes with."""
 
     @property
     def key(self) -> Any:
@@ -89,10 +105,18 @@ class Workload:
     database: str = "shop"
     insert_share: float = 0.45
     delete_share: float = 0.15
+    ties: bool = False
+    """Play the traffic that ties and inverts naive order keys (module docstring)."""
     rng: random.Random = field(init=False)
     state: dict[str, dict[int, Image]] = field(init=False)
     changes: list[Change] = field(init=False)
     _next_id: int = field(init=False, default=0)
+    _plan: list[tuple[Op, str, int | None]] = field(init=False, default_factory=list)
+    """With ``ties``: the current transaction's remaining changes (op, table, key; None: a new row)."""
+    _txid: int = field(init=False, default=1000)
+    _tx_ts_ms: int = field(init=False, default=START_MS)
+    _clock_ms: int = field(init=False, default=START_MS)
+    _last_key: int = field(init=False, default=0)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
@@ -150,38 +174,96 @@ class Workload:
             table=table,
             before=before,
             after=after,
-            ts_ms=START_MS + (sequence // 3) * 1000,
+            ts_ms=self._tx_ts_ms if self.ties else START_MS + (sequence // 3) * 1000,
             binlog_file=f"mysql-bin.{1 + sequence // 5000:06d}",
             binlog_pos=4 + (sequence % 5000) * 200,
             sequence=sequence,
-            txid=1000 + sequence,
+            txid=self._txid if self.ties else 1000 + sequence,
         )
         self.changes.append(change)
+        self._last_key = change.key
         return change
 
     def step(self) -> Change:
         """Make one more change and return it."""
+        if not self.ties:
+            return self._random_change()
+        if not self._plan:
+            self._begin_transaction()
+        op, table, key = self._plan.pop(0)
+        rows = self.state[table]
+        if key == LAST:
+            key = self._last_key
+        if op == "INSERT":
+            return self._insert(table)
+        if key is None or key not in rows:
+            return self._random_change()  # not planned: only a safety net
+        if op == "DELETE":
+            before = rows.pop(key)
+            return self._emit("DELETE", table, dict(before), None)
+        return self._update(table, key)
+
+    def _begin_transaction(self) -> None:
+        """Plan the next transaction of ``ties`` traffic and set its event time."""
         rng = self.rng
+        self._txid += 1
+        if rng.random() < 0.3:
+            self._clock_ms += 1000  # else: one more transaction in the same second
+        started_earlier = rng.random() < 0.2  # began before the previous one committed
+        self._tx_ts_ms = self._clock_ms - (rng.randrange(1, 4) * 1000 if started_earlier else 0)
         table = rng.choice(self.table_names())
         rows = self.state[table]
-        roll = rng.random()
-        if not rows or roll < self.insert_share:
-            key = self._key()
-            row = self._row(key)
-            rows[key] = row
-            return self._emit("INSERT", table, None, dict(row))
-        key = rng.choice(list(rows))
+        if rng.random() < 0.25:  # one ordinary change
+            self._plan = [("INSERT", table, None) if not rows else self._any_change(table)]
+            return
+        plan: list[tuple[Op, str, int | None]]
+        if len(rows) < 3 or rng.random() < 0.5:
+            plan = [("INSERT", table, None)] * rng.randrange(2, 5)  # a multi-row INSERT
+        else:
+            plan = [("UPDATE", table, key) for key in rng.sample(list(rows), rng.randrange(2, 4))]
+        # The statement's last row is changed again, in the same second, by later statements.
+        plan += [("UPDATE", table, LAST)] * rng.randrange(1, 3)
+        if rng.random() < 0.25:
+            plan.append(("DELETE", table, LAST))
+        self._plan = plan
+
+    def _any_change(self, table: str) -> tuple[Op, str, int | None]:
+        """An insert, update or delete of ``table`` in the usual shares."""
+        roll = self.rng.random()
+        if roll < self.insert_share:
+            return ("INSERT", table, None)
+        key = self.rng.choice(list(self.state[table]))
+        return ("DELETE" if roll < self.insert_share + self.delete_share else "UPDATE", table, key)
+
+    def _insert(self, table: str) -> Change:
+        key = self._key()
+        row = self._row(key)
+        self.state[table][key] = row
+        return self._emit("INSERT", table, None, dict(row))
+
+    def _update(self, table: str, key: int) -> Change:
+        rows = self.state[table]
         before = rows[key]
-        if roll < self.insert_share + self.delete_share:
-            del rows[key]
-            return self._emit("DELETE", table, dict(before), None)
         fresh = self._row(key)
-        changed = rng.sample([c.name for c in COLUMNS if c.name != "id"], rng.randrange(1, 4))
+        changed = self.rng.sample([c.name for c in COLUMNS if c.name != "id"], self.rng.randrange(1, 4))
         after = dict(before)
         for name in changed:
             after[name] = fresh[name]
         rows[key] = after
         return self._emit("UPDATE", table, dict(before), dict(after))
+
+    def _random_change(self) -> Change:
+        rng = self.rng
+        table = rng.choice(self.table_names())
+        rows = self.state[table]
+        roll = rng.random()
+        if not rows or roll < self.insert_share:
+            return self._insert(table)
+        key = rng.choice(list(rows))
+        if roll < self.insert_share + self.delete_share:
+            before = rows.pop(key)
+            return self._emit("DELETE", table, dict(before), None)
+        return self._update(table, key)
 
     def run(self, events: int) -> Iterator[Change]:
         for _ in range(events):

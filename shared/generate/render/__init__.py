@@ -7,13 +7,18 @@ its value renderings (Canal strings, DRS byte lists, OMS base64, Debezium
 Connect types...), its positions. Parsing the bytes with binlake's parser of
 the same format must give an event that ``shared.generate.compare.check_event``
 accepts, with the comparison flags in ``COMPARE``.
+
+Vendors that pack several changes into one message have a batch renderer too,
+``render_batches(changes, ctx) -> [(Kafka key, bytes)]`` in ``BATCH_RENDERERS``:
+``binlake generate --ties`` uses it (Canal's multi-row flat messages, batches of
+messages sharing one ``id``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Final
@@ -30,6 +35,7 @@ class RenderContext:
 
 
 RenderFn = Callable[[Change, RenderContext], bytes]
+BatchRenderFn = Callable[[Sequence[Change], RenderContext], list[tuple[bytes, bytes]]]
 
 RENDERERS: Final[dict[str, str]] = {
     "canal-json": "shared.generate.render.canal_family:render_canal_json",
@@ -47,6 +53,11 @@ RENDERERS: Final[dict[str, str]] = {
     "oms-avro": "shared.generate.render.oms_family:render_oms_avro",
     "debezium-json": "shared.generate.render.oms_family:render_debezium",
     "debezium-smt": "shared.generate.render.oms_family:render_debezium_smt",
+}
+
+
+BATCH_RENDERERS: Final[dict[str, str]] = {
+    "canal-json": "shared.generate.render.canal_family:render_canal_json_batches",
 }
 
 
@@ -74,6 +85,16 @@ def get(format_id: str) -> RenderFn:
         raise ConfigError(f"no renderer for format {format_id!r}; renderable: {', '.join(sorted(RENDERERS))}")
     module_name, _, attr = target.partition(":")
     fn: RenderFn = getattr(importlib.import_module(module_name), attr)
+    return fn
+
+
+def get_batches(format_id: str) -> BatchRenderFn | None:
+    """The batch renderer of ``format_id``, or None where the vendor sends one change per message."""
+    target = BATCH_RENDERERS.get(format_id)
+    if target is None:
+        return None
+    module_name, _, attr = target.partition(":")
+    fn: BatchRenderFn = getattr(importlib.import_module(module_name), attr)
     return fn
 
 

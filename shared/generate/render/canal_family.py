@@ -42,6 +42,7 @@ import datetime as dt
 import io
 import json
 import math
+from collections.abc import Sequence
 from decimal import Decimal
 from functools import cache
 from typing import Any, Final, Literal
@@ -233,35 +234,83 @@ def _jdbc_types() -> dict[str, int]:
 
 
 def render_canal_json(change: Change, ctx: RenderContext) -> bytes:
+    return canal_flat_message([change], change.sequence, ctx)
+
+
+def canal_flat_message(changes: Sequence[Change], batch_id: int, ctx: RenderContext) -> bytes:
+    """One Canal flat message: the rows of one binlog row event (one table, one op), ``id`` the batch's."""
+    first = changes[0]
+    assert all((c.database, c.table, c.op) == (first.database, first.table, first.op) for c in changes)
     zone = ctx.zone
-    old: list[dict[str, str | None]] | None = None
-    if change.op == "DELETE":
-        assert change.before is not None
-        data = _texts(_ordered(change.before), zone, timestamps="wall", binary="latin1")
-    else:
+    rows: list[dict[str, str | None]] = []
+    olds: list[dict[str, str | None]] = []
+    for change in changes:
+        if change.op == "DELETE":
+            assert change.before is not None
+            rows.append(_texts(_ordered(change.before), zone, timestamps="wall", binary="latin1"))
+            continue
         assert change.after is not None
         data = _texts(_ordered(change.after), zone, timestamps="wall", binary="latin1")
+        rows.append(data)
         if change.op == "UPDATE":
             assert change.before is not None
             prior = _texts(_ordered(change.before), zone, timestamps="wall", binary="latin1")
-            updated = {name: prior[name] for name in _changed(prior, data)}
-            old = [updated] if updated else None
+            olds.append({name: prior[name] for name in _changed(prior, data)})
+    # Canal's ``old`` holds each row's changed columns; null when no row changed a column.
+    old = olds if any(olds) else None
     doc = {
-        "data": [data],
-        "database": change.database,
-        "es": change.ts_ms,
-        "id": change.sequence,
+        "data": rows,
+        "database": first.database,
+        "es": first.ts_ms,
+        "id": batch_id,
         "isDdl": False,
         "mysqlType": _mysql_types(),
         "old": old,
         "pkNames": list(PRIMARY_KEY),
         "sql": "",
         "sqlType": _jdbc_types(),
-        "table": change.table,
-        "ts": change.ts_ms + INGEST_LAG_MS,
-        "type": change.op,
+        "table": first.table,
+        "ts": first.ts_ms + INGEST_LAG_MS,
+        "type": first.op,
     }
     return orjson.dumps(doc)
+
+
+def canal_batches(changes: Sequence[Change], *, max_rows: int = 4, batch_messages: int = 5) -> list[list[list[Change]]]:
+    """``changes`` as Canal delivers them: batches of flat messages, each message one row event.
+
+    Consecutive changes of one transaction, table and op to distinct rows form one
+    message (a multi-row statement's row event, at most ``max_rows`` rows); every
+    ``batch_messages`` messages form one batch, whose flat messages all carry its ``id``.
+    """
+    messages: list[list[Change]] = []
+    for change in changes:
+        last = messages[-1] if messages else None
+        if (
+            last is not None
+            and len(last) < max_rows
+            and (last[0].txid, last[0].database, last[0].table, last[0].op)
+            == (change.txid, change.database, change.table, change.op)
+            and all(c.key != change.key for c in last)
+        ):
+            last.append(change)
+        else:
+            messages.append([change])
+    return [messages[i : i + batch_messages] for i in range(0, len(messages), batch_messages)]
+
+
+def render_canal_json_batches(changes: Sequence[Change], ctx: RenderContext) -> list[tuple[bytes, bytes]]:
+    """(Kafka key, message) of every flat message of ``canal_batches``; batch ids count from 1.
+
+    Keyed by ``database.table``, as Canal's ``canal.mq.partitionHash`` by table: a
+    table's messages stay in one partition, in binlog order.
+    """
+    out = []
+    for batch_id, batch in enumerate(canal_batches(changes), start=1):
+        for message in batch:
+            key = f"{message[0].database}.{message[0].table}".encode()
+            out.append((key, canal_flat_message(message, batch_id, ctx)))
+    return out
 
 
 # ------------------------------------------------------------ kafkariver-canal
