@@ -129,8 +129,9 @@ class Partitions:
         """
         log.warning("replacing producer", extra={"partition": f"{tp.topic}:{tp.partition}", "reason": why})
         await _stop(state.producer)
+        # Without a producer until its successor has started: never processed with the stopped one.
+        self.states.pop(tp, None)
         if not await self.owned(tp):
-            self.states.pop(tp, None)
             raise LeaveGroup("ownership_unconfirmed", f"{tp.topic}:{tp.partition}: a producer to replace ({why})")
         successor = await self._start(tp)
         successor.treatments = state.treatments  # what refusals taught holds for the successor too
