@@ -4,7 +4,7 @@ A PySpark Structured Streaming job (local master by default). Configuration
 comes from ``BINLAKE_SINK_*`` and ``BINLAKE_KAFKA_*`` environment variables
 (docs/spark-sink.md); the options below override them. Spark connector
 packages are resolved from Maven Central once into the Ivy cache
-(``BINLAKE_SPARK_IVY_DIR``). Stops cleanly on SIGTERM or SIGINT (the current
+(``BINLAKE_SINK_SPARK_IVY_DIR``). Stops cleanly on SIGTERM or SIGINT (the current
 micro-batch finishes or is replayed from the checkpoint on the next start).
 """
 

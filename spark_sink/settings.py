@@ -10,10 +10,11 @@ from __future__ import annotations
 import fnmatch
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from typing import Annotated, Literal, TypeVar
 
-from pydantic import AliasChoices, Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 TriggerKind = Literal["processing-time", "available-now"]
@@ -138,8 +139,8 @@ class SinkSettings(BaseSettings):
     )
     spark_ivy_dir: str = Field(
         "~/.cache/binlake/ivy",
-        validation_alias=AliasChoices("spark_ivy_dir", "BINLAKE_SPARK_IVY_DIR"),
-        description="Ivy cache of the Spark packages (env BINLAKE_SPARK_IVY_DIR): a second start is offline.",
+        description="Ivy cache of the Spark packages: a second start is offline (the sink image has them "
+        "resolved in its own, /opt/binlake/ivy).",
     )
     spark_conf: dict[str, str] = Field(
         default_factory=dict, description='Extra Spark settings as JSON, e.g. {"spark.driver.memory": "2g"}.'
@@ -156,6 +157,14 @@ class SinkSettings(BaseSettings):
         description="Address the sink's metrics/health server binds: this host only by default; 0.0.0.0 (every "
         "interface) where Prometheus or probes reach it from elsewhere (a container, a pod).",
     )
+
+    @model_validator(mode="after")
+    def _no_renamed_variables(self) -> SinkSettings:
+        # Earlier releases read the Ivy cache from BINLAKE_SPARK_IVY_DIR (and a bare SPARK_IVY_DIR) while the
+        # reference documented BINLAKE_SINK_SPARK_IVY_DIR; an old name left set must not be ignored silently.
+        if "BINLAKE_SPARK_IVY_DIR" in os.environ:
+            raise ValueError("BINLAKE_SPARK_IVY_DIR is no longer read: set BINLAKE_SINK_SPARK_IVY_DIR instead")
+        return self
 
     @field_validator(
         "changelog_partition_by",

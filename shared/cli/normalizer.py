@@ -59,14 +59,23 @@ def run(args: argparse.Namespace) -> int:
 async def serve(settings: NormalizerSettings, kafka: KafkaSettings) -> int:
     from shared.kafka.runtime import Normalizer
 
+    log = logging.getLogger("binlake")
     normalizer = Normalizer(settings, kafka)
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, normalizer.stop)
-    if stopping.requested() is not None:  # a signal held during start-up
+
+    def stop(signum: int, when: str) -> None:
+        # An operator (or Kubernetes) sees in the log why the normalizer left and that it left cleanly.
+        log.info("normalizer stopping", extra={"signal": signal.Signals(signum).name, "when": when})
         normalizer.stop()
-    logging.getLogger("binlake").info(
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop, signum, "running")
+    held = stopping.requested()
+    if held is not None:  # a signal held during start-up
+        stop(held, "during start-up")
+    log.info(
         "normalizer starting", extra={"format": settings.format, "pid": os.getpid(), "kafka": kafka.bootstrap_servers}
     )
     await normalizer.run()
+    log.info("normalizer stopped", extra={"format": settings.format})
     return 0

@@ -91,10 +91,14 @@ class NormalizerSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="BINLAKE_", extra="ignore")
 
     format: str = Field(
-        ..., description="Vendor format id of the input topics (binlake formats lists them), or 'auto'."
+        ...,
+        description="Vendor format id of the input topics (binlake formats lists them), or 'auto'.",
+        examples=["canal-json"],
     )
     input_topics: Annotated[list[str], NoDecode] = Field(
-        ..., description='Vendor topics to consume, as a JSON list (["canal.orders","canal.users"]) or comma list.'
+        ...,
+        description='Vendor topics to consume, as a JSON list (["canal.orders","canal.users"]) or comma list.',
+        examples=["canal.orders"],
     )
     output_topic: str = Field("binlake.events", description="The unified topic that receives canonical events.")
     dlq_topic: str = Field("binlake.dlq", description="The dead-letter topic for rejected vendor messages.")

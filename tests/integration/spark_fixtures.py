@@ -1,7 +1,7 @@
 """The Spark integration tests' SparkSession: one per test session, small and local.
 
 ``local[2]``, two shuffle partitions, no UI; the connector packages come from
-Maven Central through the Ivy cache (``BINLAKE_SPARK_IVY_DIR``, default
+Maven Central through the Ivy cache (``BINLAKE_SINK_SPARK_IVY_DIR``, default
 ``~/.cache/binlake/ivy``), so only the first run downloads. Without a JDK the
 tests skip (fail in CI).
 """

@@ -49,8 +49,8 @@ def _sink_env(bootstrap: str, topic: str, lake: Path) -> dict[str, str]:
             "BINLAKE_SINK_METRICS_HOST": "127.0.0.1",
         }
     )
-    if "BINLAKE_SPARK_IVY_DIR" in os.environ:
-        env["BINLAKE_SPARK_IVY_DIR"] = os.environ["BINLAKE_SPARK_IVY_DIR"]
+    if "BINLAKE_SINK_SPARK_IVY_DIR" in os.environ:
+        env["BINLAKE_SINK_SPARK_IVY_DIR"] = os.environ["BINLAKE_SINK_SPARK_IVY_DIR"]
     return env
 
 
