@@ -82,5 +82,20 @@ def dead_letter_headers(
     ]
 
 
+def replayed_at(headers: Sequence[tuple[str, bytes]], topic: str) -> tuple[int, int] | None:
+    """The original (partition, offset) of a message ``binlake dlq replay`` re-fed to ``topic``, else None.
+
+    The normalizer reads such a message at those coordinates: its events keep the origin, and the
+    Kafka-position ``order_key``, they would have had, so a replayed old change sorts where it happened.
+    """
+    for name, value in headers:
+        if name == H_REPLAYED_ORIGIN:
+            origin_topic, _, rest = value.decode("utf-8", "replace").rpartition(":")
+            at_topic, _, partition = origin_topic.rpartition(":")
+            if at_topic == topic and partition.isdigit() and rest.isdigit():
+                return int(partition), int(rest)
+    return None
+
+
 def header_map(headers: Sequence[tuple[str, bytes]]) -> dict[str, str]:
     return {name: value.decode("utf-8", "replace") for name, value in headers}

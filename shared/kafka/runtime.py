@@ -69,7 +69,7 @@ from shared.kafka.produce_errors import (
     size,
 )
 from shared.kafka.progress import Progress
-from shared.kafka.records import dead_letter_headers, event_key, partition_for
+from shared.kafka.records import dead_letter_headers, event_key, partition_for, replayed_at
 from shared.kafka.tally import Tally
 from shared.kafka.transaction_state import CAN_BEGIN, OPEN, cannot_abort, transaction_state
 from shared.metrics.normalizer import NormalizerMetrics
@@ -234,9 +234,14 @@ class Normalizer:
                     )
                     continue
                 raw = record.value if record.value is not None else b""
+                at_partition, at_offset = tp.partition, record.offset
+                if record.headers:  # a message `binlake dlq replay` re-fed is read at its original coordinates
+                    replayed = replayed_at(record.headers, tp.topic)
+                    if replayed is not None:
+                        at_partition, at_offset = replayed
                 if lane is not None:
                     # The fast lane's records are the Python path's, byte for byte (shared/fastlane).
-                    taken = lane.parse(raw, tp.topic, tp.partition, record.offset)
+                    taken = lane.parse(raw, tp.topic, at_partition, at_offset)
                     if taken is not None:
                         tally.lane_taken += 1
                         table, op, ts_ms, keys_values = taken
@@ -254,7 +259,7 @@ class Normalizer:
                         result.events += rows
                         continue
                     tally.lane_declined += 1
-                ctx.offset = record.offset
+                ctx.partition, ctx.offset = at_partition, at_offset
                 parsed = self._parse(raw, ctx, tally)
                 if not isinstance(parsed, Rejected):
                     for event, body in parsed:
@@ -351,7 +356,7 @@ class Normalizer:
         goes bare) on the next pass. It takes the Python path, whose records are the fast lane's.
         """
         if treatment.refusal is None:
-            ctx.offset = record.offset
+            ctx.partition, ctx.offset = replayed_at(record.headers, tp.topic) or (tp.partition, record.offset)
             parsed = self._parse(record.value if record.value is not None else b"", ctx, tally)
             if not isinstance(parsed, Rejected):
                 for event, body in parsed:
