@@ -128,6 +128,11 @@ class SinkSettings(BaseSettings):
         default_factory=lambda: list(DEFAULT_PACKAGES),
         description="Maven coordinates for spark.jars.packages (Kafka source, spark-avro, Delta).",
     )
+    spark_extra_packages: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Maven coordinates added to BINLAKE_SINK_SPARK_PACKAGES: the connector of the lake's object "
+        "store (the sink image sets org.apache.hadoop:hadoop-aws for s3a://, resolved into its Ivy cache).",
+    )
     spark_jars_excludes: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_EXCLUDES),
         description="group:artifact pairs kept out of the spark.jars.packages resolution.",
@@ -166,10 +171,20 @@ class SinkSettings(BaseSettings):
             raise ValueError("BINLAKE_SPARK_IVY_DIR is no longer read: set BINLAKE_SINK_SPARK_IVY_DIR instead")
         return self
 
+    @model_validator(mode="after")
+    def _extra_packages(self) -> SinkSettings:
+        # Kept apart from spark_packages so an image (or a chart) adds its connectors without restating the
+        # defaults; merged here, once, so the session reads one list.
+        self.spark_packages = self.spark_packages + [
+            p for p in self.spark_extra_packages if p not in self.spark_packages
+        ]
+        return self
+
     @field_validator(
         "changelog_partition_by",
         "history_tables",
         "spark_packages",
+        "spark_extra_packages",
         "spark_jars_excludes",
         "spark_standalone_packages",
         mode="before",
