@@ -3,29 +3,39 @@
 ``show [TABLE]`` lists the lake's Delta tables (changelog, quarantine, each
 source table's mirror, tombstones and history) with version, rows, last commit
 and freshness (now - the newest source event time); with TABLE, that source
-table in detail. ``verify`` reads the whole unified topic (batch,
-``read_committed``) and compares it with the changelog, the quarantine and the
-mirrors: event counts, duplicates, the last ``order_key``, live keys. Exit
-codes: 0 the lake matches the topic, 1 something differs (each difference is
-printed), 2 usage or configuration error. ``--json`` prints one JSON document
-instead of text.
+table in detail. It reads the Delta logs and data natively (delta-rs and
+DuckDB, no Spark): about a second. ``verify`` reads the whole unified topic
+(batch, ``read_committed``) and compares it with the changelog, the quarantine
+and the mirrors: event counts, duplicates, the last ``order_key``, live keys.
+Exit codes: 0 the lake matches the topic, 1 something differs (each difference
+is printed), 2 usage or configuration error. ``--json`` prints one JSON
+document instead of text.
 
-Both run a local Spark session built like the sink's (``BINLAKE_SINK_*``
-settings: master, packages, Ivy cache, log level); ``--lake`` and ``--topic``
-override ``BINLAKE_SINK_LAKE_URI`` and ``BINLAKE_SINK_TOPIC``. The functions
-``show`` and ``verify`` take an existing SparkSession, for use in-process.
+``verify`` runs a local Spark session built like the sink's (``BINLAKE_SINK_*``
+settings: master, packages, Ivy cache, log level); what the JVM prints (Ivy's
+resolution report, Spark's warnings) goes to a log file, kept and named only
+when verify fails, unless ``--verbose`` lets it through. ``--lake`` and
+``--topic`` override ``BINLAKE_SINK_LAKE_URI`` and ``BINLAKE_SINK_TOPIC``. The
+functions ``show`` and ``verify`` work in-process (``verify`` on an existing
+SparkSession).
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from shared.config.settings import KafkaSettings, kafka_settings, load
 from spark_sink.settings import SinkSettings
 
-if TYPE_CHECKING:  # Spark is imported only when a command runs (``binlake --help`` stays fast)
+if TYPE_CHECKING:  # Spark is imported only when verify runs (``binlake --help`` and ``lake show`` stay fast)
     from pyspark.sql import SparkSession
 
     from spark_sink.lake_verify import LakeFacts, Verdict
@@ -33,26 +43,30 @@ if TYPE_CHECKING:  # Spark is imported only when a command runs (``binlake --hel
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="lake_command", required=True, metavar="ACTION")
-    show_parser = sub.add_parser("show", help="list the lake's tables, or one source table in detail")
+    show_parser = sub.add_parser("show", help="list the lake's tables, or one source table in detail (no Spark)")
     show_parser.add_argument("table", nargs="?", metavar="TABLE", help="a source table name, e.g. shop.orders")
     verify_parser = sub.add_parser("verify", help="compare the changelog, quarantine and mirrors with the topic")
     verify_parser.add_argument("--topic", metavar="TOPIC", help="the unified topic (BINLAKE_SINK_TOPIC)")
     verify_parser.add_argument(
         "--bootstrap-servers", metavar="HOST:PORT", help="Kafka (BINLAKE_KAFKA_BOOTSTRAP_SERVERS)"
     )
+    verify_parser.add_argument("--master", metavar="URL", help="Spark master (BINLAKE_SINK_MASTER, default local[*])")
     for each in (show_parser, verify_parser):
         each.add_argument("--lake", dest="lake_uri", metavar="URI", help="lake root (BINLAKE_SINK_LAKE_URI)")
-        each.add_argument("--master", metavar="URL", help="Spark master (BINLAKE_SINK_MASTER, default local[*])")
         each.add_argument("--json", action="store_true", help="print one JSON document instead of text")
+        each.add_argument("--verbose", action="store_true", help="let the libraries' own logs through (Spark, Ivy)")
 
 
-def show(
-    spark: SparkSession, settings: SinkSettings, table: str | None = None, *, as_json: bool = False, out: IO[str]
-) -> int:
-    """``binlake lake show [TABLE]`` on an existing session; prints to ``out``; returns the exit code (0)."""
+def show(settings: SinkSettings, table: str | None = None, *, as_json: bool = False, out: IO[str]) -> int:
+    """``binlake lake show [TABLE]``: prints to ``out``; returns the exit code (0)."""
     from spark_sink import lake_show
+    from spark_sink.lake_native import LakeReader
 
-    result = lake_show.listing(spark, settings) if table is None else lake_show.detail(spark, settings, table)
+    lake = LakeReader(settings)
+    try:
+        result = lake_show.listing(lake) if table is None else lake_show.detail(lake, table)
+    finally:
+        lake.close()
     print(lake_show.render(result, as_json=as_json), file=out)
     return 0
 
@@ -78,19 +92,67 @@ def verify(
     return verdict.exit_code()
 
 
-def run(args: argparse.Namespace) -> int:
-    overrides: dict[str, Any] = {"lake_uri": args.lake_uri, "master": args.master}
-    if args.lake_command == "verify":
-        overrides["topic"] = args.topic
-    settings = load(SinkSettings, **overrides)
-    kafka = kafka_settings(args.bootstrap_servers) if args.lake_command == "verify" else None
+@contextmanager
+def process_output_to(log: Path | None) -> Iterator[None]:
+    """Point this process's stdout and stderr (file descriptors 1 and 2) at ``log`` for the block.
 
+    A child started inside the block, such as the JVM pyspark launches, inherits
+    the log as its stdout and stderr and keeps writing there after the block:
+    that is where Ivy's resolution report and Spark's warnings go. None: no change.
+    """
+    if log is None:
+        yield
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    target = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.dup2(target, 1)
+        os.dup2(target, 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in (*saved, target):
+            os.close(fd)
+
+
+def run(args: argparse.Namespace) -> int:
+    overrides: dict[str, Any] = {"lake_uri": args.lake_uri}
+    if args.lake_command == "show":
+        if not args.verbose:
+            logging.getLogger().setLevel(logging.ERROR)
+        return show(load(SinkSettings, **overrides), args.table, as_json=args.json, out=sys.stdout)
+    overrides.update(master=args.master, topic=args.topic)
+    settings = load(SinkSettings, **overrides)
+    return _verify(settings, kafka_settings(args.bootstrap_servers), as_json=args.json, verbose=args.verbose)
+
+
+def _verify(settings: SinkSettings, kafka: KafkaSettings, *, as_json: bool, verbose: bool) -> int:
     from spark_sink.session import build_session
 
-    spark = build_session(settings, app_name=f"binlake-lake-{args.lake_command}")
+    log: Path | None = None
+    if not verbose:
+        handle, name = tempfile.mkstemp(prefix="binlake-lake-verify-", suffix=".log")
+        os.close(handle)
+        log = Path(name)
+        logging.getLogger("py4j").setLevel(logging.ERROR)
+    failed = True
     try:
-        if kafka is not None:
-            return verify(spark, settings, kafka, as_json=args.json, out=sys.stdout)
-        return show(spark, settings, args.table, as_json=args.json, out=sys.stdout)
+        with process_output_to(log):
+            spark = build_session(settings, app_name="binlake-lake-verify")
+        try:
+            code = verify(spark, settings, kafka, as_json=as_json, out=sys.stdout)
+        finally:
+            spark.stop()
+        failed = False
+        return code
     finally:
-        spark.stop()
+        if log is not None:
+            if failed:
+                print(f"binlake lake verify: Spark's output is in {log}", file=sys.stderr)
+            else:
+                log.unlink(missing_ok=True)

@@ -1,4 +1,4 @@
-"""``binlake lake show [TABLE]``: what the lake holds, how big and how fresh.
+"""``binlake lake show [TABLE]``: what the lake holds, how big and how fresh, read without Spark.
 
 Without TABLE: one line per Delta table (changelog, quarantine, and each source
 table's mirror, tombstones and history), with its Delta version, row count,
@@ -12,40 +12,32 @@ detail (schema, key, fallback columns, row count, the newest
 ``_binlake_order_key`` it applied, the last TRUNCATE applied) and its
 changelog events per op.
 
-Everything is gathered into plain dataclasses first (``listing``, ``detail``),
-then rendered as text or JSON, so tests read the numbers directly.
+Everything is read natively (``spark_sink.lake_native``: the Delta logs with
+delta-rs, data with DuckDB), gathered into plain dataclasses first
+(``listing``, ``detail``), then rendered as text or JSON, so tests read the
+numbers directly.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
-
-from shared.event.model import OPS, ROW_OPS
-from spark_sink import delta_tables, lake_tables
-from spark_sink.history import IS_CURRENT
-from spark_sink.lake_tables import LakeError, TableInfo
+from spark_sink.lake_errors import LakeError
+from spark_sink.lake_native import (
+    HIDDEN,
+    PROP_TRUNCATED,
+    LakeReader,
+    SourceStats,
+    TableInfo,
+    fallbacks,
+    primary_key,
+)
 from spark_sink.lake_text import duration, grid, to_json
-from spark_sink.mirror import PROP_TRUNCATED
-from spark_sink.mirror_plan import HIDDEN
-from spark_sink.settings import SinkSettings
 
-
-@dataclass(slots=True)
-class SourceStats:
-    """One source table's events in the changelog."""
-
-    source_table: str
-    events: int = 0
-    ops: dict[str, int] = field(default_factory=dict)
-    last_ts_ms: int | None = None
-    last_order_key: str | None = None
-    """The newest ``order_key`` of its row events (INSERT, UPDATE, DELETE, SNAPSHOT, UPSERT)."""
+__all__ = ["Detail", "Listing", "SourceStats", "detail", "listing", "render"]
 
 
 @dataclass(slots=True)
@@ -85,6 +77,7 @@ class Detail:
     fallbacks: dict[str, str]
     columns: list[ColumnInfo]
     last_order_key: str | None
+    """The newest ``_binlake_order_key`` of the mirror: the sequence (``order_key#origin``) it applied last."""
     truncated_at: str | None
     tombstones: TableInfo | None
     history: TableInfo | None
@@ -96,46 +89,15 @@ class Detail:
 # ---------------------------------------------------------------- gathering
 
 
-def changelog_stats(spark: SparkSession, settings: SinkSettings, table: str | None = None) -> dict[str, SourceStats]:
-    """Per source table: events, events per op, newest ``ts_ms`` and row-event ``order_key`` (one Spark job)."""
-    uri = settings.changelog_uri()
-    if not delta_tables.exists(spark, uri):
-        return {}
-    frame = spark.read.format("delta").load(uri)
-    if table is not None:
-        frame = frame.where(F.col("source_table") == table)  # a partition column: pruned
-    grouped = frame.groupBy("source_table", "op").agg(
-        F.count(F.lit(1)).alias("n"), F.max("ts_ms").alias("ts"), F.max("order_key").alias("ok")
-    )
-    out: dict[str, SourceStats] = {}
-    for row in grouped.collect():
-        stats = out.setdefault(row["source_table"], SourceStats(row["source_table"]))
-        stats.events += int(row["n"])
-        stats.ops[row["op"]] = int(row["n"])
-        stats.last_ts_ms = _newest(stats.last_ts_ms, row["ts"])
-        if row["op"] in ROW_OPS:
-            stats.last_order_key = _newest(stats.last_order_key, row["ok"])
-    for stats in out.values():
-        stats.ops = {op: stats.ops[op] for op in OPS if op in stats.ops}
-    return dict(sorted(out.items()))
-
-
-_T = TypeVar("_T", int, str)
-
-
-def _newest(a: _T | None, b: _T | None) -> _T | None:
-    return b if a is None else a if b is None else max(a, b)
-
-
 def _freshness(now: datetime, ts_ms: int | None) -> float | None:
     return None if ts_ms is None else now.timestamp() - ts_ms / 1000
 
 
-def listing(spark: SparkSession, settings: SinkSettings, *, now: datetime | None = None) -> Listing:
-    if not lake_tables.lake_exists(spark, settings):
-        raise LakeError(f"no lake at {settings.lake()}: check --lake (BINLAKE_SINK_LAKE_URI)")
+def listing(lake: LakeReader, *, now: datetime | None = None) -> Listing:
+    if not lake.exists():
+        raise LakeError(f"no lake at {lake.settings.lake()}: check --lake (BINLAKE_SINK_LAKE_URI)")
     now = now or datetime.fromtimestamp(time.time(), UTC)
-    sources = changelog_stats(spark, settings)
+    sources = lake.changelog_stats()
     fresh = {name: _freshness(now, s.last_ts_ms) for name, s in sources.items()}
     all_ts = [s.last_ts_ms for s in sources.values() if s.last_ts_ms is not None]
     tables: list[ListedTable] = []
@@ -146,61 +108,55 @@ def listing(spark: SparkSession, settings: SinkSettings, *, now: datetime | None
                 ListedTable(info.name, info.kind, info.uri, info.version, info.rows, info.last_commit, freshness)
             )
 
-    add(
-        lake_tables.table_info(spark, "changelog", "changelog", settings.changelog_uri()),
-        _freshness(now, max(all_ts)) if all_ts else None,
-    )
+    add(lake.info("changelog", "changelog", lake.changelog()), _freshness(now, max(all_ts)) if all_ts else None)
     # The quarantine holds undecodable messages: they have no event time.
-    add(lake_tables.table_info(spark, "quarantine", "quarantine", settings.quarantine_uri()), None)
-    for entry in lake_tables.source_tables(spark, settings):
+    add(lake.info("quarantine", "quarantine", lake.quarantine()), None)
+    for entry in lake.source_tables():
         for kind in ("mirror", "tombstones", "history"):
             uri = entry.uri(kind)
             if uri is not None:
-                add(lake_tables.table_info(spark, entry.source_table, kind, uri), fresh.get(entry.source_table))
-    return Listing(settings.lake(), now, tables, list(sources.values()), fresh)
+                add(lake.info(entry.source_table, kind, uri), fresh.get(entry.source_table))
+    return Listing(lake.settings.lake(), now, tables, list(sources.values()), fresh)
 
 
-def detail(spark: SparkSession, settings: SinkSettings, table: str, *, now: datetime | None = None) -> Detail:
+def detail(lake: LakeReader, table: str, *, now: datetime | None = None) -> Detail:
     now = now or datetime.fromtimestamp(time.time(), UTC)
-    entry = lake_tables.find_source_table(spark, settings, table)
+    entry = lake.find_source_table(table)
     name = entry.source_table if entry is not None else table
-    stats = changelog_stats(spark, settings, name).get(name)
+    stats = lake.changelog_stats(name).get(name)
     if entry is None and stats is None:
         raise LakeError(
-            f"{table} is neither a mirror nor a source table of the changelog under {settings.lake()}: "
+            f"{table} is neither a mirror nor a source table of the changelog under {lake.settings.lake()}: "
             "`binlake lake show` lists the tables"
         )
     mirror = tombstones = history = None
     history_current: int | None = None
     if entry is not None:
         if entry.mirror is not None:
-            mirror = lake_tables.table_info(spark, name, "mirror", entry.mirror)
+            mirror = lake.info(name, "mirror", entry.mirror)
         if entry.tombstones is not None:
-            tombstones = lake_tables.table_info(spark, name, "tombstones", entry.tombstones)
+            tombstones = lake.info(name, "tombstones", entry.tombstones)
         if entry.history is not None:
-            history = lake_tables.table_info(spark, name, "history", entry.history)
-            frame = spark.read.format("delta").load(entry.history)
-            if IS_CURRENT in frame.columns:
-                history_current = frame.where(F.col(IS_CURRENT)).count()
+            history = lake.info(name, "history", entry.history)
+            history_current = lake.history_current(entry.history)
     props = mirror.properties if mirror is not None else {}
-    key = lake_tables.primary_key(props)
-    fallbacks = lake_tables.fallbacks(props)
+    key = primary_key(props)
+    fallback = fallbacks(props)
     columns: list[ColumnInfo] = []
     if mirror is not None:
-        for f in lake_tables.schema(spark, mirror.uri).fields:
-            role = "key" if f.name in key else "hidden" if f.name in HIDDEN else ""
-            if f.name in fallbacks:
-                role = f"fallback of {fallbacks[f.name]}"
-            columns.append(ColumnInfo(f.name, f.dataType.simpleString(), role))
-    last = lake_tables.max_order_key(spark, mirror.uri if mirror else None)
+        for column, type_text in lake.schema(mirror.uri):
+            role = "key" if column in key else "hidden" if column in HIDDEN else ""
+            if column in fallback:
+                role = f"fallback of {fallback[column]}"
+            columns.append(ColumnInfo(column, type_text, role))
     return Detail(
         source_table=name,
         now=now,
         mirror=mirror,
         key=key,
-        fallbacks=fallbacks,
+        fallbacks=fallback,
         columns=columns,
-        last_order_key=last,
+        last_order_key=lake.max_order_key(mirror.uri if mirror else None),
         truncated_at=props.get(PROP_TRUNCATED),
         tombstones=tombstones,
         history=history,
@@ -257,7 +213,7 @@ def detail_text(result: Detail) -> str:
             f"  rows: {mirror.rows}",
             f"  key: {', '.join(result.key) if result.key else 'none (append-only: every row event is a row)'}",
             f"  fallbacks: {', '.join(f'{p} <- {c}' for p, c in result.fallbacks.items()) or 'none'}",
-            f"  last order_key applied: {_text(result.last_order_key)}",
+            f"  last applied (_binlake_order_key): {_text(result.last_order_key)}",
         ]
         if result.truncated_at is not None:
             lines.append(f"  last TRUNCATE applied: {result.truncated_at}")

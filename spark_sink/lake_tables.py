@@ -23,8 +23,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from shared.errors import BinlakeError
 from spark_sink import delta_tables
+from spark_sink.lake_errors import LakeError
 from spark_sink.mirror_plan import ORDER_KEY, PROP_FALLBACKS, PROP_KEY
 from spark_sink.mirror_schema import PROP_SOURCE
 from spark_sink.settings import SinkSettings, table_dir
@@ -34,9 +34,22 @@ MIRROR_DIR: Final = "mirror"
 TOMBSTONES_DIR: Final = "tombstones"
 HISTORY_DIR: Final = "history"
 
-
-class LakeError(BinlakeError):
-    """The lake, a table or the topic is not there; the message says what to check (``binlake`` exits 2)."""
+__all__ = [  # LakeError is re-exported: lake_facts and the tests import it from here
+    "HISTORY_DIR",
+    "MIRROR_DIR",
+    "TOMBSTONES_DIR",
+    "LakeError",
+    "SourceTableDirs",
+    "TableInfo",
+    "fallbacks",
+    "find_source_table",
+    "lake_exists",
+    "max_order_key",
+    "primary_key",
+    "schema",
+    "source_tables",
+    "table_info",
+]
 
 
 @dataclass(frozen=True, slots=True)

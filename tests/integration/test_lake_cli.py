@@ -27,6 +27,7 @@ from shared.config.settings import KafkaSettings, kafka_settings
 from shared.generate.workload import Workload
 from spark_sink import job, lake_cli, lake_show
 from spark_sink.delta_tables import ref
+from spark_sink.lake_native import LakeReader
 from spark_sink.lake_tables import LakeError
 from spark_sink.lake_text import to_json
 from spark_sink.lake_verify import Difference, render_json, render_text
@@ -87,10 +88,27 @@ def _verify(
     return code, out.getvalue()
 
 
-def _show(spark: SparkSession, settings: SinkSettings, table: str | None = None, *, as_json: bool = False) -> str:
+def _show(settings: SinkSettings, table: str | None = None, *, as_json: bool = False) -> str:
     out = io.StringIO()
-    assert lake_cli.show(spark, settings, table, as_json=as_json, out=out) == 0
+    assert lake_cli.show(settings, table, as_json=as_json, out=out) == 0
     return out.getvalue()
+
+
+def _listing(settings: SinkSettings) -> lake_show.Listing:
+    """``binlake lake show``'s numbers, read natively (no Spark)."""
+    lake = LakeReader(settings)
+    try:
+        return lake_show.listing(lake)
+    finally:
+        lake.close()
+
+
+def _detail(settings: SinkSettings, table: str) -> lake_show.Detail:
+    lake = LakeReader(settings)
+    try:
+        return lake_show.detail(lake, table)
+    finally:
+        lake.close()
 
 
 async def test_keyed_lake_matches_then_tampering_is_reported(
@@ -122,7 +140,7 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
     assert sum(t.topic.events for t in facts.tables) == events
 
     # show: every table with its real row count.
-    listing = await asyncio.to_thread(lake_show.listing, spark, settings)
+    listing = await asyncio.to_thread(_listing, settings)
     counts = {(t.kind, t.name): t.rows for t in listing.tables}
     assert counts[("changelog", "changelog")] == events
     assert counts[("quarantine", "quarantine")] == len(GARBAGE)
@@ -135,7 +153,7 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
     text = lake_show.render(listing, as_json=False)
     assert text.splitlines()[2].split() == ["TABLE", "KIND", "VERSION", "ROWS", "LAST", "COMMIT", "FRESHNESS"]
     assert any(line.split()[:2] == ["shop.t00", "mirror"] for line in text.splitlines())
-    document = json.loads(await asyncio.to_thread(_show, spark, settings, as_json=True))
+    document = json.loads(await asyncio.to_thread(_show, settings, as_json=True))
     assert {(t["kind"], t["name"]) for t in document["tables"]} >= {("mirror", n) for n in truth}
     if settings.model_dump().get("history_tables"):
         assert counts[("history", "shop.t01")] >= len(truth["shop.t01"])
@@ -143,7 +161,7 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
         assert by_table["shop.t01"].mirror.history_current == len(truth["shop.t01"])
 
     # show TABLE: the detail of one source table.
-    detail = await asyncio.to_thread(lake_show.detail, spark, settings, "shop.t00")
+    detail = await asyncio.to_thread(_detail, settings, "shop.t00")
     t00 = by_table["shop.t00"]
     assert detail.key == ["id"] and detail.mirror is not None and detail.mirror.rows == len(truth["shop.t00"])
     assert detail.changelog is not None and sum(detail.changelog.ops.values()) == t00.topic.events
@@ -155,7 +173,7 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
     assert text.splitlines()[0] == "source table shop.t00"
     assert f"  rows: {len(truth['shop.t00'])}" in text.splitlines()
     with pytest.raises(LakeError, match=r"shop\.nope is neither"):
-        await asyncio.to_thread(lake_show.detail, spark, settings, "shop.nope")
+        await asyncio.to_thread(_detail, settings, "shop.nope")
 
     # A TRUNCATE of shop.t01 reaches the topic; once the sink has applied it, the lake still matches.
     truncated_at = await _truncate(kafka_bootstrap, topic, "shop.t01")
@@ -218,10 +236,10 @@ async def test_keyless_lake(kafka_bootstrap: str, spark: SparkSession, tmp_path:
     for table in facts.tables:
         assert table.mirror is not None and table.mirror.key == () and table.expected is None
         assert table.mirror.rows == table.topic.row_events == table.topic.events
-    listing = await asyncio.to_thread(lake_show.listing, spark, settings)
+    listing = await asyncio.to_thread(_listing, settings)
     assert sum(t.rows for t in listing.tables if t.kind == "mirror") == events
     assert not any(t.kind in ("tombstones", "history") for t in listing.tables)
-    detail = await asyncio.to_thread(lake_show.detail, spark, settings, "shop.t01")
+    detail = await asyncio.to_thread(_detail, settings, "shop.t01")
     assert detail.key == [] and "none (append-only" in lake_show.detail_text(detail)
 
     # Tamper: drop the newest appended row of shop.t01: one row short, and its newest order_key is older.

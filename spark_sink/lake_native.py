@@ -1,0 +1,335 @@
+"""Reading the sink's lake without Spark: ``binlake lake show`` and ``make demo`` answer in about a second.
+
+Two native readers, each for what it does well:
+
+- the ``deltalake`` package (delta-rs) reads each table's transaction log:
+  version, last commit time, table properties, schema, and the row count
+  from the log's per-file statistics (no data file is opened);
+- DuckDB with its ``delta`` extension (the ``duckdb-ext-delta`` package, the
+  extension binary DuckDB would otherwise download, so nothing is fetched at
+  run time) scans data: the changelog's counts per source table and op, a
+  mirror's newest ``_binlake_order_key``, its rows. delta-rs 1.6 refuses to
+  scan tables with Delta's ``typeWidening`` reader feature, which every mirror
+  has (``delta.enableTypeWidening``); DuckDB's extension (delta-kernel) reads
+  them, widened columns included.
+
+Only a lake on this machine's file system (a path or a ``file:`` URI) is read
+natively: DuckDB reads object stores only through extensions the project does
+not ship. ``binlake lake verify`` (Spark) reads any lake.
+
+The names below (folders, table properties, hidden columns) are the lake's
+contract as the sink writes it; ``tests/unit/test_lake_native.py`` checks them
+against the sink's own constants, which live in modules that import Spark.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import unquote, urlparse
+
+from shared.event.model import OPS, ROW_OPS
+from spark_sink.lake_errors import LakeError
+from spark_sink.settings import SinkSettings, table_dir
+
+MIRROR_DIR: Final = "mirror"
+TOMBSTONES_DIR: Final = "tombstones"
+HISTORY_DIR: Final = "history"
+KINDS: Final = (("mirror", MIRROR_DIR), ("tombstones", TOMBSTONES_DIR), ("history", HISTORY_DIR))
+
+PROP_SOURCE: Final = "binlake.source_table"
+PROP_KEY: Final = "binlake.primary_key"
+PROP_FALLBACKS: Final = "binlake.fallbacks"
+PROP_TRUNCATED: Final = "binlake.truncated_at"
+ORDER_KEY: Final = "_binlake_order_key"
+OP: Final = "_binlake_op"
+ORIGIN: Final = "_binlake_origin"
+HIDDEN: Final = frozenset({ORDER_KEY, OP, ORIGIN})
+IS_CURRENT: Final = "is_current"
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    """One Delta table of the lake as ``binlake lake show`` lists it."""
+
+    name: str
+    """``changelog``, ``quarantine``, or the source table a mirror/tombstones/history table belongs to."""
+    kind: str
+    uri: str
+    version: int
+    rows: int
+    last_commit: datetime | None
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class SourceTableDirs:
+    """The per-source-table tables that share one directory name."""
+
+    source_table: str
+    dir: str
+    mirror: str | None = None
+    tombstones: str | None = None
+    history: str | None = None
+
+    def uri(self, kind: str) -> str | None:
+        return {"mirror": self.mirror, "tombstones": self.tombstones, "history": self.history}[kind]
+
+
+@dataclass(slots=True)
+class SourceStats:
+    """One source table's events in the changelog."""
+
+    source_table: str
+    events: int = 0
+    ops: dict[str, int] = field(default_factory=dict)
+    last_ts_ms: int | None = None
+    last_order_key: str | None = None
+    """The newest ``order_key`` of its row events (INSERT, UPDATE, DELETE, SNAPSHOT, UPSERT)."""
+
+
+def local_root(uri: str) -> Path | None:
+    """The file-system path of a lake URI (a path or ``file:``), None for another scheme (``s3a://``)."""
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return Path(unquote(parsed.path))
+    if parsed.scheme and len(parsed.scheme) > 1:  # "C:" is a drive, not a scheme
+        return None
+    return Path(uri).expanduser().resolve()
+
+
+def sql_text(text: str) -> str:
+    """``text`` as a DuckDB string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def duckdb_extensions() -> str:
+    """The folder holding the ``delta`` extension the ``duckdb-ext-delta`` package installed."""
+    spec = importlib.util.find_spec("duckdb_ext")  # a namespace package of data: found, not imported
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not folders:
+        raise LakeError("the duckdb-ext-delta package is missing: reinstall binlake (make install)")
+    return str(Path(folders[0]) / "extensions")
+
+
+class LakeReader:
+    """One local lake, read natively; cheap to make, DuckDB started on the first scan."""
+
+    def __init__(self, settings: SinkSettings) -> None:
+        root = local_root(settings.lake())
+        if root is None:
+            raise LakeError(
+                f"{settings.lake()} is not on this machine's file system: binlake lake show reads a local lake "
+                "(a path or file:// URI); binlake lake verify reads any lake"
+            )
+        self.settings = settings
+        self.root = root
+        self._duck: Any = None
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------ locations
+
+    def path(self, *parts: str) -> Path:
+        return self.root.joinpath(*parts)
+
+    def changelog(self) -> Path:
+        return self.path("changelog")
+
+    def quarantine(self) -> Path:
+        return self.path("quarantine")
+
+    def exists(self) -> bool:
+        return self.root.is_dir() and any(child.is_dir() for child in self.root.iterdir())
+
+    @staticmethod
+    def is_table(path: Path | str) -> bool:
+        return Path(path, "_delta_log").is_dir()
+
+    def source_tables(self) -> list[SourceTableDirs]:
+        """Every source table that has a mirror, tombstones or history table, sorted by name."""
+        found: dict[str, SourceTableDirs] = {}
+        for kind, folder in KINDS:
+            base = self.path(folder)
+            if not base.is_dir():
+                continue
+            for child in sorted(base.iterdir()):
+                if not self.is_table(child):
+                    continue  # a folder Delta never committed to (or foreign files): not a table
+                entry = found.setdefault(child.name, SourceTableDirs(source_table=child.name, dir=child.name))
+                setattr(entry, kind, str(child))
+        for entry in found.values():
+            # The mirror's property names the table; tombstones/history may carry it too when alone.
+            for uri in (entry.mirror, entry.history, entry.tombstones):
+                if uri is not None:
+                    named = self.properties(uri).get(PROP_SOURCE)
+                    if named:
+                        entry.source_table = named
+                        break
+        return sorted(found.values(), key=lambda e: e.source_table)
+
+    def find_source_table(self, table: str) -> SourceTableDirs | None:
+        """The tables of source table ``table`` (by property, else by directory name), or None."""
+        entries = self.source_tables()
+        for entry in entries:
+            if entry.source_table == table:
+                return entry
+        wanted = table_dir(table)
+        return next((entry for entry in entries if entry.dir == wanted), None)
+
+    # ------------------------------------------------------------ the transaction log (delta-rs)
+
+    @staticmethod
+    def _delta(path: Path | str) -> Any:
+        from deltalake import DeltaTable
+
+        return DeltaTable(str(path))
+
+    def properties(self, path: Path | str) -> dict[str, str]:
+        configuration: dict[str, str] = self._delta(path).metadata().configuration
+        return dict(configuration)
+
+    def info(self, name: str, kind: str, path: Path | str) -> TableInfo | None:
+        """Version, rows, last commit and properties of the Delta table at ``path``; None if there is none."""
+        if not self.is_table(path):
+            return None
+        table = self._delta(path)
+        history = table.history(1)
+        ms = history[0].get("timestamp") if history else None
+        committed = None if ms is None else datetime.fromtimestamp(ms / 1000, UTC)
+        return TableInfo(
+            name, kind, str(path), table.version(), self._rows(table, path), committed, self.properties(path)
+        )
+
+    def _rows(self, table: Any, path: Path | str) -> int:
+        """Rows from the log's file statistics; a scan only when a file lacks them or rows are deleted by vector."""
+        counts = table.get_add_actions(flatten=True).column("num_records").to_pylist()
+        features = table.protocol().reader_features or []
+        if None in counts or "deletionVectors" in features:
+            return int(self.scalar(f"SELECT count(*) FROM {self.scan(path)}") or 0)
+        return int(sum(counts))
+
+    def schema(self, path: Path | str) -> list[tuple[str, str]]:
+        """(column, Delta type) of the table, in table order."""
+        fields = json.loads(self._delta(path).schema().to_json())["fields"]
+        return [(f["name"], _type_text(f["type"])) for f in fields]
+
+    # ------------------------------------------------------------ data (DuckDB's delta extension)
+
+    def _connection(self) -> Any:
+        with self._lock:
+            if self._duck is None:
+                import duckdb
+
+                config: dict[str, str | bool | int | float | list[str]] = {
+                    "extension_directory": duckdb_extensions(),
+                    "autoinstall_known_extensions": False,  # never download: the extension ships as a package
+                    "threads": max(1, min(4, os.cpu_count() or 1)),
+                }
+                connection = duckdb.connect(config=config)
+                connection.execute("LOAD delta")
+                self._duck = connection
+            return self._duck
+
+    def scan(self, path: Path | str) -> str:
+        """The SQL table expression reading the Delta table at ``path``."""
+        return f"delta_scan({sql_text(str(path))})"
+
+    def query(self, sql: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Column names and rows of a DuckDB query (Python values: Decimal, datetime, bytes...)."""
+        connection = self._connection()
+        with self._lock:
+            cursor = connection.cursor()  # one cursor per query: the connection is shared between threads
+        try:
+            cursor.execute(sql)
+            names = [d[0] for d in cursor.description]
+            return names, cursor.fetchall()
+        finally:
+            cursor.close()
+
+    def scalar(self, sql: str) -> Any:
+        _, rows = self.query(sql)
+        return rows[0][0] if rows else None
+
+    def changelog_stats(self, table: str | None = None) -> dict[str, SourceStats]:
+        """Per source table: events, events per op, newest ``ts_ms`` and row-event ``order_key`` (one scan)."""
+        if not self.is_table(self.changelog()):
+            return {}
+        where = "" if table is None else f" WHERE source_table = {sql_text(table)}"  # a partition column: pruned
+        _, rows = self.query(
+            "SELECT source_table, op, count(*), max(ts_ms), max(order_key) "
+            f"FROM {self.scan(self.changelog())}{where} GROUP BY source_table, op"
+        )
+        out: dict[str, SourceStats] = {}
+        for name, op, count, ts, order_key in rows:
+            stats = out.setdefault(name, SourceStats(name))
+            stats.events += int(count)
+            stats.ops[op] = int(count)
+            stats.last_ts_ms = _newest(stats.last_ts_ms, None if ts is None else int(ts))
+            if op in ROW_OPS:
+                stats.last_order_key = _newest(stats.last_order_key, order_key)
+        for stats in out.values():
+            stats.ops = {op: stats.ops[op] for op in (*OPS, *sorted(stats.ops)) if op in stats.ops}
+        return dict(sorted(out.items()))
+
+    def max_order_key(self, path: Path | str | None) -> str | None:
+        """The largest ``_binlake_order_key`` of a mirror/tombstones table (None: absent, empty or no column)."""
+        if path is None or not self.is_table(path):
+            return None
+        if ORDER_KEY not in {name for name, _ in self.schema(path)}:
+            return None
+        value = self.scalar(f"SELECT max({ORDER_KEY}) FROM {self.scan(path)}")
+        return None if value is None else str(value)
+
+    def history_current(self, path: Path | str) -> int | None:
+        """Rows of a history table with ``is_current``; None when it has no such column."""
+        if IS_CURRENT not in {name for name, _ in self.schema(path)}:
+            return None
+        return int(self.scalar(f"SELECT count(*) FROM {self.scan(path)} WHERE {IS_CURRENT}") or 0)
+
+    def rows(self, path: Path | str) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """Every row of the table (for small tables: the demo compares mirrors with its ground truth)."""
+        return self.query(f"SELECT * FROM {self.scan(path)}")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._duck is not None:
+                self._duck.close()
+                self._duck = None
+
+
+_SPARK_NAMES: Final = {"long": "bigint", "integer": "int", "short": "smallint", "byte": "tinyint"}
+"""Delta's names of the integral types -> Spark's (``simpleString``), as the sink's docs and logs spell them."""
+
+
+def _type_text(data_type: Any) -> str:
+    """A Delta schema type (JSON) as text: ``decimal(20,0)``, ``timestamp_ntz``, ``struct<...>``."""
+    if isinstance(data_type, str):
+        return _SPARK_NAMES.get(data_type, data_type)
+    kind = data_type.get("type")
+    if kind == "array":
+        return f"array<{_type_text(data_type['elementType'])}>"
+    if kind == "map":
+        return f"map<{_type_text(data_type['keyType'])},{_type_text(data_type['valueType'])}>"
+    if kind == "struct":
+        return "struct<" + ",".join(f"{f['name']}:{_type_text(f['type'])}" for f in data_type["fields"]) + ">"
+    return str(kind)
+
+
+def _newest(a: Any, b: Any) -> Any:
+    return b if a is None else a if b is None else max(a, b)
+
+
+def primary_key(properties: dict[str, str]) -> list[str]:
+    key: list[str] = json.loads(properties.get(PROP_KEY, "[]"))
+    return key
+
+
+def fallbacks(properties: dict[str, str]) -> dict[str, str]:
+    value: dict[str, str] = json.loads(properties.get(PROP_FALLBACKS, "{}"))
+    return value
