@@ -1,0 +1,66 @@
+"""``make demo``'s code on a smaller workload: every format, the real processes, the lake equal to the truth.
+
+Runs ``shared.cli.demo.run.run`` as ``make demo`` does (its own embedded broker,
+one real ``binlake normalizer`` process per format, the real ``binlake sink``
+process), with a few hundred changes per format instead of thousands and
+without the offline part and ``binlake lake verify`` (tested on their own:
+``tests/unit/test_demo_parts.py``, ``tests/integration/test_lake_cli.py``).
+Asserts every source table's mirror equals the generator's ground truth, every
+poison message was dead-lettered, the printed DuckDB line answers, and no
+process the demo started is left running (nor the broker).
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from shared.cli.demo import summary, traffic
+from shared.cli.demo.run import Options, run
+from shared.devbroker import broker
+
+pytestmark = pytest.mark.integration
+
+
+def test_demo_lands_every_format_in_the_lake_equal_to_the_truth(tmp_path: Path) -> None:
+    if not (shutil.which("java") and shutil.which("mvn")):
+        pytest.skip("the demo's broker and sink need java and mvn")
+    options = Options(out=tmp_path / "demo-out", changes=150, tables=3, offline=False, verify=False, timeout_s=900)
+    console = Console(file=(tmp_path / "console.txt").open("w"), width=160)
+    outcome = run(options, console)
+
+    assert outcome.problems == [], outcome.problems
+    assert outcome.code == 0
+    assert sorted(outcome.traffic) == traffic.formats()
+    report = outcome.report
+    assert report is not None
+    truth_tables = {table for item in outcome.traffic.values() for table in item.truth}
+    assert {check.table for check in report.checks} == truth_tables
+    for check in report.checks:
+        assert check.equal, (check.table, check.differences)
+    # Each table's changelog holds its row changes and schema changes.
+    for fmt, item in outcome.traffic.items():
+        events = sum(report.changelog[t].events for t in item.truth if t in report.changelog)
+        assert events == item.events, fmt
+        assert sum(outcome.letters[fmt].values()) == item.poison, fmt
+    # The truncated tables were emptied by their TRUNCATE, then filled by later inserts only.
+    truncated = [c for item in outcome.traffic.values() for c in item.controls if c.startswith("TRUNCATE")]
+    assert len(truncated) >= 10
+
+    # No process left: the services (each by its session) and the broker.
+    assert outcome.leftovers == []
+    assert outcome.stopped and all(code == 0 for code in outcome.stopped.values()), outcome.stopped
+    recorded, answering = broker.status(options.out / "broker")
+    assert not answering and (recorded is None or not broker.is_alive(recorded.pid))
+
+    # The one-line query the summary prints works, without Spark.
+    assert outcome.query is not None
+    code, text = summary.run_query_line(outcome.query)
+    assert code == 0, text
+    first = sorted(next(iter(outcome.traffic.values())).truth)[0]
+    rows = len(next(iter(outcome.traffic.values())).truth[first])
+    first_cells = [line.split("│")[1].strip() for line in text.splitlines() if line.startswith("│")]
+    assert str(rows) in first_cells, text
