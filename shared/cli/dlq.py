@@ -18,7 +18,10 @@ holds is never replayed again, whatever the group: a re-run under a new
 ``--group-id`` (to scan letters an earlier filter skipped) replays only what
 was not replayed before, and a crashed replay neither loses nor repeats a
 letter. With ``--dry-run`` nothing is produced or committed: matching letters
-are listed, with ``already_replayed`` for those in the ledger.
+are listed, with ``already_replayed`` for those in the ledger. A letter whose
+value was cut to fit the dead-letter topic (``binlake.value.truncated``) is
+never replayed (counted as ``truncated``): its original is found in the source
+topic by the ``binlake.value.length`` and ``binlake.value.sha256`` headers.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from typing import Any
 from shared.config.settings import KafkaSettings, kafka_settings
 from shared.errors import BinlakeError
 from shared.kafka import records
+from shared.kafka.letters import H_VALUE_TRUNCATED
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -151,7 +155,7 @@ async def replay(args: argparse.Namespace, kafka: KafkaSettings) -> dict[str, in
         producer = AIOKafkaProducer(transactional_id=f"binlake-dlq-replay:{ledger_topic}", **client)
         await producer.start()
     await consumer.start()
-    counts = {"seen": 0, "replayed": 0, "already_replayed": 0, "skipped": 0}
+    counts = {"seen": 0, "replayed": 0, "already_replayed": 0, "truncated": 0, "skipped": 0}
     try:
         while not args.max or counts["replayed"] < args.max:
             batches = await consumer.getmany(timeout_ms=args.idle_ms)
@@ -172,6 +176,11 @@ async def replay(args: argparse.Namespace, kafka: KafkaSettings) -> dict[str, in
                         counts["skipped"] += 1
                         continue
                     ident = letter_id(tp.topic, tp.partition, letter.offset)
+                    if headers.get(H_VALUE_TRUNCATED) == "true":
+                        # A cut (or bare) letter no longer holds the message: replaying it would feed a wrong
+                        # message. Its length and sha256 headers identify the original in the source topic.
+                        counts["truncated"] += 1
+                        continue
                     if ident in done:
                         counts["already_replayed"] += 1
                         continue
