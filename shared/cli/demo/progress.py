@@ -91,7 +91,7 @@ class Progress:
             self._live.update(render(snapshot))
         elif time.monotonic() - self._last_plain >= self.plain_every_s:
             self._last_plain = time.monotonic()
-            self.console.print(plain(snapshot), highlight=False)
+            self.console.print(plain(snapshot), highlight=False, soft_wrap=True)
 
     def close(self, snapshot: Snapshot | None = None) -> None:
         if self._live is not None:
@@ -100,4 +100,4 @@ class Progress:
             self._live.stop()
             self._live = None
         elif snapshot is not None:
-            self.console.print(plain(snapshot), highlight=False)
+            self.console.print(plain(snapshot), highlight=False, soft_wrap=True)

@@ -246,6 +246,8 @@ def print_summary(console: Console, options: Options, outcome: Outcome) -> None:
 def main(argv: list[str] | None = None) -> int:
     options = parse_args(argv)
     console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, 130)  # a pipe or a log: no terminal to fit, keep table rows whole
     outcome = run(options, console)
     print_summary(console, options, outcome)
     return outcome.code
