@@ -33,6 +33,7 @@ import signal
 import sys
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,22 +124,26 @@ def run(options: Options, console: Console) -> Outcome:
     broker_up = False
     try:
         with _signals_stop_the_demo():
-            if options.offline:
-                results = offline.run(options.out / "offline")
-                clock.lap("offline: corpus through binlake normalize")
-                console.print(summary.offline_table(results))
-            if not (shutil.which("java") and shutil.which("mvn")):
+            kafka = bool(shutil.which("java") and shutil.which("mvn"))
+            lake = options.out / "lake"
+            if kafka and lake.exists():
+                shutil.rmtree(lake)
+                console.print(f"removed the previous demo's lake {lake} (this run's broker and topics are new)")
+            with ThreadPoolExecutor(1) as pool:
+                # The offline part runs while the broker starts (a JVM that mostly waits on itself).
+                corpus = pool.submit(offline.run, options.out / "offline") if options.offline else None
+                info = None
+                if kafka:
+                    console.print("starting the embedded Kafka broker (binlake dev broker)...")
+                    broker_up = True  # from here on the cleanup stops whatever was recorded
+                    info = broker.start(broker_dir, timeout_s=120)
+                if corpus is not None:
+                    console.print(summary.offline_table(corpus.result()))
+            clock.lap(("offline corpus, " if options.offline else "") + "broker started")
+            if info is None:
                 console.print("(skipping the Kafka part: it needs java and mvn on PATH)")
                 outcome.code = 0
                 return outcome
-            lake = options.out / "lake"
-            if lake.exists():
-                shutil.rmtree(lake)
-                console.print(f"removed the previous demo's lake {lake} (this run's broker and topics are new)")
-            console.print("starting the embedded Kafka broker (binlake dev broker)...")
-            info = broker.start(broker_dir, timeout_s=120)
-            broker_up = True
-            clock.lap("broker started")
             console.print(f"broker at {info.bootstrap} (Kafka {info.kafka_version}); services' logs in {fleet.logs}")
             traffic = {
                 fmt: traffic_module.build(fmt, changes=options.changes, tables=options.tables, seed=options.seed + i)
