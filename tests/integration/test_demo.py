@@ -2,8 +2,9 @@
 
 Runs ``shared.cli.demo.run.run`` as ``make demo`` does (its own embedded broker,
 one real ``binlake normalizer`` process per format, the real ``binlake sink``
-process), with a few hundred changes per format instead of thousands and
-without the offline part and ``binlake lake verify`` (tested on their own:
+process), with a few hundred changes per format over two tables (ADD COLUMN on
+one, TRUNCATE on the other) and without the offline part and ``binlake lake
+verify`` (tested on their own:
 ``tests/unit/test_demo_parts.py``, ``tests/integration/test_lake_cli.py``).
 Asserts every source table's mirror equals the generator's ground truth, every
 poison message was dead-lettered, the printed DuckDB line answers, and no
@@ -28,7 +29,7 @@ pytestmark = pytest.mark.integration
 def test_demo_lands_every_format_in_the_lake_equal_to_the_truth(tmp_path: Path) -> None:
     if not (shutil.which("java") and shutil.which("mvn")):
         pytest.skip("the demo's broker and sink need java and mvn")
-    options = Options(out=tmp_path / "demo-out", changes=150, tables=3, offline=False, verify=False, timeout_s=900)
+    options = Options(out=tmp_path / "demo-out", changes=200, tables=2, offline=False, verify=False, timeout_s=1200)
     console = Console(file=(tmp_path / "console.txt").open("w"), width=160)
     outcome = run(options, console)
 

@@ -111,6 +111,13 @@ def test_same_compares_as_the_lake_types_values() -> None:
     assert not same('{"k": 1}', '{"k": 2}') and not same("a", "b")
     assert same(None, None) and not same(None, 0) and not same("", None)
     assert same(1, True) and same(0, 0)
+    # A vendor without types (CKafka): the mirror holds its texts.
+    assert same(dt.datetime(2024, 6, 23, 21, 32, 27, 507000, tzinfo=dt.UTC), "2024-06-23 21:32:27.507")
+    assert same(dt.datetime(2020, 4, 8, 0, 47, 34, 267459), "2020-04-08 00:47:34.267459")
+    assert same(dt.date(2018, 5, 22), "2018-05-22") and not same(dt.date(2018, 5, 22), "not a date")
+    assert same(SqlTime(733 * 3_600_000_000 + 8_000_000), "733:00:08")
+    assert same(Decimal("-9035385518520640952634348351.6432443090"), "-9035385518520640952634348351.6432443090")
+    assert same(2**64 - 5, str(2**64 - 5)) and same(3.141592653589793, "3.141592653589793")
 
 
 def test_offline_feeds_the_samples_bytes_as_they_are() -> None:

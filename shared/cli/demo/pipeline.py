@@ -49,7 +49,16 @@ SINK_ENV: Final = {
     "BINLAKE_SINK_TRIGGER_INTERVAL_S": "2",
     "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": "10",
     "BINLAKE_SINK_LOG_LEVEL": "ERROR",
-    "BINLAKE_SINK_SPARK_CONF": json.dumps({"spark.default.parallelism": "2", "spark.sql.adaptive.enabled": "false"}),
+    # Whole-stage code generation off: on a mirror's projection (every column's conversion from the value
+    # union) it writes a method past the JVM's 64 KB limit, so Janino compiles for a minute per table and
+    # batch, fails, and Spark falls back to the interpreted plan it could have run at once.
+    "BINLAKE_SINK_SPARK_CONF": json.dumps(
+        {
+            "spark.default.parallelism": "2",
+            "spark.sql.adaptive.enabled": "false",
+            "spark.sql.codegen.wholeStage": "false",
+        }
+    ),
     # Every generated table's key is id; CKafka's messages name none, so the sink is told (docs/spark-sink.md).
     "BINLAKE_SINK_PRIMARY_KEYS": json.dumps({"*": ["id"]}),
 }

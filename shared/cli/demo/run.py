@@ -62,7 +62,7 @@ class Options:
     seed: int = 1
     offline: bool = True
     verify: bool = True
-    timeout_s: float = 600.0
+    timeout_s: float = 1200.0
 
 
 @dataclass
@@ -224,12 +224,12 @@ def print_summary(console: Console, options: Options, outcome: Outcome) -> None:
         for line in verify.lines[-5:]:
             console.print(f"  {line}", highlight=False)
     if report is not None:
-        lake = options.out / "lake"
+        lake = summary.relative(options.out / "lake")
         console.print(
             f"the Delta tables: {lake}/changelog, {lake}/mirror/<db.table>, {lake}/tombstones/<db.table>",
             highlight=False,
         )
-        console.print("  list them: binlake lake show --lake demo-out/lake   (no Spark)", highlight=False)
+        console.print(f"  list them: .venv/bin/binlake lake show --lake {lake}   (no Spark)", highlight=False)
     if outcome.query is not None:
         console.print("  query one without Spark (DuckDB's delta_scan):", highlight=False)
         console.print(f"  {outcome.query}", highlight=False, soft_wrap=True)

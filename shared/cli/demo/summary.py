@@ -83,14 +83,14 @@ def run_verify(lake_path: Path, bootstrap: str, topic: str, log: Path) -> Verify
 
 def query_line(lake_path: Path, table_dir: str) -> str:
     """A one-line DuckDB query of a mirror, no Spark (paths relative to the current folder where they can be)."""
-    extensions = _relative(Path(duckdb_extensions()))
-    mirror = _relative(lake_path / "mirror" / table_dir)
+    extensions = relative(Path(duckdb_extensions()))
+    mirror = relative(lake_path / "mirror" / table_dir)
     sql = f"SELECT count(*) AS rows, max(price) AS top_price FROM delta_scan('{mirror}')"
     code = f"import duckdb; print(duckdb.connect(config={{'extension_directory': '{extensions}'}}).sql(\"{sql}\"))"
-    return f"{shlex.quote(_relative(Path(sys.executable)))} -c {shlex.quote(code)}"
+    return f"{shlex.quote(relative(Path(sys.executable)))} -c {shlex.quote(code)}"
 
 
-def _relative(path: Path) -> str:
+def relative(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:

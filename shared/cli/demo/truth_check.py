@@ -7,7 +7,8 @@ back from whichever of its physical columns holds the row's value. Values are
 compared as the lake types them: unsigned BIGINT in ``DECIMAL(20,0)``, DECIMAL
 exactly, DATETIME as a local date-time, TIMESTAMP as an instant, TIME as
 microseconds, JSON as the document it is (a vendor may re-space it), BLOB as
-bytes. Columns added by the traffic's ``ADD COLUMN`` must exist and be NULL.
+bytes; where a vendor gives no types (CKafka), the mirror holds its texts,
+read back as the value they spell. Columns added by the traffic's ``ADD COLUMN`` must exist and be NULL.
 """
 
 from __future__ import annotations
@@ -131,8 +132,12 @@ def same(expected: Any, found: Any) -> bool:
             return found == expected.micros
         return str(found) == expected.isoformat()
     if isinstance(expected, dt.datetime):
+        if isinstance(found, str):  # a vendor that gives no types (CKafka): its text, read in the source zone (UTC)
+            found = _parse(dt.datetime.fromisoformat, found)
         return isinstance(found, dt.datetime) and _naive_utc(found) == _naive_utc(expected)
     if isinstance(expected, dt.date):
+        if isinstance(found, str):
+            found = _parse(dt.date.fromisoformat, found)
         return isinstance(found, dt.date) and not isinstance(found, dt.datetime) and found == expected
     if isinstance(expected, bytes):
         if isinstance(found, bytes | bytearray | memoryview):
@@ -141,6 +146,13 @@ def same(expected: Any, found: Any) -> bool:
     if isinstance(expected, str):
         return str(found) == expected or _same_json(expected, str(found))
     return bool(found == expected)
+
+
+def _parse(reader: Any, text: str) -> Any:
+    try:
+        return reader(text)
+    except ValueError:
+        return None
 
 
 def _number(value: Any) -> Decimal | None:
