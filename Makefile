@@ -12,7 +12,7 @@ COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
 
-.PHONY: install native demo test lint typecheck unit bench clean
+.PHONY: install native demo test lint typecheck unit bench clean tools images test-deploy
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -43,8 +43,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-test: lint typecheck $(NATIVE)
-	$(BIN)/pytest
+# The deployment checks' tools (tests/deploy) go on PATH; `make tools` installs them once per machine.
+test: lint typecheck $(NATIVE) tools
+	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest
 
 bench: $(NATIVE)
 	$(BIN)/python -m tests.bench.run
@@ -52,3 +53,61 @@ bench: $(NATIVE)
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info
 	find . -name '*.cpython-*.so' -not -path './.venv/*' -delete
+
+# ---------------------------------------------------------------- deployment tools
+# Installed from the package registries into $(TOOLS), outside the clone, so a new clone on the same
+# machine (CI's) finds them built: each lands in a folder named after its version, then is linked into
+# $(TOOLS)/bin. On a new machine the first `make tools` takes a few minutes (mostly compiling helm and
+# compose on 2 cores); after that, nothing. Versions here; the checks are in tests/deploy.
+TOOLS ?= $(HOME)/.cache/binlake/tools
+HELM_VERSION := v3.22.0
+KUBECONFORM_VERSION := v0.8.0
+COMPOSE_VERSION := v2.40.3
+PROMETHEUS_OPERATOR_VERSION := v0.85.0
+KUBERNETES_SCHEMA := v1.37.0
+TOOLS_PYTHON_PACKAGES := pyyaml==6.0.4 kubernetes-validate==1.37.0 kubeflow-spark-api==2.4.0
+HELM := $(TOOLS)/helm-$(HELM_VERSION)/helm
+KUBECONFORM := $(TOOLS)/kubeconform-$(KUBECONFORM_VERSION)/kubeconform
+COMPOSE := $(TOOLS)/compose-$(COMPOSE_VERSION)/docker-compose
+TOOLS_VENV := $(TOOLS)/venv-$(firstword $(shell echo '$(TOOLS_PYTHON_PACKAGES)' | sha256sum))
+SCHEMAS := $(TOOLS)/schemas-$(KUBERNETES_SCHEMA)-$(PROMETHEUS_OPERATOR_VERSION)
+
+tools: $(HELM) $(KUBECONFORM) $(COMPOSE) $(SCHEMAS)/.done $(TOOLS)/bin/promtool
+	mkdir -p $(TOOLS)/bin
+	ln -sfn $(HELM) $(TOOLS)/bin/helm
+	ln -sfn $(KUBECONFORM) $(TOOLS)/bin/kubeconform
+	ln -sfn $(COMPOSE) $(TOOLS)/bin/docker-compose
+	ln -sfn $(SCHEMAS) $(TOOLS)/schemas
+
+$(HELM):
+	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+$(KUBECONFORM):
+	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+
+# Compose's go.mod has replace/exclude directives, which `go install pkg@version` refuses: built inside a
+# copy of its module.
+$(COMPOSE):
+	set -e; src=$$(go mod download -json github.com/docker/compose/v2@$(COMPOSE_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p'); \
+	work=$$(mktemp -d); cp -r "$$src/." "$$work"; chmod -R u+w "$$work"; \
+	(cd "$$work" && GOFLAGS=-buildvcs=false go build -trimpath -o $@ ./cmd); rm -rf "$$work"
+
+$(TOOLS_VENV)/bin/python:
+	$(PYTHON) -m venv $(TOOLS_VENV)
+	$(TOOLS_VENV)/bin/python -m pip install --quiet $(TOOLS_PYTHON_PACKAGES)
+
+# The Kubernetes and CRD schemas kubeconform validates the chart with (deploy/tools/build_schemas.py).
+$(SCHEMAS)/.done: $(TOOLS_VENV)/bin/python deploy/tools/build_schemas.py
+	set -e; crds=$$(go mod download -json github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION) | sed -n 's/.*"Dir": "\(.*\)",/\1/p'); \
+	k8s=$$($(TOOLS_VENV)/bin/python -c 'import kubernetes_validate, os; print(os.path.dirname(kubernetes_validate.__file__))'); \
+	rm -rf $(SCHEMAS); $(TOOLS_VENV)/bin/python deploy/tools/build_schemas.py $(SCHEMAS) \
+	  "$$crds/example/prometheus-operator-crd" "$$k8s/kubernetes-json-schema/$(KUBERNETES_SCHEMA)-local-strict"
+	touch $@
+
+# promtool and the Prometheus server from Debian's packages (the integration test scrapes with the server).
+$(TOOLS)/bin/promtool:
+	mkdir -p $(TOOLS)/bin
+	command -v promtool >/dev/null && command -v prometheus >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
+	ln -sfn $$(command -v promtool) $@
+	ln -sfn $$(command -v prometheus) $(TOOLS)/bin/prometheus

@@ -1,7 +1,10 @@
-"""Writes the JSON schemas kubeconform validates the chart's CRD objects with (make tools).
+"""Writes the JSON schemas kubeconform validates the chart's manifests with (make tools).
 
-    build_schemas.py OUT PROMETHEUS_OPERATOR_CRD_DIR
+    build_schemas.py OUT PROMETHEUS_OPERATOR_CRD_DIR KUBERNETES_SCHEMA_DIR
 
+- Kubernetes' own kinds: the strict schemas of the kubernetes-validate package (PyPI), made standalone
+  (kubeconform resolves no reference into another file): each resource kind's file gets the definitions it
+  reaches, as OUT/kubernetes/<kind>-<group>-<version>.json (kubeconform's naming);
 - ServiceMonitor and PrometheusRule: the openAPIV3Schema of the Prometheus Operator's own CRDs (the
   prometheus-operator Go module's example/prometheus-operator-crd/);
 - SparkApplication (sparkoperator.k8s.io/v1beta2): the Kubeflow Spark operator's API models, generated from
@@ -74,11 +77,64 @@ def spark_application(out: Path) -> None:
     write(out, "sparkoperator.k8s.io", "SparkApplication", "v1beta2", schema)
 
 
+SHARED_REF = "/api/_definitions.json#/$defs/"
+
+
+def _refs(node: Any, found: set[str]) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            for prefix in (SHARED_REF, "#/$defs/"):  # a resource's file, the shared definitions' own
+                if ref.startswith(prefix):
+                    found.add(ref.removeprefix(prefix))
+        for value in node.values():
+            _refs(value, found)
+    elif isinstance(node, list):
+        for item in node:
+            _refs(item, found)
+
+
+def _local(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {
+            # (a property may be named $ref too: CustomResourceDefinition's JSONSchemaProps)
+            key: (value.replace(SHARED_REF, "#/$defs/") if key == "$ref" and isinstance(value, str) else _local(value))
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_local(item) for item in node]
+    return node
+
+
+def kubernetes(out: Path, source: Path) -> None:
+    definitions = json.loads((source / "_definitions.json").read_text("utf-8"))["$defs"]
+    target = out / "kubernetes"
+    target.mkdir(parents=True, exist_ok=True)
+    for path in source.glob("*.json"):
+        if path.name.startswith("_") or path.name == "all.json":
+            continue
+        schema = json.loads(path.read_text("utf-8"))
+        if "x-kubernetes-group-version-kind" not in schema:
+            continue  # a part of a resource, never validated alone
+        needed: set[str] = set()
+        _refs(schema, needed)
+        pending = list(needed)
+        while pending:
+            reached: set[str] = set()
+            _refs(definitions[pending.pop()], reached)
+            pending += sorted(reached - needed)
+            needed |= reached
+        schema["$defs"] = {name: definitions[name] for name in sorted(needed)}
+        schema.pop("$id", None)  # the package's registry address: the file stands alone
+        (target / path.name).write_text(json.dumps(_local(schema)), "utf-8")
+
+
 def main() -> int:
-    out, crd_dir = Path(sys.argv[1]), Path(sys.argv[2])
+    out, crd_dir, kubernetes_dir = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
     for name in ("monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml"):
-        crd(out, crd_dir / name)
-    spark_application(out)
+        crd(out / "crds", crd_dir / name)
+    spark_application(out / "crds")
+    kubernetes(out, kubernetes_dir)
     return 0
 
 
