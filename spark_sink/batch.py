@@ -44,10 +44,15 @@ class BatchReport:
     """Wall time (epoch s) when the batch's commits were visible: set by the job when ``process`` returns."""
 
 
-def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) -> BatchReport:
+def process(
+    settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int, *, version: int = changelog.VERSION
+) -> BatchReport:
+    """One micro-batch into a changelog of layout ``version`` (``changelog``: 2, or 1 for an earlier lake)."""
     spark = raw.sparkSession
     report = BatchReport(batch_id)
-    decoded = decode(raw).persist(StorageLevel.MEMORY_AND_DISK)
+    inline = settings.mirrors == "inline"
+    # The mirrors need the images; a version-2 changelog alone needs only the envelope (much cheaper).
+    decoded = decode(raw, envelope=version != 1 and not inline).persist(StorageLevel.MEMORY_AND_DISK)
     pinned: list[DataFrame] = [decoded]
     checkpointed: list[DataFrame] = []
     step = report.steps.step
@@ -57,7 +62,7 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
             changelog_version = delta_tables.current_version(spark, changelog_uri)
             quarantine_version = delta_tables.current_version(spark, quarantine_uri)
 
-        rows = changelog.changelog_rows(decoded)
+        rows = changelog.changelog_rows(decoded, version)
         with step("changelog_partitions"):
             where, good_stats = changelog.survey(decoded, list(settings.changelog_partition_by))
         with step("not_yet_written"):
@@ -68,12 +73,14 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
                 if seen.isEmpty():
                     seen = None  # the usual case: no record of this batch is in the changelog yet
             fresh = changelog.not_yet_written(rows, seen)
-            if settings.mirrors == "inline":
+            full = fresh
+            if inline:
                 # Materialized with its lineage cut: the mirrors' concurrent MERGEs then plan over plain rows.
                 # Spark's from_avro expression is not safe to plan from several threads at once (its
                 # options map is evaluated through a shared builder), and a short plan is quicker to plan.
-                fresh = fresh.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
-                checkpointed.append(fresh)
+                full = changelog.not_yet_written(changelog.changelog_rows(decoded, 1), seen)
+                full = full.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+                checkpointed.append(full)
             # With mirrors=follow, the append reads `fresh` from the cached batch.
         bad_seen = (
             None
@@ -82,8 +89,8 @@ def process(settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int) 
         )
         bad = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_seen)
 
-        if settings.mirrors == "inline":
-            report.tables = mirror.apply(spark, settings, fresh, app_id, batch_id, step=step)
+        if inline:
+            report.tables = mirror.apply(spark, settings, full, app_id, batch_id, step=step)
         with step("quarantine"):
             report.quarantined = bad.count() if where.bad else 0
             if report.quarantined:

@@ -1,11 +1,24 @@
 """The changelog (bronze) and quarantine tables.
 
-Changelog: one row per canonical event: its Kafka coordinates, every envelope
-field of the event as ``from_avro`` yields it (``source``, ``columns``,
-``origin``... as structs) and its images as ``map<string, struct>`` of the value
-union's branches (stable identifiers ``member_long``, ``member_Decimal``...),
-plus ``source_table`` and ``event_date`` (the UTC date of ``ts_ms``, else of the
-Kafka timestamp), its partition columns by default.
+Changelog: one row per canonical event. Version 2 (new lakes): its Kafka
+coordinates, the event's *envelope* as columns (``op``, ``source`` struct,
+``order_key``, ``ts_ms``, ``ingest_ts_ms``, ``primary_key``, ``ddl``,
+``origin``), ``source_table`` and ``event_date`` (the UTC date of ``ts_ms``,
+else of the Kafka timestamp: its partition columns by default), the Kafka
+``key`` (the row's identity: table and key values, as JSON) and
+``event_avro``: the event exactly as the topic holds it (Avro single-object
+encoding), from which ``columns``, ``before``, ``after`` and
+``changed_columns`` are decoded where needed (``expand``; the mirror query,
+and the SQL function ``binlake_event`` for users, ``lake_sql``). Every value
+kind stays exact and an absent column stays absent: the bytes are the
+normalizer's own. Writing the images as columns cost about 300 Parquet leaves
+per row and most of a batch's time; the body is one binary column.
+
+Version 1 (lakes made by earlier releases, table property
+``binlake.changelog_version`` absent) holds every event field decoded
+(images as ``map<string, struct>`` of the value union's branches); the sink
+keeps appending version-1 rows to such a table, and ``expand`` passes them
+through, so both versions feed the same mirror code.
 
 Quarantine: every message that is not a readable canonical event (unknown
 fingerprint, no single-object marker, corrupt body, tombstone), verbatim, with
@@ -24,10 +37,11 @@ from typing import Final
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructField, StructType
 
 from spark_sink import batch_stats, delta_tables
 from spark_sink.batch_stats import BatchStats
-from spark_sink.source import EVENT, KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode
+from spark_sink.source import EVENT, IMAGE_FIELDS, KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode, decoded_event
 
 COORDINATES: Final = ["_kafka_topic", "_kafka_partition", "_kafka_offset"]
 _BY_PARTITION: Final = "_g_partition"
@@ -41,33 +55,68 @@ def source_table(event: Column) -> Column:
     return F.when(name == "", F.lit("_none")).otherwise(name)
 
 
-def _with_reason(decoded: DataFrame) -> DataFrame:
+VERSION: Final = 2
+"""The changelog layout new lakes get (see the module doc)."""
+PROP_VERSION: Final = "binlake.changelog_version"
+BODY: Final = "event_avro"
+"""Version 2: the event's Avro single-object bytes, as on the topic."""
+_ENVELOPE: Final = ("op", "source", "order_key", "ts_ms", "ingest_ts_ms", "primary_key", "ddl", "origin")
+
+
+def _with_reason(decoded: DataFrame, version: int = VERSION) -> DataFrame:
     """Changelog columns of every decoded record, and its ``_reason`` (NULL for a good one)."""
     event = F.col(EVENT)
     event_date = F.coalesce(F.to_date(F.timestamp_millis(event["ts_ms"])), F.to_date("_kafka_timestamp"))
+    fields = [F.col(f"{EVENT}.*")]
+    tail: list[Column] = []
+    if version != 1:  # the envelope as columns; the images only in the body
+        fields = [event[name].alias(name) for name in _ENVELOPE]
+        tail = [F.col("key").cast("string").alias("key"), F.col("value").alias(BODY)]
     return decoded.select(
         *KAFKA_COLUMNS,
-        f"{EVENT}.*",
+        *fields,
         source_table(event).alias("source_table"),
         event_date.alias("event_date"),
+        *tail,
         REASON,
     )
 
 
-def changelog_rows(decoded: DataFrame) -> DataFrame:
-    """The good records of a decoded batch as changelog rows."""
-    return _with_reason(decoded).where(F.col(REASON).isNull()).drop(REASON)
+def changelog_rows(decoded: DataFrame, version: int = VERSION) -> DataFrame:
+    """The good records of a decoded batch as changelog rows of ``version``.
 
-
-def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> None:
-    """Create the changelog empty if it does not exist yet: the mirror query streams from it from the start.
-
-    Its schema is what the first micro-batch would append (``changelog_rows`` of decoded Kafka rows).
+    Version 2 needs only the envelope decoded (``decode(..., envelope=True)``); version 1 every field.
     """
-    if delta_tables.exists(spark, uri):
-        return
-    empty = changelog_rows(decode(spark.createDataFrame([], KAFKA_SCHEMA)))
-    empty.write.format("delta").mode("append").partitionBy(*partition_by).save(uri)
+    return _with_reason(decoded, version).where(F.col(REASON).isNull()).drop(REASON)
+
+
+def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> int:
+    """Create the changelog empty (version ``VERSION``) if it does not exist yet; return its version.
+
+    The mirror query streams from it from the start. Its schema is what the first micro-batch would
+    append (``changelog_rows`` of decoded Kafka rows).
+    """
+    found = delta_tables.state(spark, uri)
+    if found is not None:
+        return int(found.properties.get(PROP_VERSION, "1"))
+    empty = changelog_rows(decode(spark.createDataFrame([], KAFKA_SCHEMA), envelope=True))
+    # One commit with its version property: a crash cannot leave a table that reads as version 1.
+    schema = StructType([StructField(f.name, f.dataType) for f in empty.schema.fields])
+    delta_tables.create(spark, uri, schema, partition_by=partition_by, properties={PROP_VERSION: str(VERSION)})
+    return VERSION
+
+
+def expand(rows: DataFrame) -> DataFrame:
+    """Changelog rows with every event field as a column, whatever their version (the mirror's input).
+
+    Version 2 rows get ``columns``, ``before``, ``after`` and ``changed_columns`` decoded from
+    ``event_avro`` (one ``from_avro`` pass); version-1 rows have them already.
+    """
+    if BODY not in rows.columns:
+        return rows
+    full = decoded_event(BODY)
+    images = [full[name].alias(name) for name in sorted(IMAGE_FIELDS)]
+    return rows.select(*[c for c in rows.columns if c not in (BODY, "key")], *images)
 
 
 def quarantine_rows(decoded: DataFrame) -> DataFrame:

@@ -113,9 +113,11 @@ def start(
     With the available-now trigger the mirror query starts when the changelog
     query has finished, from ``SinkQueries.wait``.
     """
-    changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+    version = changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
     ids = owned_app_ids(spark, settings)
-    changelog_query = start_changelog(spark, settings, kafka, ids.changelog, on_batch=on_batch, metrics=metrics)
+    changelog_query = start_changelog(
+        spark, settings, kafka, ids.changelog, version=version, on_batch=on_batch, metrics=metrics
+    )
     queries = SinkQueries(changelog_query, available_now=settings.trigger == "available-now", app_ids=ids)
     if settings.mirrors == "follow":
 
@@ -173,13 +175,17 @@ def start_changelog(
     kafka: KafkaSettings,
     app_id: str,
     *,
+    version: int = changelog.VERSION,
     on_batch: Callable[[BatchReport], None] | None = None,
     metrics: SinkMetrics | None = None,
 ) -> StreamingQuery:
-    """The unified topic -> decode -> quarantine and changelog (and the mirrors with ``mirrors=inline``)."""
+    """The unified topic -> decode -> quarantine and changelog (and the mirrors with ``mirrors=inline``).
+
+    ``version``: the changelog's layout (``changelog.ensure_table``); a lake of an earlier release keeps its own.
+    """
 
     def each_batch(frame: DataFrame, batch_id: int) -> None:
-        report = process(settings, app_id, frame, batch_id)
+        report = process(settings, app_id, frame, batch_id, version=version)
         report.visible_at_s = time.time()  # the changelog commit, process's last step, is visible now
         if metrics is not None:
             metrics.observe_batch(report)

@@ -249,7 +249,7 @@ def gather(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) ->
     decoded = read_topic(spark, settings, kafka).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         events = (
-            changelog_rows(decoded)
+            changelog_rows(decoded, 1)  # every field as a column (``read_topic`` decodes them all)
             .select(
                 *COORDINATES,
                 "source_table",

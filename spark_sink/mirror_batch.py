@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-from spark_sink import batch_stats, mirror
+from spark_sink import batch_stats, changelog, mirror
 from spark_sink.batch_stats import BatchStats
 from spark_sink.settings import SinkSettings
 from spark_sink.steps import StepClock
@@ -47,8 +47,9 @@ def process(settings: SinkSettings, app_id: str, rows: DataFrame, batch_id: int)
     """Apply one range of changelog rows to the mirrors (``rows``: the Delta source's micro-batch)."""
     report = MirrorReport(batch_id)
     step = report.steps.step
-    # mirror.apply reads the rows several times (control events, descriptors, each table's projection).
-    cached = rows.persist(StorageLevel.MEMORY_AND_DISK)
+    # mirror.apply reads the rows several times (control events, descriptors, each table's projection):
+    # the images are decoded from the changelog's Avro bodies once, here.
+    cached = changelog.expand(rows).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         with step("read_changelog"):
             report.rows = cached.count()

@@ -81,12 +81,26 @@ def read_stream(spark: SparkSession, settings: SinkSettings, kafka: KafkaSetting
     return reader.load()
 
 
-def _decoded_event() -> Column:
-    """The event struct (current schema) for a known fingerprint, else null."""
-    reader_schema = json.dumps(avro.schema_json())
-    body = F.expr("substring(value, 11)")
-    fingerprint = F.substring("value", 3, 8)
-    options = {"mode": "PERMISSIVE", "enableStableIdentifiersForUnionType": "true", "avroSchema": reader_schema}
+IMAGE_FIELDS: Final = frozenset({"columns", "before", "after", "changed_columns"})
+"""The event's per-row payload: what the changelog keeps in the Avro body only (``changelog``)."""
+
+
+def reader_schema(*, envelope: bool = False) -> dict[str, object]:
+    """The current event schema; with ``envelope``, without ``IMAGE_FIELDS`` (Avro skips them: cheap)."""
+    schema = avro.schema_json()
+    if envelope:
+        fields = schema["fields"]
+        assert isinstance(fields, list)
+        schema = {**schema, "fields": [f for f in fields if f["name"] not in IMAGE_FIELDS]}
+    return schema
+
+
+def decoded_event(value: str = "value", *, envelope: bool = False) -> Column:
+    """The event struct (current schema, or its envelope) of single-object bytes in column ``value``."""
+    reader = json.dumps(reader_schema(envelope=envelope))
+    body = F.expr(f"substring({value}, 11)")
+    fingerprint = F.substring(value, 3, 8)
+    options = {"mode": "PERMISSIVE", "enableStableIdentifiersForUnionType": "true", "avroSchema": reader}
     decoded: Column | None = None
     for version in avro.released_versions():
         branch = from_avro(body, json.dumps(avro.schema_json(version)), options)
@@ -99,8 +113,12 @@ def _decoded_event() -> Column:
     return decoded
 
 
-def decode(raw: DataFrame) -> DataFrame:
-    """Kafka records -> Kafka coordinates, key, value, ``_event`` (struct or null) and ``_reason`` (null if good)."""
+def decode(raw: DataFrame, *, envelope: bool = False) -> DataFrame:
+    """Kafka records -> Kafka coordinates, key, value, ``_event`` (struct or null) and ``_reason`` (null if good).
+
+    With ``envelope`` the event struct leaves out ``IMAGE_FIELDS`` (the changelog query of ``mirrors=follow``
+    needs no more: the images travel in the Avro body, decoded by the mirror query).
+    """
     known = F.array(*[F.lit(avro.fingerprint(v)) for v in avro.released_versions()])
     frame = raw.select(
         F.col("topic").alias("_kafka_topic"),
@@ -109,7 +127,7 @@ def decode(raw: DataFrame) -> DataFrame:
         F.col("timestamp").alias("_kafka_timestamp"),
         "key",
         "value",
-    ).withColumn(EVENT, _decoded_event())
+    ).withColumn(EVENT, decoded_event(envelope=envelope))
     fingerprint = F.substring("value", 3, 8)
     reason = (
         F.when(F.col("value").isNull(), F.lit("null value (tombstone)"))

@@ -606,6 +606,8 @@ def _throughput(
             "mirror_seconds_by_step": _steps(sink.mirror_reports),
         },
         "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
+        # The changelog path alone (mirrors=follow: the changelog query ends before the mirror query starts).
+        "ratio_changelog_vs_bare": (round(bare_s / sink.changelog_seconds, 3) if sink.changelog_seconds else None),
         "target_ratio": TARGET_RATIO,
         "floors": bounds,
     }
