@@ -12,7 +12,7 @@ COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
 
-.PHONY: install native demo test lint typecheck unit bench clean tools images test-deploy
+.PHONY: install native demo test lint typecheck unit bench clean tools images podman test-deploy
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -111,3 +111,22 @@ $(TOOLS)/bin/promtool:
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus; }
 	ln -sfn $$(command -v promtool) $@
 	ln -sfn $$(command -v prometheus) $(TOOLS)/bin/prometheus
+
+# ---------------------------------------------------------------- images (podman, where no Docker engine runs)
+# Debian's podman with runc (deploy/podman/containers.conf), the Debian base built by debootstrap (no
+# container registry needed), layers cached between builds. The machine's own CA certificates go into the
+# build (a proxy that signs TLS itself), so pip, cargo and Maven reach the registries from inside it.
+export CONTAINERS_CONF := $(CURDIR)/deploy/podman/containers.conf
+BASE_IMAGE ?= localhost/binlake-base:bookworm
+IMAGE_TAG ?= dev
+PODMAN_BUILD = podman build --format docker --layers -f deploy/Dockerfile --build-arg BASE_IMAGE=$(BASE_IMAGE) \
+	--build-arg EXTRA_CA_CERTS="$$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null)"
+
+podman:
+	command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null || \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap; }
+
+images: podman
+	deploy/podman/base-image.sh $(BASE_IMAGE)
+	$(PODMAN_BUILD) --target normalizer -t localhost/binlake-normalizer:$(IMAGE_TAG) .
+	$(PODMAN_BUILD) --target sink -t localhost/binlake-sink:$(IMAGE_TAG) .

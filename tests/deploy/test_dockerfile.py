@@ -45,3 +45,18 @@ def test_hadoop_aws_matches_the_hadoop_of_pyspark() -> None:
     match = re.search(r"(?m)^ARG SINK_CLOUD_PACKAGES=org\.apache\.hadoop:hadoop-aws:(\S+)$", DOCKERFILE.read_text())
     assert match is not None
     assert match.group(1) == hadoop
+
+
+def test_the_sink_only_dependencies_are_pyproject_dependencies() -> None:
+    """The normalizer image leaves out the dependencies the Dockerfile names sink-only: each must exist."""
+    import tomllib
+
+    from tests.deploy.deployment_files import REPO
+
+    deps = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]["dependencies"]
+    names = {re.split(r"[=<>\[ ]", dep, maxsplit=1)[0] for dep in deps}
+    match = re.search(r"sink = \(([^)]*)\)", DOCKERFILE.read_text("utf-8"))
+    assert match is not None
+    sink_only = set(re.findall(r'"([^"]+)"', match.group(1)))
+    assert {"pyspark", "delta-spark"} <= sink_only
+    assert sink_only <= names, f"not in pyproject.toml: {sorted(sink_only - names)}"
