@@ -246,6 +246,7 @@ class LakeReader:
         with self._lock:
             cursor = connection.cursor()  # one cursor per query: the connection is shared between threads
         try:
+            cursor.execute("SET enable_progress_bar = false")  # a long scan would draw one on the terminal
             cursor.execute(sql)
             names = [d[0] for d in cursor.description]
             return names, cursor.fetchall()

@@ -19,7 +19,7 @@ import pytest
 
 from shared.cli.demo import controls, offline, traffic
 from shared.cli.demo.fleet import Fleet, session_members
-from shared.cli.demo.scrape import scrape
+from shared.cli.demo.scrape import NormalizerView, scrape
 from shared.cli.demo.truth_check import same
 from shared.devbroker.broker import free_port
 from shared.event.model import ChangeEvent
@@ -155,6 +155,8 @@ def test_fleet_stops_a_service_by_pid_and_leaves_nothing(tmp_path: Path) -> None
         while scrape(port) is None and service.exited() is None and time.monotonic() < deadline:
             time.sleep(0.2)  # until it serves /metrics: started, retrying the broker
         assert service.exited() is None, service.log_tail()
+        view = NormalizerView.of(scrape(port))  # what the progress shows, from its real /metrics
+        assert view.up and (view.consumed, view.produced, sum(view.dead_letters.values())) == (0, 0, 0)
         assert session_members(service.pid) == [service.pid]
     finally:
         codes = fleet.stop_all(grace_s=30)
