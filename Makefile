@@ -64,16 +64,20 @@ HELM_VERSION := v3.22.0
 KUBECONFORM_VERSION := v0.8.0
 COMPOSE_VERSION := v2.40.3
 PROMETHEUS_OPERATOR_VERSION := v0.85.0
+# The S3-compatible server of the s3a:// test (tests/integration/test_deploy_s3.py): an S3 gateway over a folder.
+VERSITYGW_VERSION := v1.8.0
 KUBERNETES_SCHEMA := v1.37.0
 TOOLS_PYTHON_PACKAGES := pyyaml==6.0.4 kubernetes-validate==1.37.0 kubeflow-spark-api==2.4.0
 HELM := $(TOOLS)/helm-$(HELM_VERSION)/helm
 KUBECONFORM := $(TOOLS)/kubeconform-$(KUBECONFORM_VERSION)/kubeconform
 COMPOSE := $(TOOLS)/compose-$(COMPOSE_VERSION)/docker-compose
+VERSITYGW := $(TOOLS)/versitygw-$(VERSITYGW_VERSION)/versitygw
 TOOLS_VENV := $(TOOLS)/venv-$(firstword $(shell echo '$(TOOLS_PYTHON_PACKAGES)' | sha256sum))
 SCHEMAS := $(TOOLS)/schemas-$(KUBERNETES_SCHEMA)-$(PROMETHEUS_OPERATOR_VERSION)
 
-tools: $(HELM) $(KUBECONFORM) $(COMPOSE) $(SCHEMAS)/.done $(TOOLS)/bin/promtool
+tools: $(HELM) $(KUBECONFORM) $(COMPOSE) $(VERSITYGW) $(SCHEMAS)/.done $(TOOLS)/bin/promtool
 	mkdir -p $(TOOLS)/bin
+	ln -sfn $(VERSITYGW) $(TOOLS)/bin/versitygw
 	ln -sfn $(HELM) $(TOOLS)/bin/helm
 	ln -sfn $(KUBECONFORM) $(TOOLS)/bin/kubeconform
 	ln -sfn $(COMPOSE) $(TOOLS)/bin/docker-compose
@@ -81,6 +85,9 @@ tools: $(HELM) $(KUBECONFORM) $(COMPOSE) $(SCHEMAS)/.done $(TOOLS)/bin/promtool
 
 $(HELM):
 	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+$(VERSITYGW):
+	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
 
 $(KUBECONFORM):
 	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
