@@ -35,10 +35,12 @@ pytestmark = [pytest.mark.integration]
 
 GRAFANA_VARIABLES: Final = {"$__rate_interval": "1m", "$job": ".*", "$format": ".*", "$instance": ".*"}
 METRIC: Final = re.compile(r"\b(binlake_[a-z0-9_]+)")
-# Exported only once something happens that a healthy run does not do (a dead letter, an abort, a broker
-# error, a fenced producer, a quarantined record, a rejoin): their series appear with their first event.
+# Exported only once something happens that this run's traffic does not do (a dead letter, an abort, a
+# broker error, a rejoin, a quarantined record, a control message such as DDL, an event filtered out by
+# BINLAKE_INCLUDE/EXCLUDE_TABLES): labelled series appear with their first event.
 ON_EVENT_ONLY: Final = re.compile(
-    r"binlake_(dead_letters|transaction_aborts|broker_errors|rejoins|producer_replacements|refused|sink_quarantine)"
+    r"binlake_(dead_letters|transaction_aborts|broker_errors|rejoins|producer_replacements|refused"
+    r"|sink_quarantine|control_messages|filtered_events)"
 )
 
 
