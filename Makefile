@@ -133,7 +133,25 @@ podman:
 	command -v podman >/dev/null && command -v runc >/dev/null && command -v debootstrap >/dev/null || \
 	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq podman runc debootstrap; }
 
+PODMAN_EXTRA = podman build --format docker --layers --build-arg BASE_IMAGE=$(BASE_IMAGE) \
+	--build-arg EXTRA_CA_CERTS="$$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null)"
+KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' deploy/kafka/pom.xml)
+
 images: podman
 	deploy/podman/base-image.sh $(BASE_IMAGE)
 	$(PODMAN_BUILD) --target normalizer -t localhost/binlake-normalizer:$(IMAGE_TAG) .
 	$(PODMAN_BUILD) --target sink -t localhost/binlake-sink:$(IMAGE_TAG) .
+	$(PODMAN_EXTRA) -f deploy/podman/kafka.Dockerfile -t localhost/binlake-kafka:$(KAFKA_VERSION) .
+	$(PODMAN_EXTRA) -f deploy/podman/prometheus.Dockerfile -t localhost/binlake-prometheus:$(IMAGE_TAG) .
+
+# The deployment run for real (a second CI step, .ci/run): the images, podman's Docker API on a socket
+# of its own, the compose stack test (tests/integration/test_deploy_compose_stack.py).
+PODMAN_SOCKET ?= /tmp/binlake-podman.sock
+test-deploy: images tools $(NATIVE)
+	set -e; podman system service --time=0 unix://$(PODMAN_SOCKET) & service=$$!; \
+	trap 'kill $$service' EXIT; for i in $$(seq 50); do [ -S $(PODMAN_SOCKET) ] && break; sleep 0.2; done; \
+	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" DOCKER_HOST=unix://$(PODMAN_SOCKET) \
+	BINLAKE_DEPLOY_STACK=1 TESTCONTAINERS_RYUK_DISABLED=true \
+	BINLAKE_NORMALIZER_IMAGE=localhost/binlake-normalizer:$(IMAGE_TAG) BINLAKE_SINK_IMAGE=localhost/binlake-sink:$(IMAGE_TAG) \
+	BINLAKE_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) BINLAKE_PROMETHEUS_IMAGE=localhost/binlake-prometheus:$(IMAGE_TAG) \
+	$(BIN)/pytest tests/integration/test_deploy_compose_stack.py

@@ -13,6 +13,7 @@ import pytest
 from tests.deploy.deployment_files import (
     BINLAKE_NAME,
     COMPOSE,
+    KAFKA_POM,
     PROMETHEUS,
     dev_broker_kafka_version,
     load_yaml,
@@ -86,3 +87,9 @@ def test_prometheus_scrapes_services_that_exist() -> None:
                 assert port in {str(env.get("BINLAKE_METRICS_PORT")), str(env.get("BINLAKE_SINK_METRICS_PORT"))}
     # No Alertmanager runs in the development stack: no target that cannot exist.
     assert "alerting" not in config
+
+
+def test_the_local_kafka_image_builds_the_dev_brokers_kafka() -> None:
+    """deploy/podman/kafka/pom.xml (the Kafka image where no registry serves apache/kafka) pins the same release."""
+    pom = KAFKA_POM.parent.parent / "podman" / "kafka" / "pom.xml"
+    assert f"<kafka.version>{dev_broker_kafka_version()}</kafka.version>" in pom.read_text("utf-8")
