@@ -154,4 +154,7 @@ test-deploy: images tools $(NATIVE)
 	BINLAKE_DEPLOY_STACK=1 TESTCONTAINERS_RYUK_DISABLED=true \
 	BINLAKE_NORMALIZER_IMAGE=localhost/binlake-normalizer:$(IMAGE_TAG) BINLAKE_SINK_IMAGE=localhost/binlake-sink:$(IMAGE_TAG) \
 	BINLAKE_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) BINLAKE_PROMETHEUS_IMAGE=localhost/binlake-prometheus:$(IMAGE_TAG) \
-	$(BIN)/pytest tests/integration/test_deploy_compose_stack.py
+	$(BIN)/pytest tests/integration/test_deploy_compose_stack.py; \
+	PATH="$(TOOLS)/bin:$$PATH" DOCKER_HOST=unix://$(PODMAN_SOCKET) TESTCONTAINERS_RYUK_DISABLED=true \
+	BINLAKE_TESTCONTAINERS=1 BINLAKE_TESTCONTAINERS_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) \
+	$(BIN)/pytest tests/integration/test_deploy_testcontainers.py

@@ -6,7 +6,8 @@ FROM ${BASE_IMAGE} AS jars
 ARG EXTRA_CA_CERTS=""
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates \
-    && if [ -n "$EXTRA_CA_CERTS" ]; then printf '%s\n' "$EXTRA_CA_CERTS" > /usr/local/share/ca-certificates/extra.crt; fi \
+    && if [ -n "$EXTRA_CA_CERTS" ]; then printf '%s\n' "$EXTRA_CA_CERTS" \
+       | awk '/BEGIN CERTIFICATE/ {n++} n {print > ("/usr/local/share/ca-certificates/extra-" n ".crt")}'; fi \
     && update-ca-certificates \
     && apt-get install -y --no-install-recommends maven openjdk-17-jdk-headless \
     && rm -rf /var/lib/apt/lists/*

@@ -19,16 +19,20 @@ from shared.devbroker import broker
 
 
 def _docker_available() -> bool:
-    return shutil.which("docker") is not None and Path("/var/run/docker.sock").exists()
+    # A Docker engine's socket, or another engine's Docker API (podman system service) named by DOCKER_HOST.
+    host = os.environ.get("DOCKER_HOST", "")
+    if host.startswith("unix://"):
+        return Path(host.removeprefix("unix://")).exists()
+    return Path("/var/run/docker.sock").exists()
 
 
 @pytest.fixture(scope="session")
 def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if os.environ.get("BINLAKE_TESTCONTAINERS") == "1" and _docker_available():
-        from testcontainers.kafka import KafkaContainer
+        from tests.integration.kafka_container import kafka_container
 
-        with KafkaContainer("apache/kafka:4.1.1").with_kraft() as container:
-            yield container.get_bootstrap_server()
+        with kafka_container() as bootstrap:
+            yield bootstrap
         return
     if not (shutil.which("java") and shutil.which("mvn")):
         message = "the embedded Kafka broker needs java and mvn on PATH"
