@@ -124,6 +124,8 @@ def _env(bootstrap: str, topic: str, endpoint: str) -> dict[str, str]:
                 {
                     "spark.hadoop.fs.s3a.endpoint": endpoint,
                     "spark.hadoop.fs.s3a.path.style.access": "true",
+                    # The server's region: S3A signs for its own default (us-east-2) otherwise.
+                    "spark.hadoop.fs.s3a.endpoint.region": "us-east-1",
                     "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
                     "spark.default.parallelism": "2",
                 }
