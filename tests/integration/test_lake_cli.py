@@ -32,6 +32,7 @@ from spark_sink.lake_tables import LakeError
 from spark_sink.lake_text import to_json
 from spark_sink.lake_verify import Difference, render_json, render_text
 from spark_sink.mirror_plan import ORDER_KEY
+from spark_sink.order import order_key_of, sequence_of
 from spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
@@ -58,7 +59,7 @@ async def _unified_topic(bootstrap: str, format_id: str, events: int, tmp_path: 
 
 
 async def _truncate(bootstrap: str, topic: str, table: str) -> str:
-    """Produce a TRUNCATE of ``table`` after its last event (as a normalizer would); return its order_key."""
+    """Produce a TRUNCATE of ``table`` after its last event (as a normalizer would); return its sequence."""
     values = [r.value for r in await kafka_tools.read_all(bootstrap, topic)]
     events = [avro.decode(value) for value in values if value is not None and value not in GARBAGE]
     last = max((e for e in events if f"{e.source.database}.{e.source.table}" == table), key=lambda e: e.order_key)
@@ -71,9 +72,11 @@ async def _truncate(bootstrap: str, topic: str, table: str) -> str:
         before=None,
         after=None,
         changed_columns=None,
+        origin=dataclasses.replace(last.origin, row=999_999),  # a change of its own: its own origin
     )
     await kafka_tools.produce(bootstrap, topic, [(table.encode(), avro.encode(truncate))])
-    return truncate.order_key
+    origin = truncate.origin
+    return sequence_of(truncate.order_key, origin.topic, origin.partition, origin.offset, origin.row)
 
 
 def _sink(spark: SparkSession, settings: SinkSettings, bootstrap: str) -> None:
@@ -166,7 +169,8 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
     assert detail.key == ["id"] and detail.mirror is not None and detail.mirror.rows == len(truth["shop.t00"])
     assert detail.changelog is not None and sum(detail.changelog.ops.values()) == t00.topic.events
     assert set(detail.changelog.ops) <= {"INSERT", "UPDATE", "DELETE"}
-    assert detail.changelog.last_order_key == t00.topic.last_order_key
+    assert t00.topic.last_order_key is not None
+    assert detail.changelog.last_order_key == order_key_of(t00.topic.last_order_key)
     assert {c.name: c.role for c in detail.columns}["id"] == "key"
     assert {c.name: c.role for c in detail.columns}[ORDER_KEY] == "hidden"
     text = lake_show.render(detail, as_json=False)
