@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.demo import controls, offline, traffic
+from shared.cli.demo import controls, offline, summary, traffic
 from shared.cli.demo.fleet import Fleet, session_members
 from shared.cli.demo.scrape import NormalizerView, scrape
 from shared.cli.demo.truth_check import same
@@ -163,3 +163,25 @@ def test_fleet_stops_a_service_by_pid_and_leaves_nothing(tmp_path: Path) -> None
     assert codes == {"normalizer": 0}, service.log_tail()
     assert fleet.leftovers() == []
     assert service.log.exists()
+
+
+def test_the_printed_query_line_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one-liner the summary prints, run by a shell as a user would paste it: DuckDB reads the mirror."""
+    from arro3.core import Array, DataType, Table
+    from deltalake import write_deltalake
+
+    lake = tmp_path / "demo-out" / "lake"
+    table = Table.from_pydict(
+        {
+            "id": Array([1, 2, 3], type=DataType.int64()),
+            "price": Array([1.5, 7.25, None], type=DataType.float64()),
+        }
+    )
+    write_deltalake(str(lake / "mirror" / "canal_json.t00"), table)
+    monkeypatch.chdir(tmp_path)
+    line = summary.query_line(lake, "canal_json.t00")
+    assert "demo-out/lake/mirror/canal_json.t00" in line and str(tmp_path) not in line  # relative to here
+    code, text = summary.run_query_line(line)
+    assert code == 0, text
+    rows = [[cell.strip() for cell in row.split("│")[1:-1]] for row in text.splitlines() if row.startswith("│")]
+    assert rows[-1] == ["3", "7.25"]

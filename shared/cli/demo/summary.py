@@ -10,7 +10,6 @@ query that is run once here so the printed line is known to work.
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
 from collections import Counter
@@ -82,19 +81,24 @@ def run_verify(lake_path: Path, bootstrap: str, topic: str, log: Path) -> Verify
 
 
 def query_line(lake_path: Path, table_dir: str) -> str:
-    """A one-line DuckDB query of a mirror, no Spark (paths relative to the current folder where they can be)."""
+    """A one-line DuckDB query of a mirror, no Spark (paths relative to the current folder where they can be).
+
+    The connection is kept in a name: a relation whose connection was garbage-collected cannot print.
+    """
     extensions = relative(Path(duckdb_extensions()))
     mirror = relative(lake_path / "mirror" / table_dir)
-    sql = f"SELECT count(*) AS rows, max(price) AS top_price FROM delta_scan('{mirror}')"
-    code = f"import duckdb; print(duckdb.connect(config={{'extension_directory': '{extensions}'}}).sql(\"{sql}\"))"
-    return f"{shlex.quote(relative(Path(sys.executable)))} -c {shlex.quote(code)}"
+    sql = f"SELECT count(*) AS rows, max(price) AS top_price FROM delta_scan(\\'{mirror}\\')"
+    code = f"import duckdb; c = duckdb.connect(config={{'extension_directory': '{extensions}'}}); print(c.sql('{sql}'))"
+    return f'{relative(Path(sys.executable))} -c "{code}"'
 
 
 def relative(path: Path) -> str:
+    """``path`` relative to the current folder when it is below it (symbolic links kept: the venv's python)."""
+    absolute = Path(os.path.abspath(path))
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return str(absolute.relative_to(Path(os.path.abspath(Path.cwd()))))
     except ValueError:
-        return str(path)
+        return str(absolute)
 
 
 def run_query_line(line: str) -> tuple[int, str]:
