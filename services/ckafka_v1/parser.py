@@ -46,7 +46,15 @@ from shared.event.values import INT64_MAX, INT64_MIN, Image, Value
 from shared.parsing import temporal
 from shared.parsing.common import blank_to_none, epoch_ms, origin
 from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_FIELD, INCONSISTENT, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
+from shared.parsing.errors import (
+    BAD_FIELD,
+    INCONSISTENT,
+    MISSING_FIELD,
+    UNSUPPORTED,
+    WRONG_FORMAT,
+    RejectError,
+    value_problem,
+)
 from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_obj, opt_str, req_int, req_str
 from shared.parsing.order import kafka_order_key
 from shared.parsing.result import Parsed
@@ -178,7 +186,7 @@ def _time_ms(doc: dict[str, Any], ctx: ParseContext) -> int | None:
     try:
         return temporal.compact_local_to_ms(text.strip(), ctx.source_timezone)
     except (ValueError, OverflowError) as exc:
-        raise RejectError(BAD_FIELD, f"field 'TIME': {exc}") from None
+        raise RejectError(BAD_FIELD, f"field 'TIME': {value_problem(exc, text)}") from None
 
 
 def _same(a: Value, b: Value) -> bool:

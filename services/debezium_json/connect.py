@@ -28,7 +28,7 @@ import orjson
 from shared.event.values import SqlTime, Value
 from shared.parsing import temporal
 from shared.parsing.binary import DECODERS, BytesEncoding
-from shared.parsing.errors import BAD_FIELD, RejectError
+from shared.parsing.errors import BAD_FIELD, RejectError, UnreadableValue, describe
 from shared.parsing.rows import RowTypes
 from shared.parsing.sqltypes import Converter, SqlType, infer, sql_type
 
@@ -87,7 +87,7 @@ def _ranged_int(bits: int) -> Converter:
     def convert(value: Any) -> int:
         number = _whole(value)
         if not low <= number <= high:
-            raise ValueError(f"{number} does not fit int{bits}")
+            raise UnreadableValue(f"expected an int{bits}, got {describe(number)} outside its range")
         return number
 
     return convert
@@ -99,7 +99,7 @@ def _bytes_of(encoding: BytesEncoding) -> Callable[[Any], bytes]:
     def convert(value: Any) -> bytes:
         if isinstance(value, str):
             return decode(value)
-        raise ValueError(f"expected binary as {encoding} text, got {type(value).__name__}")
+        raise UnreadableValue(f"expected binary as {encoding} text, got {describe(value)}")
 
     return convert
 
@@ -117,7 +117,7 @@ def _connect_decimal(scale: int, encoding: BytesEncoding) -> Converter:
         if isinstance(value, str):
             raw = as_bytes(value)
             if not raw:
-                raise ValueError("empty decimal bytes")
+                raise UnreadableValue("empty decimal bytes")
             return _scaled(int.from_bytes(raw, "big", signed=True), scale)
         return _DECIMAL(value)  # JsonConverter decimal.format=NUMERIC writes a JSON number
 
@@ -129,10 +129,10 @@ def _variable_scale_decimal(encoding: BytesEncoding) -> Converter:
 
     def convert(value: Any) -> Decimal:
         if not isinstance(value, dict) or "scale" not in value or "value" not in value:
-            raise ValueError("expected a struct {scale, value}")
+            raise UnreadableValue(f"expected a struct {{scale, value}}, got {describe(value)}")
         raw = as_bytes(value["value"])
         if not raw:
-            raise ValueError("empty decimal bytes")
+            raise UnreadableValue("empty decimal bytes")
         return _scaled(int.from_bytes(raw, "big", signed=True), _whole(value["scale"]))
 
     return convert
@@ -160,14 +160,14 @@ def _local_timestamp(unit: int | None) -> Converter:
 
 def _zoned_timestamp(value: Any) -> Value:
     if not isinstance(value, str):
-        raise ValueError(f"expected an ISO 8601 timestamp string, got {type(value).__name__}")
+        raise UnreadableValue(f"expected an ISO 8601 timestamp string, got {describe(value)}")
     return temporal.parse_instant(value, temporal.UTC)
 
 
 def _year(value: Any) -> int:
     number = _whole(value)
     if not 0 <= number <= 9999:
-        raise ValueError(f"expected a year, got {number}")
+        raise UnreadableValue(f"expected a year 0..9999, got {describe(number)}")
     return number
 
 
@@ -187,7 +187,7 @@ def _geometry(encoding: BytesEncoding) -> Converter:
 
     def convert(value: Any) -> bytes:
         if not isinstance(value, dict) or not isinstance(value.get("wkb"), str):
-            raise ValueError("expected a geometry struct {wkb, srid}")
+            raise UnreadableValue(f"expected a geometry struct {{wkb, srid}}, got {describe(value)}")
         return as_bytes(value["wkb"])
 
     return convert

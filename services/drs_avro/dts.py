@@ -45,7 +45,17 @@ from shared.event.model import ChangeEvent, Column, Op, Source
 from shared.event.values import INT64_MAX, INT64_MIN, Image, SqlTime, Unparsed, Value, integer
 from shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
 from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, MISSING_FIELD, UNSUPPORTED, RejectError
+from shared.parsing.errors import (
+    BAD_FIELD,
+    BAD_VALUE,
+    INCONSISTENT,
+    MISSING_FIELD,
+    UNSUPPORTED,
+    RejectError,
+    UnreadableValue,
+    describe,
+    value_problem,
+)
 from shared.parsing.order import order_key
 from shared.parsing.result import Heartbeat, Parsed
 from shared.parsing.rows import require_key_columns
@@ -346,7 +356,8 @@ def _image(
         except RejectError:
             raise
         except _CONVERSION_ERRORS as exc:
-            raise RejectError(BAD_VALUE, f"{what} column {name!r}: {exc}") from None
+            problem = value_problem(exc, _unwrap(item))  # never the value itself: no row data
+            raise RejectError(BAD_VALUE, f"{what} column {name!r}: {problem}") from None
         if isinstance(value, _Absent):
             continue
         image[name] = value
@@ -373,7 +384,7 @@ def _value(item: Any, code: int | None) -> Converted:
             return ABSENT, "unknown", None, None
         if item == "NULL":
             return None, "unknown", None, None
-        raise ValueError(f"unknown EmptyObject symbol {item!r}")
+        raise UnreadableValue(f"unknown EmptyObject symbol: {describe(item)}")
     return _primitive(item)
 
 
@@ -394,14 +405,17 @@ def _structural_kind(payload: dict[str, Any]) -> str:
         return "integer"
     if "type" in keys:
         return "binaryobject" if isinstance(value, bytes) else "textobject"
-    raise ValueError(f"unrecognized value record with fields {sorted(keys)}")
+    raise UnreadableValue(f"unrecognized value record with fields {sorted(keys)}")
 
 
 def _int_value(payload: dict[str, Any], code: int | None) -> Converted:
     raw = payload["value"]
-    number = int(raw.strip()) if isinstance(raw, str) else raw
+    try:
+        number = int(raw.strip()) if isinstance(raw, str) else raw
+    except ValueError:  # int()'s own message quotes the text
+        number = None
     if isinstance(number, bool) or not isinstance(number, int):
-        raise ValueError(f"expected an integer, got {raw!r:.60}")
+        raise UnreadableValue(f"expected an integer, got {describe(raw)}")
     kind = {13: "year", 16: "bit"}.get(-1 if code is None else code, "integer")
     return integer(number), kind, None, None
 
@@ -414,10 +428,16 @@ def _character(payload: dict[str, Any], code: int | None) -> Converted:
     elif isinstance(raw, bytes):
         if charset in _BINARY_CHARSETS:
             return raw, "bytes", None, None
-        codec: str = codecs.lookup(_CHARSETS.get(charset, charset)).name
-        data = raw.decode(codec)
+        try:
+            codec: str = codecs.lookup(_CHARSETS.get(charset, charset)).name
+        except LookupError:
+            raise UnreadableValue(f"unknown character set {charset[:40]!r}") from None  # schema, not row data
+        try:
+            data = raw.decode(codec)
+        except UnicodeDecodeError as exc:  # its message quotes a byte of the value
+            raise UnreadableValue(f"bytes are not valid {codec}: {exc.reason} at byte {exc.start}") from None
     else:
-        raise ValueError(f"expected bytes, got {type(raw).__name__}")
+        raise UnreadableValue(f"expected bytes, got {describe(raw)}")
     kind = {245: "json", 247: "enum", 248: "set"}.get(-1 if code is None else code, "string")
     return data, kind, None, None
 
@@ -429,7 +449,7 @@ def _decimal(payload: dict[str, Any], code: int | None) -> Converted:
     except InvalidOperation:
         number = None
     if number is None or not number.is_finite():
-        raise ValueError(f"expected a decimal number, got {raw!r:.80}")
+        raise UnreadableValue(f"expected a finite decimal number, got {describe(raw)}")
     precision = payload.get("precision")
     scale = payload.get("scale")
     return (
@@ -443,7 +463,7 @@ def _decimal(payload: dict[str, Any], code: int | None) -> Converted:
 def _float(payload: dict[str, Any], code: int | None) -> Converted:
     raw = payload["value"]
     if isinstance(raw, bool) or not isinstance(raw, int | float):
-        raise ValueError(f"expected a floating-point number, got {raw!r:.60}")
+        raise UnreadableValue(f"expected a floating-point number, got {describe(raw)}")
     return float(raw), ("float32" if code == 4 else "float64"), None, None
 
 
@@ -452,15 +472,18 @@ def _micros(fraction: Any) -> int:
     if fraction is None:
         return 0
     if isinstance(fraction, bool) or not isinstance(fraction, int) or not 0 <= fraction <= 999_999:
-        raise ValueError(f"fraction of second must be 0..999999, got {fraction!r}")
+        raise UnreadableValue(f"fraction of second must be 0..999999, got {describe(fraction)}")
     return fraction * 1000 if fraction < 1000 else fraction
 
 
 def _timestamp(payload: dict[str, Any], code: int | None) -> Converted:
     seconds = payload["timestamp"]
     if isinstance(seconds, bool) or not isinstance(seconds, int):
-        raise ValueError(f"expected epoch seconds, got {seconds!r:.60}")
-    instant = EPOCH + _dt.timedelta(seconds=seconds, microseconds=_micros(payload.get("millis")))
+        raise UnreadableValue(f"expected epoch seconds, got {describe(seconds)}")
+    try:
+        instant = EPOCH + _dt.timedelta(seconds=seconds, microseconds=_micros(payload.get("millis")))
+    except OverflowError:  # its message may quote the number
+        raise UnreadableValue(f"expected epoch seconds within years 1-9999, got {describe(seconds)}") from None
     return instant, "timestamp", None, None
 
 
@@ -469,7 +492,7 @@ def _parts(payload: dict[str, Any]) -> tuple[int | None, ...]:
     parts = tuple(_unwrap(payload.get(name)) for name in names)
     for name, part in zip(names, parts, strict=True):
         if part is not None and (isinstance(part, bool) or not isinstance(part, int)):
-            raise ValueError(f"DateTime.{name} must be an integer, got {part!r:.40}")
+            raise UnreadableValue(f"DateTime.{name} must be an integer, got {describe(part)}")
     return parts
 
 
@@ -484,13 +507,14 @@ def _local(payload: dict[str, Any]) -> _dt.datetime | Unparsed:
                 f"{year or 0:04d}-{month or 0:02d}-{day or 0:02d} {hour or 0:02d}:{minute or 0:02d}:{second or 0:02d}"
             )
             return Unparsed(text)
-        raise
+        # datetime()'s message may quote a part ("year 99999 is out of range")
+        raise UnreadableValue("DateTime is no valid date-time: a part is out of range") from None
 
 
 def _datetime(payload: dict[str, Any], code: int | None) -> Converted:
     year, month, day, hour, minute, second = _parts(payload)
     if year is None and hour is None:
-        raise ValueError("DateTime has neither a date nor a time")
+        raise UnreadableValue("DateTime has neither a date nor a time")
     if year is None and hour is not None:  # TIME: a signed duration, hours may exceed 23
         sign = -1 if hour < 0 else 1
         micros = ((abs(hour) * 60 + (minute or 0)) * 60 + (second or 0)) * 1_000_000 + _micros(payload.get("millis"))
@@ -502,7 +526,7 @@ def _datetime(payload: dict[str, Any], code: int | None) -> Converted:
             return _dt.date(year or 0, month or 0, day or 0), "date", None, None
         except ValueError:
             if (year or 0) and (month or 0) and (day or 0):
-                raise
+                raise UnreadableValue("DateTime is no valid date: a part is out of range") from None
             return Unparsed(f"{year or 0:04d}-{month or 0:02d}-{day or 0:02d}"), "date", None, None
     return _local(payload), "datetime", None, None
 
@@ -510,7 +534,7 @@ def _datetime(payload: dict[str, Any], code: int | None) -> Converted:
 def _timestamp_tz(payload: dict[str, Any], code: int | None) -> Converted:
     local = payload["value"]
     if not isinstance(local, dict):
-        raise ValueError("TimestampWithTimeZone.value must be a DateTime record")
+        raise UnreadableValue("TimestampWithTimeZone.value must be a DateTime record")
     value = _local({str(key).lower(): item for key, item in local.items()})
     if isinstance(value, Unparsed):
         return value, "timestamp", None, None
@@ -524,20 +548,23 @@ def _zone(name: str) -> _dt.tzinfo:
         sign, hours, minutes = m.groups()
         offset = _dt.timedelta(hours=int(hours), minutes=int(minutes or 0))
         return _dt.timezone(-offset if sign == "-" else offset)
-    return zone(name)
+    try:
+        return zone(name)
+    except ValueError:  # its message names the zone, a part of the value
+        raise UnreadableValue(f"unknown time zone: {describe(name)}") from None
 
 
 def _binary(payload: dict[str, Any], code: int | None, logical: str = "bytes") -> Converted:
     raw = payload["value"]
     if not isinstance(raw, bytes):
-        raise ValueError(f"expected bytes, got {type(raw).__name__}")
+        raise UnreadableValue(f"expected bytes, got {describe(raw)}")
     return raw, logical, None, None
 
 
 def _text(payload: dict[str, Any], code: int | None, logical: str | None = None) -> Converted:
     raw = payload["value"]
     if not isinstance(raw, str):
-        raise ValueError(f"expected text, got {type(raw).__name__}")
+        raise UnreadableValue(f"expected text, got {describe(raw)}")
     kind = logical or ("json" if str(payload.get("type") or "").upper() == "JSON" else "string")
     return raw, kind, None, None
 
@@ -592,4 +619,4 @@ def _primitive(value: Any) -> Converted:
         return SqlTime(micros), "time", None, None
     if isinstance(value, uuid.UUID):
         return str(value), "string", None, None
-    raise ValueError(f"unsupported value {type(value).__name__}")
+    raise UnreadableValue(f"unsupported value: {describe(value)}")

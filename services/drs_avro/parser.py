@@ -43,7 +43,7 @@ import orjson
 from services.drs_avro.dts import parse_dts_record
 from services.drs_json.parser import parse_drs_doc
 from shared.parsing.context import ParseContext
-from shared.parsing.errors import CONFIG, MALFORMED, WRONG_FORMAT, RejectError
+from shared.parsing.errors import CONFIG, MALFORMED, WRONG_FORMAT, RejectError, decoder_problem
 from shared.parsing.jsondoc import InexactNumber
 from shared.parsing.result import Parsed
 
@@ -160,7 +160,7 @@ def decode(raw: bytes, schema: Any) -> Any:
         record = fastavro.schemaless_reader(stream, schema, None, return_record_name=True)
     except Exception as exc:  # noqa: BLE001 - corrupt bytes raise EOFError, IndexError, UnicodeDecodeError...
         raise RejectError(
-            MALFORMED, f"not a record of the configured Avro schema{_framing_hint(raw)}: {type(exc).__name__}: {exc}"
+            MALFORMED, f"not a record of the configured Avro schema{_framing_hint(raw)}: {decoder_problem(exc)}"
         ) from None
     left = len(raw) - stream.tell()
     if left:

@@ -105,7 +105,8 @@ def build_app(config: PeerConfig) -> faust.App:
                 try:
                     encoded = [(event_key(item), avro.encode(item)) for item in outcome.events]
                 except (TypeError, ValueError, OverflowError) as exc:
-                    outcome = Rejected(INTERNAL, f"event not encodable: {type(exc).__name__}: {exc}")
+                    # The type only, as the normalizer says it: the message may quote a value.
+                    outcome = Rejected(INTERNAL, f"event not encodable: {type(exc).__name__}")
                 else:
                     for key, body in encoded:
                         await sink.send(key=key, value=body)

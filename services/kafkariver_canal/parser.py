@@ -45,6 +45,7 @@ from shared.parsing.errors import (
     UNSUPPORTED,
     WRONG_FORMAT,
     RejectError,
+    value_problem,
 )
 from shared.parsing.jsondoc import decode_and_parse, opt_int, req, req_str, str_list
 from shared.parsing.order import binlog_index, order_key
@@ -218,7 +219,8 @@ def _convert(types: RowTypes, name: str, raw: Any, what: str) -> Value:
         return convert(raw)
     except _CONVERSION_ERRORS as exc:
         type_text = types.types[name].text if name in types.types else None
-        raise RejectError(BAD_VALUE, f"column {name!r} {what} ({type_text or 'untyped'}): {exc}") from None
+        problem = value_problem(exc, raw)  # never the value itself: reasons carry no row data
+        raise RejectError(BAD_VALUE, f"column {name!r} {what} ({type_text or 'untyped'}): {problem}") from None
 
 
 def _value(types: RowTypes, name: str, entry: dict[str, Any]) -> Value:

@@ -51,7 +51,15 @@ from shared.event.model import ChangeEvent, Ddl, Op, Source
 from shared.event.values import Image, Unparsed
 from shared.parsing.common import origin
 from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_FIELD, INCONSISTENT, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
+from shared.parsing.errors import (
+    BAD_FIELD,
+    INCONSISTENT,
+    MISSING_FIELD,
+    UNSUPPORTED,
+    WRONG_FORMAT,
+    RejectError,
+    value_problem,
+)
 from shared.parsing.jsondoc import decode_and_parse, opt_obj, opt_str, str_list
 from shared.parsing.order import order_key
 from shared.parsing.result import Parsed
@@ -237,7 +245,7 @@ def _time_ms(doc: dict[str, Any], key: str, zone: _dt.tzinfo) -> int | None:
     try:
         value = parse_instant(text, zone)
     except ValueError as exc:
-        raise RejectError(BAD_FIELD, f"field {key!r}: {exc}") from None
+        raise RejectError(BAD_FIELD, f"field {key!r}: {value_problem(exc, text)}") from None
     if isinstance(value, Unparsed):
         raise RejectError(BAD_FIELD, f"field {key!r} is not a valid date-time: {text[:60]!r}")
     return epoch_ms_of(value)

@@ -73,6 +73,8 @@ from shared.parsing.errors import (
     UNSUPPORTED,
     WRONG_FORMAT,
     RejectError,
+    decoder_problem,
+    value_problem,
 )
 from shared.parsing.order import kafka_order_key
 from shared.parsing.result import Heartbeat, Parsed
@@ -162,7 +164,7 @@ def decode(raw: bytes) -> tuple[dict[str, Any], int | None]:
     try:
         decoded: Any = fastavro.schemaless_reader(stream, parsed_schema(), None, return_record_name=True)
     except Exception as exc:  # noqa: BLE001 - any decoder failure on foreign bytes means "not a Record"
-        raise RejectError(MALFORMED, f"not a DTS Record in Avro binary ({type(exc).__name__}: {exc})") from None
+        raise RejectError(MALFORMED, f"not a DTS Record in Avro binary ({decoder_problem(exc)})") from None
     record: dict[str, Any] = decoded
     end = stream.tell()
     if end == len(raw):
@@ -241,12 +243,19 @@ def _image(
         try:
             value = convert(item, code, zone)
         except (ValueError, OverflowError) as exc:
-            raise RejectError(BAD_VALUE, f"{key} column {name!r} (type code {code}): {exc}") from None
+            problem = value_problem(exc, _item_value(item))  # never the value itself: no row data
+            raise RejectError(BAD_VALUE, f"{key} column {name!r} (type code {code}): {problem}") from None
         if isinstance(value, Absent):
             continue
         image[name] = value
         raw[name] = item
     return image, raw
+
+
+def _item_value(item: Any) -> Any:
+    """An image item's payload, for describing it: (record name, {"value": ...}) -> the value."""
+    fields = item[1] if isinstance(item, tuple) and len(item) == 2 else item
+    return fields.get("value", fields) if isinstance(fields, dict) else fields
 
 
 def _inferred_logical(value: Value) -> str:

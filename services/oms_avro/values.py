@@ -2,6 +2,8 @@
 
 fastavro returns each union item as ``(record name, fields)`` (``return_record_name``),
 so Integer, Decimal and Float stay apart even where their fields look alike.
+A value that cannot be read raises ``UnreadableValue``, describing it without
+quoting it (reasons carry no row values).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any, Final
 
 from shared.event.values import SqlTime, Unparsed, Value, integer
 from shared.parsing.context import zone
+from shared.parsing.errors import UnreadableValue, describe
 from shared.parsing.temporal import EPOCH, UTC
 
 NS: Final = "com.alibaba.dts.formats.avro."
@@ -108,13 +111,13 @@ def decode_text(raw: bytes, charset: str) -> str | bytes:
         return raw
     codec = _CHARSETS.get(key)
     if codec is None:
-        raise ValueError(f"unknown character set {charset[:40]!r}")
+        raise UnreadableValue(f"unknown character set {charset[:40]!r}")  # the column's, not row data
     if codec == _MYSQL_LATIN1:
         return codecs.charmap_decode(raw, "strict", _LATIN1_TABLE)[0]
     try:
         return raw.decode(codec)
     except UnicodeDecodeError as exc:
-        raise ValueError(f"bytes are not valid {charset}: {exc.reason} at byte {exc.start}") from None
+        raise UnreadableValue(f"bytes are not valid {charset}: {exc.reason} at byte {exc.start}") from None
 
 
 def convert(item: Any, code: int, zone_: _dt.tzinfo) -> Value | Absent:
@@ -128,7 +131,7 @@ def convert(item: Any, code: int, zone_: _dt.tzinfo) -> Value | Absent:
     if kind == "Integer":
         text = fields["value"].strip()
         if not _INTEGER_TEXT.fullmatch(text):
-            raise ValueError(f"Integer value {fields['value'][:60]!r} is not an integer")
+            raise UnreadableValue(f"Integer value is not an integer: {describe(fields['value'])}")
         return integer(int(text))
     if kind == "Character":
         return decode_text(fields["value"], fields["charset"])
@@ -137,7 +140,7 @@ def convert(item: Any, code: int, zone_: _dt.tzinfo) -> Value | Absent:
     if kind == "Float":
         number: float = fields["value"]
         if not math.isfinite(number):
-            raise ValueError(f"Float value {number!r} is not a SQL number")
+            raise UnreadableValue("Float value is not a SQL number: NaN or infinite")
         return number
     if kind == "Timestamp":
         return _instant(fields["timestamp"], fields["millis"])
@@ -148,16 +151,16 @@ def convert(item: Any, code: int, zone_: _dt.tzinfo) -> Value | Absent:
     if kind in ("BinaryGeometry", "BinaryObject", "TextGeometry", "TextObject"):
         value: str | bytes = fields["value"]
         return value
-    raise ValueError(f"unexpected image value of type {kind!r}")
+    raise UnreadableValue(f"unexpected image value of type {kind!r}")  # a schema name
 
 
 def _decimal(text: str) -> Decimal:
     try:
         number = Decimal(text.strip())
     except InvalidOperation:
-        raise ValueError(f"Decimal value {text[:60]!r} is not a decimal number") from None
+        raise UnreadableValue(f"Decimal value is not a decimal number: {describe(text)}") from None
     if not number.is_finite():
-        raise ValueError(f"Decimal value {text[:60]!r} is not a SQL decimal")
+        raise UnreadableValue("Decimal value is not a SQL decimal: NaN or infinite")
     return number
 
 
@@ -165,17 +168,17 @@ def _instant(seconds: int, micros: int) -> _dt.datetime | Unparsed:
     if seconds == INVALID_TIMESTAMP:
         return Unparsed(str(seconds))  # an invalid TIMESTAMP in the source, kept as OMS wrote it
     if not 0 <= micros < 1_000_000:
-        raise ValueError(f"Timestamp millis (microseconds) {micros} is outside 0..999999")
+        raise UnreadableValue(f"Timestamp millis (microseconds) is outside 0..999999: {describe(micros)}")
     try:
         return EPOCH + _dt.timedelta(seconds=seconds, microseconds=micros)
     except OverflowError:
-        raise ValueError(f"Timestamp {seconds} s is outside the representable range") from None
+        raise UnreadableValue(f"Timestamp seconds are outside years 1-9999: {describe(seconds)}") from None
 
 
 def _part(fields: dict[str, Any], key: str) -> int:
     value = fields.get(key)
     if value is None:
-        raise ValueError(f"DateTime has no {key}")
+        raise UnreadableValue(f"DateTime has no {key}")
     number: int = value
     return number
 
@@ -215,7 +218,7 @@ def _local(fields: dict[str, Any], with_time: bool) -> _dt.date | Unparsed:
         clock = (_part(fields, "hour"), _part(fields, "minute"), _part(fields, "second"), fields.get("millis") or 0)
         hour, minute, second, micros = clock
         if not (0 <= hour < 24 and 0 <= minute < 60 and 0 <= second < 60 and 0 <= micros < 1_000_000):
-            raise ValueError(f"DateTime time of day {_render(fields, False, True)!r} is out of range")
+            raise UnreadableValue("DateTime time of day is out of range")
     try:
         if not with_time:
             return _dt.date(year, month, day)
@@ -231,7 +234,7 @@ def _time(fields: dict[str, Any]) -> SqlTime:
     negative = min(hour, minute, second, micros) < 0
     hour, minute, second, micros = abs(hour), abs(minute), abs(second), abs(micros)
     if minute > 59 or second > 59 or micros > 999_999 or hour > 838:
-        raise ValueError(f"DateTime {_render(fields, False, True)!r} is not a MySQL TIME")
+        raise UnreadableValue("DateTime is not a MySQL TIME: a part is out of range")
     total = ((hour * 60 + minute) * 60 + second) * 1_000_000 + micros
     return SqlTime(-total if negative else total)
 
@@ -249,6 +252,9 @@ def _zone(name: str) -> _dt.tzinfo:
         sign, hours, minutes = m.groups()
         delta = _dt.timedelta(hours=int(hours), minutes=int(minutes or 0))
         if delta >= _dt.timedelta(hours=24):
-            raise ValueError(f"time zone offset {name!r} is out of range")
+            raise UnreadableValue(f"time zone offset is out of range: {describe(name)}")
         return _dt.timezone(-delta if sign == "-" else delta)
-    return zone(name.strip())  # raises ValueError naming the zone
+    try:
+        return zone(name.strip())
+    except ValueError:  # its message names the zone, a part of the value
+        raise UnreadableValue(f"unknown time zone: {describe(name)}") from None

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from shared.event.values import Unparsed, Value
 from shared.parsing import temporal
-from shared.parsing.errors import BAD_FIELD, RejectError
+from shared.parsing.errors import BAD_FIELD, RejectError, UnreadableValue, describe
 from shared.parsing.rows import RowTypes
 from shared.parsing.sqltypes import Converter, SqlType, sql_type
 
@@ -43,7 +43,7 @@ _CACHE_LIMIT: Final = 4096
 
 def _oms_datetime(value: Any) -> _dt.datetime | Unparsed:
     if not isinstance(value, str):
-        raise ValueError(f"expected a date-time YYYY-MM-DD HH:mm:ss[.n] [zoneId], got {value!r}")
+        raise UnreadableValue(f"expected a date-time YYYY-MM-DD HH:mm:ss[.n] [zoneId], got {describe(value)}")
     text = value.strip()
     m = _ZONE_SUFFIX.match(text)
     if m is not None and not m.group(2).upper().startswith(("AM", "PM")):

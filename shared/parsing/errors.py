@@ -4,11 +4,23 @@ A parser raises ``RejectError`` for every message it cannot turn into canonical
 events. The runtime catches it at the parser boundary and routes the raw bytes
 to the dead-letter output with ``code`` (a stable, machine-readable class used
 as a metric label) and ``reason`` (a precise human sentence).
+
+Reasons travel in dead-letter headers, logs and ``binlake normalize``'s output,
+where row values (personal data) must not go: a reason names fields, columns
+and their declared types, says what was expected and describes the offending
+value by its kind and size (``describe``), never quoting the value or a
+fragment of it. Converters raise ``UnreadableValue``, whose message is worded
+that way; any other exception a conversion lets through (the standard
+library's ``int()`` quotes its input) is reported by ``value_problem`` without
+its message.
 """
 
 from __future__ import annotations
 
-from typing import Final
+import math
+import re
+from decimal import Decimal
+from typing import Any, Final
 
 from shared.errors import BinlakeError
 
@@ -38,7 +50,7 @@ REJECT_CODES: Final = frozenset(
 
 
 MAX_REASON: Final = 1000
-"""Reasons travel in Kafka headers and logs: values quoted in them are cut to fit."""
+"""Reasons travel in Kafka headers and logs: long ones (many column names) are cut to fit."""
 
 
 class RejectError(BinlakeError):
@@ -52,3 +64,67 @@ class RejectError(BinlakeError):
         super().__init__(f"{code}: {reason}")
         self.code = code
         self.reason = reason
+
+
+class UnreadableValue(ValueError):
+    """A value its type cannot read; the message describes the value and never quotes it."""
+
+
+def describe(value: Any) -> str:
+    """A value's kind and size, never its content: "a string of 6 characters"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, str):
+        return f"a string of {_count(len(value), 'character')}" if value else "an empty string"
+    if isinstance(value, bytes | bytearray):
+        return f"{_count(len(value), 'byte')}" if value else "no bytes"
+    if isinstance(value, int):
+        return f"{'a negative' if value < 0 else 'an'} integer of {_count(_digits(value), 'digit')}"
+    if isinstance(value, float):
+        return "a floating-point number" if math.isfinite(value) else "a non-finite number"
+    if isinstance(value, Decimal):
+        if not value.is_finite():
+            return "a non-finite number"
+        return f"a decimal number of {_count(len(value.as_tuple().digits), 'digit')}"
+    if isinstance(value, list | tuple):
+        return f"an array of {_count(len(value), 'item')}"
+    if isinstance(value, dict):
+        return f"an object of {_count(len(value), 'field')}"
+    return f"a value of type {type(value).__name__}"
+
+
+def value_problem(exc: BaseException, value: Any) -> str:
+    """What a reason says about ``value``, which a converter refused with ``exc``.
+
+    Only an ``UnreadableValue``'s message is worded without the value; any other
+    exception is named by its type alone.
+    """
+    if isinstance(exc, UnreadableValue):
+        return str(exc)
+    return f"cannot be read as its type ({type(exc).__name__}), got {describe(value)}"
+
+
+_EOF_TEXT: Final = re.compile(r"Expected -?\d+ bytes, read \d+")
+"""fastavro's truncation message: sizes only."""
+
+
+def decoder_problem(exc: BaseException) -> str:
+    """A decoder's exception named without its message, which may quote the bytes it read."""
+    if isinstance(exc, UnicodeDecodeError):
+        return f"invalid {exc.encoding} text at byte {exc.start} ({exc.reason})"
+    if isinstance(exc, EOFError) and _EOF_TEXT.fullmatch(str(exc)):
+        return f"EOFError: {exc}"
+    return type(exc).__name__
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _digits(number: int) -> int:
+    bits = abs(number).bit_length()
+    if bits > 13_000:  # str() refuses beyond 4,300 digits: the count from the bit length, exact enough
+        return int(bits * 0.30103) + 1
+    return len(str(abs(number)))

@@ -21,7 +21,7 @@ from typing import Any, Final, TypeVar
 
 import orjson
 
-from shared.parsing.errors import BAD_FIELD, MALFORMED, MISSING_FIELD, RejectError
+from shared.parsing.errors import BAD_FIELD, MALFORMED, MISSING_FIELD, RejectError, UnreadableValue
 
 T = TypeVar("T")
 
@@ -31,7 +31,7 @@ class InexactNumber(Exception):
 
 
 def _no_constants(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise UnreadableValue(f"{name} is not valid JSON")  # NaN, Infinity or -Infinity: no row data
 
 
 def decode_fast(raw: bytes) -> Any:
@@ -46,8 +46,8 @@ def decode_fast(raw: bytes) -> Any:
 def decode_exact(raw: bytes) -> Any:
     try:
         text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RejectError(MALFORMED, f"invalid UTF-8: {exc}") from exc
+    except UnicodeDecodeError as exc:  # its message quotes the byte: the position and rule only
+        raise RejectError(MALFORMED, f"invalid UTF-8 at byte {exc.start}: {exc.reason}") from exc
     try:
         if text.startswith("\ufeff"):
             return json.loads(text)  # raises the standard library's "Unexpected UTF-8 BOM" error
@@ -55,7 +55,23 @@ def decode_exact(raw: bytes) -> Any:
     except ArithmeticError as exc:  # decimal.InvalidOperation: an exponent beyond Decimal's range
         raise RejectError(MALFORMED, "invalid JSON: a number's exponent is beyond any SQL or decimal range") from exc
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is the int-digit limit
-        raise RejectError(MALFORMED, f"invalid JSON: {exc}") from exc
+        raise RejectError(MALFORMED, f"invalid JSON: {_syntax_problem(exc)}") from exc
+
+
+def _syntax_problem(exc: Exception) -> str:
+    """A JSON syntax error without the document's text (reasons carry no row values).
+
+    The standard library's messages are fixed texts with a position, except its
+    pure-Python scanner's "Invalid \\escape: 'x'"; the part after the first ": " is cut.
+    """
+    if isinstance(exc, json.JSONDecodeError):
+        rule = exc.msg.partition(": ")[0]
+        return f"{rule}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
+    if isinstance(exc, UnreadableValue):
+        return str(exc)
+    if isinstance(exc, RecursionError):
+        return "the document nests too deeply"
+    return f"a number beyond what Python reads ({type(exc).__name__})"  # the int-digit limit
 
 
 _EXACT_DECODER: Final = json.JSONDecoder(parse_float=Decimal, parse_constant=_no_constants)
@@ -84,7 +100,7 @@ def decode_and_parse(raw: bytes, parse_doc: Callable[[Any], T], *, numbers_are_v
 
 def exact_number(value: float) -> Decimal:
     """Called by converters on a fast-decoded float: always asks for the exact decode."""
-    raise InexactNumber(repr(value))
+    raise InexactNumber("a float needs its exact digits")  # never the value: it may end in a reason
 
 
 # ---------------------------------------------------------------- field access

@@ -15,6 +15,7 @@ detection all reach parsers through this registry.
 from __future__ import annotations
 
 import importlib
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -71,7 +72,22 @@ def run(parse: ParseFn, raw: bytes, ctx: ParseContext) -> ParseOutcome:
     except RecursionError:
         return Rejected("malformed", "message nests too deeply to parse")
     except Exception as exc:  # noqa: BLE001 - the boundary: a parser bug must not stop the stream
-        return Rejected(INTERNAL, f"parser error {type(exc).__name__}: {exc}")
+        return Rejected(INTERNAL, f"parser error {type(exc).__name__} at {_where(exc)}")
+
+
+def _where(exc: BaseException) -> str:
+    """Where a parser bug was raised (file:line in function), the innermost frame in binlake's code.
+
+    The exception's message is left out: it may quote the message's values (``KeyError('jane@...')``),
+    and reasons carry no row data; the place is what finds the bug.
+    """
+    frames = traceback.extract_tb(exc.__traceback__)[1:]  # [0] is run() itself
+    ours = [frame for frame in frames if "/services/" in frame.filename or "/shared/" in frame.filename]
+    if not (ours or frames):
+        return "an unknown place"
+    frame = (ours or frames)[-1]
+    parts = frame.filename.replace("\\", "/").split("/")
+    return f"{'/'.join(parts[-2:])}:{frame.lineno} in {frame.name}"
 
 
 @cache

@@ -15,7 +15,7 @@ from typing import Any, Final
 from shared.event.model import Column, Columns
 from shared.event.values import INT64_MAX, INT64_MIN, Image, Value
 from shared.parsing.binary import BytesEncoding
-from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError
+from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError, value_problem
 from shared.parsing.sqltypes import Converter, Dialect, SqlType, infer, inferred_logical, sql_type, text
 from shared.parsing.temporal import UTC
 
@@ -73,7 +73,8 @@ class RowTypes:
             try:
                 out[name] = convert(value)
             except _CONVERSION_ERRORS as exc:
-                raise RejectError(BAD_VALUE, f"{what} column {name!r} ({self._type_text(name)}): {exc}") from None
+                problem = value_problem(exc, value)  # never the value itself: reasons carry no row data
+                raise RejectError(BAD_VALUE, f"{what} column {name!r} ({self._type_text(name)}): {problem}") from None
         return out
 
     def _type_text(self, name: str) -> str:

@@ -6,7 +6,9 @@ and returns a cached ``SqlType``: the logical type, precision and scale, and a
 ``convert`` function that turns the vendor's JSON value (a string for Canal and
 DRS, a number for OMS...) into a canonical value, raising ValueError when it
 cannot. Conversion never guesses: a value that does not read as its type is an
-error the parser turns into a reject.
+error the parser turns into a reject. The errors are ``UnreadableValue``s that
+describe the value (its kind and size) and never quote it: reasons must not
+carry row values (``shared.parsing.errors``).
 
 Dialects differ in what the same word means: OceanBase OMS uses ``BIGINT`` for
 integers beyond int64 (its ``INT64`` is the signed 64-bit type), and Oracle's
@@ -27,6 +29,7 @@ import orjson
 from shared.event.values import INT64_MAX, INT64_MIN, BigInt, Unparsed, Value
 from shared.parsing import temporal
 from shared.parsing.binary import DECODERS, BytesEncoding, from_int_list
+from shared.parsing.errors import UnreadableValue, describe
 from shared.parsing.jsondoc import exact_number
 
 Dialect = Literal["mysql", "oms", "oracle"]
@@ -58,9 +61,12 @@ def _int(value: Any) -> int:
         return value if INT64_MIN <= value <= INT64_MAX else BigInt(value)
     if isinstance(value, str):
         text = value.strip()
-        number = int(text)  # raises ValueError for non-integers; accepts +/- and _-free digits
-        if "_" in text:
-            raise ValueError(f"expected an integer, got {value!r}")
+        if "_" in text:  # int() reads "1_000", SQL does not
+            raise UnreadableValue(f"expected an integer, got {describe(value)}")
+        try:
+            number = int(text)  # accepts +/- and surrounding blanks
+        except ValueError:  # int()'s own message quotes the text
+            raise UnreadableValue(f"expected an integer, got {describe(value)}") from None
         return number if INT64_MIN <= number <= INT64_MAX else BigInt(number)
     if isinstance(value, bool):
         return int(value)  # JSON true/false for a TINYINT(1) column
@@ -76,7 +82,7 @@ def _int(value: Any) -> int:
     ):
         number = int(value)
         return number if INT64_MIN <= number <= INT64_MAX else BigInt(number)
-    raise ValueError(f"expected an integer, got {value!r}")
+    raise UnreadableValue(f"expected an integer, got {describe(value)}")
 
 
 def _decimal(value: Any) -> Decimal:
@@ -84,19 +90,19 @@ def _decimal(value: Any) -> Decimal:
         try:
             number = Decimal(value.strip())
         except InvalidOperation:
-            raise ValueError(f"expected a decimal number, got {value[:80]!r}") from None
+            raise UnreadableValue(f"expected a decimal number, got {describe(value)}") from None
     elif isinstance(value, Decimal):
         number = value
     elif isinstance(value, bool):
-        raise ValueError("expected a decimal number, got a boolean")
+        raise UnreadableValue("expected a decimal number, got a boolean")
     elif isinstance(value, int):
         number = Decimal(value)
     elif isinstance(value, float):
         return exact_number(value)
     else:
-        raise ValueError(f"expected a decimal number, got {type(value).__name__}")
+        raise UnreadableValue(f"expected a decimal number, got {describe(value)}")
     if not number.is_finite():
-        raise ValueError(f"a SQL decimal cannot be {value!r}")
+        raise UnreadableValue("a SQL decimal cannot be NaN or infinite")
     return number
 
 
@@ -104,10 +110,16 @@ def _float(value: Any) -> float:
     if isinstance(value, float):
         return value
     if isinstance(value, str):
-        return float(value.strip())
+        try:
+            return float(value.strip())
+        except ValueError:  # float()'s own message quotes the text
+            raise UnreadableValue(f"expected a floating-point number, got {describe(value)}") from None
     if isinstance(value, int | Decimal) and not isinstance(value, bool):
-        return float(value)
-    raise ValueError(f"expected a floating-point number, got {value!r}")
+        try:
+            return float(value)
+        except OverflowError:
+            raise UnreadableValue(f"a floating-point number cannot hold {describe(value)}") from None
+    raise UnreadableValue(f"expected a floating-point number, got {describe(value)}")
 
 
 def text(value: Any) -> str:
@@ -120,7 +132,7 @@ def text(value: Any) -> str:
         return str(value)
     if isinstance(value, float):
         exact_number(value)
-    raise ValueError(f"expected a string, got {type(value).__name__}")
+    raise UnreadableValue(f"expected a string, got {describe(value)}")
 
 
 def _json_text(value: Any) -> str:
@@ -147,7 +159,7 @@ def _exact_json(value: Any) -> Any:
         return exact_number(value)
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise ValueError(f"not a JSON number: {value}")
+            raise UnreadableValue("a JSON value cannot hold NaN or an infinite number")
         return orjson.Fragment(str(value))
     if isinstance(value, int) and not isinstance(value, bool) and not INT64_MIN <= value <= 2**64 - 1:
         return orjson.Fragment(int.__repr__(value))
@@ -165,7 +177,7 @@ def _boolean(value: Any) -> bool:
             return True
         if text in ("0", "false"):
             return False
-    raise ValueError(f"expected a boolean (true/false/1/0), got {value!r}")
+    raise UnreadableValue(f"expected a boolean (true/false/1/0), got {describe(value)}")
 
 
 def _bit(value: Any) -> int:
@@ -178,7 +190,7 @@ def _bit(value: Any) -> int:
         text = value.strip()
         if text.isdigit():
             return int(text)
-    raise ValueError(f"expected BIT value as an integer, got {value!r}")
+    raise UnreadableValue(f"expected a BIT value as an integer, got {describe(value)}")
 
 
 def _bytes_converter(encoding: BytesEncoding) -> Converter:
@@ -189,7 +201,7 @@ def _bytes_converter(encoding: BytesEncoding) -> Converter:
             return decode(value)
         if isinstance(value, list):
             return from_int_list(value)
-        raise ValueError(f"expected binary as {encoding} text, got {type(value).__name__}")
+        raise UnreadableValue(f"expected binary as {encoding} text, got {describe(value)}")
 
     return convert
 
@@ -212,26 +224,26 @@ def _bit_bytes_converter(encoding: BytesEncoding) -> Converter:
 def _date(value: Any) -> _dt.date | Unparsed:
     if isinstance(value, str):
         return temporal.parse_date(value)
-    raise ValueError(f"expected a date YYYY-MM-DD, got {value!r}")
+    raise UnreadableValue(f"expected a date YYYY-MM-DD, got {describe(value)}")
 
 
 def _oracle_date(value: Any) -> _dt.datetime | Unparsed:
     if isinstance(value, str):
         text = value.strip()
         return temporal.parse_local_datetime(text if len(text) > 10 else text + " 00:00:00")
-    raise ValueError(f"expected a date-time, got {value!r}")
+    raise UnreadableValue(f"expected a date-time, got {describe(value)}")
 
 
 def _time(value: Any) -> Value:
     if isinstance(value, str):
         return temporal.parse_time(value)
-    raise ValueError(f"expected a time HH:MM:SS, got {value!r}")
+    raise UnreadableValue(f"expected a time HH:MM:SS, got {describe(value)}")
 
 
 def _local_datetime(value: Any) -> _dt.datetime | Unparsed:
     if isinstance(value, str):
         return temporal.parse_local_datetime(value)
-    raise ValueError(f"expected a date-time YYYY-MM-DD HH:MM:SS, got {value!r}")
+    raise UnreadableValue(f"expected a date-time YYYY-MM-DD HH:MM:SS, got {describe(value)}")
 
 
 def _instant_converter(zone: _dt.tzinfo) -> Converter:
@@ -242,7 +254,7 @@ def _instant_converter(zone: _dt.tzinfo) -> Converter:
             return temporal.instant_from_epoch_text(str(value))
         if isinstance(value, float):
             exact_number(value)
-        raise ValueError(f"expected a timestamp, got {value!r}")
+        raise UnreadableValue(f"expected a timestamp, got {describe(value)}")
 
     return convert
 
@@ -250,7 +262,7 @@ def _instant_converter(zone: _dt.tzinfo) -> Converter:
 def _year(value: Any) -> int:
     number = _int(value)
     if not 0 <= number <= 9999:
-        raise ValueError(f"expected a year, got {value!r}")
+        raise UnreadableValue(f"expected a year 0..9999, got {describe(number)}")
     return number
 
 
@@ -258,7 +270,7 @@ def _geometry(value: Any) -> Value:
     # Text renderings (WKT/EWKT, as OMS passes them) stay text; binary stays bytes.
     if isinstance(value, str | bytes):
         return value
-    raise ValueError(f"expected a geometry as text, got {type(value).__name__}")
+    raise UnreadableValue(f"expected a geometry as text, got {describe(value)}")
 
 
 # The converters the native fast lane reproduces, by public name (shared/fastlane/plan.py
@@ -284,11 +296,11 @@ def infer(value: Any) -> Value:
         return exact_number(value)
     if isinstance(value, Decimal):
         if not value.is_finite():
-            raise ValueError(f"not a number: {value!r}")
+            raise UnreadableValue("a SQL value cannot be NaN or infinite")
         return value
     if isinstance(value, dict | list):
         return _json_text(value)
-    raise ValueError(f"unsupported JSON value {type(value).__name__}")
+    raise UnreadableValue(f"unsupported JSON value: {describe(value)}")
 
 
 def inferred_logical(value: Value) -> str:

@@ -1,7 +1,8 @@
 """Reading the date and time renderings vendors use, without loss.
 
 Every function takes the vendor's text and returns a canonical value, or raises
-ValueError with a message naming what was expected. Sub-microsecond digits
+``UnreadableValue`` (a ValueError) with a message naming what was expected and
+describing the text by its length, never quoting it (reasons carry no row values). Sub-microsecond digits
 (OceanBase and Oracle print up to nine) are truncated: microseconds are the
 precision of MySQL, Avro's timestamp-micros and Spark.
 """
@@ -15,6 +16,7 @@ from typing import Final
 
 from shared.event.values import SqlTime, Unparsed
 from shared.parsing.context import zone
+from shared.parsing.errors import UnreadableValue, describe
 
 UTC: Final = _dt.UTC
 EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=UTC)
@@ -51,7 +53,7 @@ def parse_date(text: str) -> _dt.date | Unparsed:
     except ValueError:
         if _is_zero_date(text):
             return Unparsed(text)
-        raise ValueError(f"expected a date YYYY-MM-DD, got {text!r}") from None
+        raise UnreadableValue(f"expected a date YYYY-MM-DD, got {describe(text)}") from None
 
 
 def date_from_days(days: int) -> _dt.date:
@@ -59,19 +61,21 @@ def date_from_days(days: int) -> _dt.date:
     try:
         return EPOCH_DATE + _dt.timedelta(days=days)
     except OverflowError:
-        raise ValueError(f"{days} days since 1970-01-01 is outside years 1-9999") from None
+        raise UnreadableValue(f"expected days since 1970-01-01 within years 1-9999, got {describe(days)}") from None
 
 
 def parse_time(text: str) -> SqlTime:
     """``[-]HH:MM:SS[.fraction]``, hours up to 838 as MySQL allows."""
     m = _TIME_RE.fullmatch(text.strip())
     if m is None:
-        raise ValueError(f"expected a time [-]HH:MM:SS[.ffffff], got {text!r}")
+        raise UnreadableValue(f"expected a time [-]HH:MM:SS[.ffffff], got {describe(text)}")
     sign, hours, minute_text, second_text, frac = m.groups()
     minutes = int(minute_text)
     seconds = int(second_text)
     if minutes > 59 or seconds > 59:
-        raise ValueError(f"minutes and seconds must be below 60 in {text!r}")
+        raise UnreadableValue(
+            f"expected a time [-]HH:MM:SS[.ffffff] with minutes and seconds below 60, got {describe(text)}"
+        )
     micros = ((int(hours) * 60 + minutes) * 60 + seconds) * 1_000_000
     if frac:
         micros += int((frac + "00000")[:6])
@@ -85,9 +89,9 @@ def parse_local_datetime(text: str) -> _dt.datetime | Unparsed:
     except ValueError:
         if _is_zero_date(text):
             return Unparsed(text)
-        raise ValueError(f"expected a date-time YYYY-MM-DD HH:MM:SS[.ffffff], got {text!r}") from None
+        raise UnreadableValue(f"expected a date-time YYYY-MM-DD HH:MM:SS[.ffffff], got {describe(text)}") from None
     if value.tzinfo is not None:
-        raise ValueError(f"expected a date-time without zone, got {text!r}")
+        raise UnreadableValue("expected a date-time without zone, got one with a zone offset")
     return value
 
 
@@ -96,14 +100,18 @@ def local_from_epoch_micros(micros: int) -> _dt.datetime:
     try:
         return _LOCAL_EPOCH + _dt.timedelta(microseconds=micros)
     except OverflowError:
-        raise ValueError(f"{micros} microseconds since 1970-01-01 is outside years 1-9999") from None
+        raise UnreadableValue(
+            f"expected microseconds since 1970-01-01 within years 1-9999, got {describe(micros)}"
+        ) from None
 
 
 def instant_from_epoch_micros(micros: int) -> _dt.datetime:
     try:
         return EPOCH + _dt.timedelta(microseconds=micros)
     except OverflowError:
-        raise ValueError(f"{micros} microseconds since the epoch is outside years 1-9999") from None
+        raise UnreadableValue(
+            f"expected microseconds since the epoch within years 1-9999, got {describe(micros)}"
+        ) from None
 
 
 def instant_from_epoch_text(text: str) -> _dt.datetime:
@@ -111,9 +119,9 @@ def instant_from_epoch_text(text: str) -> _dt.datetime:
     try:
         seconds = Decimal(text)
     except InvalidOperation:
-        raise ValueError(f"expected epoch seconds, got {text!r}") from None
+        raise UnreadableValue(f"expected epoch seconds, got {describe(text)}") from None
     if not seconds.is_finite() or seconds.adjusted() > 20:
-        raise ValueError(f"expected epoch seconds, got {text[:60]!r}")
+        raise UnreadableValue(f"expected epoch seconds within years 1-9999, got {describe(text)}")
     micros = int(seconds.scaleb(6).to_integral_value(rounding="ROUND_FLOOR"))
     return instant_from_epoch_micros(micros)
 
@@ -151,17 +159,23 @@ def parse_instant(text: str, wall_clock_zone: _dt.tzinfo) -> _dt.datetime | Unpa
         return instant_from_epoch_text(stripped)
     m = _ZONE_SUFFIX_RE.match(stripped)
     if m is not None and not m.group(2).upper().startswith(("AM", "PM")):
-        local = parse_local_datetime(m.group(1))
+        try:
+            local = parse_local_datetime(m.group(1))
+            tzinfo = None if isinstance(local, Unparsed) else zone(m.group(2))
+        except ValueError:  # zone()'s message names the zone: a fragment of the value
+            raise UnreadableValue(
+                f"expected a timestamp (a date-time followed by an IANA zone name), got {describe(text)}"
+            ) from None
         if isinstance(local, Unparsed):
             return Unparsed(text)
-        return local.replace(tzinfo=zone(m.group(2))).astimezone(UTC)
+        return local.replace(tzinfo=tzinfo).astimezone(UTC)
     try:
         value = _dt.datetime.fromisoformat(_trim_fraction(stripped.replace("Z", "+00:00")))
     except ValueError:
         if _is_zero_date(stripped):
             return Unparsed(text)
-        raise ValueError(
-            f"expected a timestamp (epoch seconds, ISO 8601 or YYYY-MM-DD HH:MM:SS), got {text!r}"
+        raise UnreadableValue(
+            f"expected a timestamp (epoch seconds, ISO 8601 or YYYY-MM-DD HH:MM:SS), got {describe(text)}"
         ) from None
     if value.tzinfo is None:
         value = with_zone(value, wall_clock_zone)
@@ -182,8 +196,11 @@ def epoch_ms_of(value: _dt.datetime) -> int:
 def compact_local_to_ms(text: str, zone_: _dt.tzinfo) -> int:
     """``yyyyMMddHHmmss`` (Tencent CKafka TIME) read in ``zone_``, as epoch ms."""
     if len(text) != 14 or not text.isdigit():
-        raise ValueError(f"expected yyyyMMddHHmmss, got {text!r}")
-    local = _dt.datetime.strptime(text, "%Y%m%d%H%M%S")
+        raise UnreadableValue(f"expected yyyyMMddHHmmss, got {describe(text)}")
+    try:
+        local = _dt.datetime.strptime(text, "%Y%m%d%H%M%S")
+    except ValueError:  # strptime's message quotes the text
+        raise UnreadableValue("expected yyyyMMddHHmmss, got 14 digits that are no valid date-time") from None
     return epoch_ms_of(local.replace(tzinfo=zone_))
 
 
@@ -191,5 +208,5 @@ def local_text_to_ms(text: str, zone_: _dt.tzinfo) -> int:
     """``YYYY-MM-DD[ T]HH:MM:SS[.f]`` read in ``zone_``, as epoch ms."""
     local = parse_local_datetime(text)
     if isinstance(local, Unparsed):
-        raise ValueError(f"expected a date-time, got {text!r}")
+        raise UnreadableValue(f"expected a date-time, got {describe(text)}")
     return epoch_ms_of(local.replace(tzinfo=zone_))
