@@ -25,12 +25,12 @@ from typing import Any, Final
 
 import orjson
 
-from shared.event.values import SqlTime, Value
+from shared.event.values import INT64_MIN, SqlTime, Value
 from shared.parsing import temporal
 from shared.parsing.binary import DECODERS, BytesEncoding
 from shared.parsing.errors import BAD_FIELD, RejectError, UnreadableValue, describe
 from shared.parsing.rows import RowTypes
-from shared.parsing.sqltypes import Converter, SqlType, infer, sql_type
+from shared.parsing.sqltypes import BIT_MAX, Converter, SqlType, bit_value, infer, sql_type
 
 _INT: Final[Converter] = sql_type("bigint").convert
 _DECIMAL: Final[Converter] = sql_type("decimal").convert
@@ -176,8 +176,12 @@ def _bits(encoding: BytesEncoding) -> Converter:
 
     def convert(value: Any) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
+            # A JSON integer as it is, negative too (the fast lane takes any int64 alike); only one
+            # beyond 64 bits is refused, which no JSON view or Avro long could carry.
+            if not INT64_MIN <= value <= BIT_MAX:
+                raise UnreadableValue(f"expected a BIT value of at most 64 bits, got {describe(value)}")
             return value
-        return int.from_bytes(as_bytes(value), "little")  # Debezium: BIT(n>1) bytes are little-endian
+        return bit_value(int.from_bytes(as_bytes(value), "little"))  # Debezium: BIT(n>1) bytes are little-endian
 
     return convert
 

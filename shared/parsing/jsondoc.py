@@ -51,11 +51,40 @@ def decode_exact(raw: bytes) -> Any:
     try:
         if text.startswith("\ufeff"):
             return json.loads(text)  # raises the standard library's "Unexpected UTF-8 BOM" error
-        return _EXACT_DECODER.decode(text)
+        doc = _EXACT_DECODER.decode(text)
     except ArithmeticError as exc:  # decimal.InvalidOperation: an exponent beyond Decimal's range
         raise RejectError(MALFORMED, "invalid JSON: a number's exponent is beyond any SQL or decimal range") from exc
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is the int-digit limit
         raise RejectError(MALFORMED, f"invalid JSON: {_syntax_problem(exc)}") from exc
+    # orjson refuses a lone surrogate escape ("\ud800"), the standard library reads it into a
+    # str that no UTF-8 encoder takes: the event would fail to encode downstream (and crash
+    # ``binlake normalize``'s JSON output), so the message is malformed here.
+    if _SURROGATE_ESCAPE.search(text) is not None and not _all_text(doc):
+        raise RejectError(MALFORMED, "invalid JSON: a \\u escape of a lone UTF-16 surrogate (D800-DFFF) is no text")
+    return doc
+
+
+_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+"""A ``\\uD800``-``\\uDFFF`` escape: paired (an emoji) or lone; only then are the strings checked."""
+
+
+def _all_text(doc: Any) -> bool:
+    """Whether every string (keys too) in a decoded document is Unicode text (encodes as UTF-8)."""
+    stack: list[Any] = [doc]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if not item.isascii():
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    return False
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
 
 
 def _syntax_problem(exc: Exception) -> str:

@@ -180,16 +180,27 @@ def _boolean(value: Any) -> bool:
     raise UnreadableValue(f"expected a boolean (true/false/1/0), got {describe(value)}")
 
 
+BIT_MAX: Final = 2**64 - 1
+"""The largest value of MySQL's widest BIT, BIT(64)."""
+
+
+def bit_value(number: int) -> int:
+    """A BIT value; a wider or negative one is no MySQL BIT (and no JSON view could write it)."""
+    if not 0 <= number <= BIT_MAX:
+        raise UnreadableValue(f"expected a BIT value of at most 64 bits, got {describe(number)}")
+    return number
+
+
 def _bit(value: Any) -> int:
     """MySQL BIT(n) as the unsigned integer of its bits."""
     if isinstance(value, int) and not isinstance(value, bool):
-        return value
+        return bit_value(value)
     if isinstance(value, bool):
         return int(value)
     if isinstance(value, str):
         text = value.strip()
         if text.isdigit():
-            return int(text)
+            return bit_value(int(text))
     raise UnreadableValue(f"expected a BIT value as an integer, got {describe(value)}")
 
 
@@ -211,12 +222,12 @@ def _bit_bytes_converter(encoding: BytesEncoding) -> Converter:
 
     def convert(value: Any) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
-            return value
+            return bit_value(value)
         if encoding == "latin1" and isinstance(value, str) and value.strip().isdigit():
-            return int(value)  # Canal renders BIT as its number
+            return bit_value(int(value))  # Canal renders BIT as its number
         raw = as_bytes(value)
         assert isinstance(raw, bytes)
-        return int.from_bytes(raw, "big")
+        return bit_value(int.from_bytes(raw, "big"))
 
     return convert
 

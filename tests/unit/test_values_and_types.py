@@ -180,6 +180,33 @@ def test_exact_redecode_keeps_decimal_digits() -> None:
     assert decimal_text(seen[0]).startswith("9.999999999999999093266")
 
 
+def test_a_lone_surrogate_escape_is_malformed_and_a_pair_is_text() -> None:
+    # The standard library reads "\ud800" into a str no encoder takes: the event used to fail in the
+    # Avro encoder (an internal reject) and crash binlake normalize's JSON output.
+    with pytest.raises(RejectError) as info:
+        decode_and_parse(b'{"data": [{"s": "ab\\ud800c"}], "n": 1.5}', lambda doc: doc)
+    assert info.value.code == "malformed"
+    assert "lone UTF-16 surrogate" in info.value.reason
+    with pytest.raises(RejectError):
+        decode_and_parse(b'{"k\\udc00": 1}', lambda doc: doc)  # in a key too
+    assert decode_and_parse(b'{"s": "\\ud83d\\ude00", "n": 1.5}', lambda doc: doc)["s"] == "\U0001f600"
+    assert decode_and_parse(b'{"s": "\\\\ud800", "n": 1.5}', lambda doc: doc)["s"] == "\\ud800"  # no escape
+
+
+def test_a_bit_value_wider_than_64_bits_is_refused() -> None:
+    # MySQL's widest BIT is BIT(64); a wider value used to pass as a plain int that crashed
+    # binlake normalize's JSON view (orjson writes no integer beyond 64 bits).
+    bit = sql_type("bit(10)").convert
+    assert bit("\x03\xff") == 1023
+    assert bit("\xff" * 8) == 2**64 - 1
+    with pytest.raises(UnreadableValue, match="at most 64 bits, got an integer of 22 digits"):
+        bit("\xff" * 9)
+    with pytest.raises(UnreadableValue):
+        bit(2**64)
+    with pytest.raises(UnreadableValue):
+        sql_type("bit(8)", "oms", "base64").convert(-1)
+
+
 def test_order_keys_sort_numerically() -> None:
     keys = [order_key(10, 2, 0), order_key(9, 99, 5), order_key(10, 2, 1), order_key(10, 10, 0)]
     assert sorted(keys) == [keys[1], keys[0], keys[2], keys[3]]
