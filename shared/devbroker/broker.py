@@ -274,13 +274,20 @@ def _launch(
     _CHILDREN[process.pid] = process
     info = BrokerInfo(process.pid, port, controller_port, str(run_dir), kafka_version())
     deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise BrokerError(f"the broker exited with code {process.returncode} while starting:\n{log_tail(run_dir)}")
-        if _answers(port):
-            (run_dir / STATE_FILE).write_text(json.dumps(asdict(info)))
-            return info
-        time.sleep(0.25)
+    try:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise BrokerError(
+                    f"the broker exited with code {process.returncode} while starting:\n{log_tail(run_dir)}"
+                )
+            if _answers(port):
+                (run_dir / STATE_FILE).write_text(json.dumps(asdict(info)))
+                return info
+            time.sleep(0.25)
+    except BaseException:
+        # Interrupted (Ctrl-C) before broker.json names it: nobody could stop it by its run folder.
+        _terminate(process.pid, grace_s=5)
+        raise
     _terminate(process.pid, grace_s=5)
     raise BrokerError(f"the broker did not answer within {timeout_s:.0f}s:\n{log_tail(run_dir)}")
 

@@ -30,8 +30,8 @@ def test_demo_lands_every_format_in_the_lake_equal_to_the_truth(tmp_path: Path) 
     if not (shutil.which("java") and shutil.which("mvn")):
         pytest.skip("the demo's broker and sink need java and mvn")
     options = Options(out=tmp_path / "demo-out", changes=200, tables=2, offline=False, verify=False, timeout_s=1200)
-    console = Console(file=(tmp_path / "console.txt").open("w"), width=160)
-    outcome = run(options, console)
+    with (tmp_path / "console.txt").open("w") as screen:
+        outcome = run(options, Console(file=screen, width=160))
 
     assert outcome.problems == [], outcome.problems
     assert outcome.code == 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import sys
 import time
 from decimal import Decimal
 from pathlib import Path
@@ -185,3 +186,23 @@ def test_the_printed_query_line_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert code == 0, text
     rows = [[cell.strip() for cell in row.split("│")[1:-1]] for row in text.splitlines() if row.startswith("│")]
     assert rows[-1] == ["3", "7.25"]
+
+
+def test_ctrl_c_while_the_broker_starts_leaves_no_broker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C before the broker answers (and before broker.json names it) used to leave it running."""
+    from shared.devbroker import broker
+
+    calls = {"n": 0}
+
+    def answers(port: int) -> bool:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return False
+
+    monkeypatch.setattr(broker, "_answers", answers)
+    stand_in = [sys.executable, "-c", "import time; time.sleep(120)"]  # a process that never answers
+    with pytest.raises(KeyboardInterrupt):
+        broker._launch(tmp_path, stand_in, tmp_path / "server.properties", free_port(), free_port(), timeout_s=60)
+    assert broker._CHILDREN == {}  # terminated and reaped (its exit read, no zombie)
+    assert not (tmp_path / broker.STATE_FILE).exists()

@@ -27,6 +27,14 @@ class Service:
     process: subprocess.Popen[bytes]
     log: Path
     metrics_port: int
+    terminated: bool = False
+    """SIGTERM was sent: once only (a second one, arriving while it shuts down, would kill it)."""
+
+    def terminate(self) -> None:
+        if not self.terminated and self.exited() is None:
+            self.terminated = True
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, signal.SIGTERM)
 
     @property
     def pid(self) -> int:
@@ -88,8 +96,7 @@ class Fleet:
     def stop(self, service: Service, *, grace_s: float) -> int | None:
         """SIGTERM, wait up to ``grace_s``, then SIGKILL what is left of its session; the exit code."""
         if service.exited() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(service.pid, signal.SIGTERM)
+            service.terminate()
             try:
                 service.process.wait(grace_s)
             except subprocess.TimeoutExpired:
@@ -110,9 +117,7 @@ class Fleet:
         chosen = [s for s in reversed(self.services) if names is None or s.name in names]
         # Signal them all first, so they stop side by side, then wait for each.
         for service in chosen:
-            if service.exited() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(service.pid, signal.SIGTERM)
+            service.terminate()
         return {service.name: self.stop(service, grace_s=grace_s) for service in chosen}
 
     def leftovers(self) -> list[int]:

@@ -122,6 +122,7 @@ def run(options: Options, console: Console) -> Outcome:
     fleet = Fleet(options.out / "logs")
     broker_dir = options.out / "broker"
     broker_up = False
+    broker_pid: int | None = None
     try:
         with _signals_stop_the_demo():
             kafka = bool(shutil.which("java") and shutil.which("mvn"))
@@ -144,6 +145,7 @@ def run(options: Options, console: Console) -> Outcome:
                 console.print("(skipping the Kafka part: it needs java and mvn on PATH)")
                 outcome.code = 0
                 return outcome
+            broker_pid = info.pid
             console.print(f"broker at {info.bootstrap} (Kafka {info.kafka_version}); services' logs in {fleet.logs}")
             traffic = {
                 fmt: traffic_module.build(fmt, changes=options.changes, tables=options.tables, seed=options.seed + i)
@@ -178,6 +180,8 @@ def run(options: Options, console: Console) -> Outcome:
             if broker_up:
                 broker.stop(broker_dir)
             outcome.leftovers = fleet.leftovers()
+            if broker_pid is not None and broker.is_alive(broker_pid):
+                outcome.leftovers.append(broker_pid)
         finally:
             signal.signal(signal.SIGINT, previous)
         outcome.phases = clock.phases
