@@ -44,9 +44,12 @@ def kafka_container(timeout_s: float = 180) -> Iterator[str]:
         .with_env("KAFKA_PROCESS_ROLES", "broker,controller")
         .with_env("KAFKA_CONTROLLER_QUORUM_VOTERS", "1@localhost:9093")
         .with_env("KAFKA_CONTROLLER_LISTENER_NAMES", "CONTROLLER")
-        .with_env("KAFKA_LISTENERS", "PLAINTEXT://:9092,CONTROLLER://:9093")
-        .with_env("KAFKA_ADVERTISED_LISTENERS", f"PLAINTEXT://127.0.0.1:{port}")
-        .with_env("KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT")
+        # The tests reach PLAINTEXT at the host's port; the broker reaches itself (the transaction
+        # coordinator's requests) on BROKER, inside the container.
+        .with_env("KAFKA_LISTENERS", "PLAINTEXT://:9092,CONTROLLER://:9093,BROKER://:9094")
+        .with_env("KAFKA_ADVERTISED_LISTENERS", f"PLAINTEXT://127.0.0.1:{port},BROKER://localhost:9094")
+        .with_env("KAFKA_LISTENER_SECURITY_PROTOCOL_MAP", "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,BROKER:PLAINTEXT")
+        .with_env("KAFKA_INTER_BROKER_LISTENER_NAME", "BROKER")
         .with_env("KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR", "1")
         .with_env("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", "1")
         .with_env("KAFKA_TRANSACTION_STATE_LOG_MIN_ISR", "1")
