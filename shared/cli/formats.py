@@ -32,6 +32,13 @@ Common to all formats:
   number never passes through a binary float where its digits matter).
 - A row whose message names primary key columns that its identifying image lacks
   is rejected (`inconsistent`): its key is unknown, so it cannot be applied.
+- A reject's reason names the field or column, its declared type and what was
+  expected, and describes the offending value by kind and size only
+  (`data[0] column 'id' (type int(11)): expected an integer, got a string of 6
+  characters`): it never quotes a row value or part of one, nor echoes the
+  document in a JSON syntax error, since reasons travel in dead-letter headers,
+  logs and `binlake normalize`'s output. Names, types and envelope words (an
+  unknown op, a binlog file name) are not row data and are quoted.
 - A truncate that comes without SQL is a `TRUNCATE` event with an empty `ddl.sql`
   and kind `TRUNCATE_TABLE`: binlake invents no statement.
 - Every `order_key` has the shape `major.minor.row` (20, 20 and 6 digits); each
