@@ -149,7 +149,8 @@ images: podman
 PODMAN_SOCKET ?= /tmp/binlake-podman.sock
 test-deploy: images tools $(NATIVE)
 	set -e; podman system service --time=0 unix://$(PODMAN_SOCKET) & service=$$!; \
-	trap 'kill $$service' EXIT; for i in $$(seq 50); do [ -S $(PODMAN_SOCKET) ] && break; sleep 0.2; done; \
+	deploy/podman/healthchecks.sh & checks=$$!; \
+	trap 'kill $$service $$checks' EXIT; for i in $$(seq 50); do [ -S $(PODMAN_SOCKET) ] && break; sleep 0.2; done; \
 	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" DOCKER_HOST=unix://$(PODMAN_SOCKET) \
 	BINLAKE_DEPLOY_STACK=1 TESTCONTAINERS_RYUK_DISABLED=true \
 	BINLAKE_NORMALIZER_IMAGE=localhost/binlake-normalizer:$(IMAGE_TAG) BINLAKE_SINK_IMAGE=localhost/binlake-sink:$(IMAGE_TAG) \
