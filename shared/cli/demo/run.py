@@ -169,7 +169,7 @@ def run(options: Options, console: Console) -> Outcome:
             outcome.query = _query(lake, traffic)
             _judge(outcome, traffic)
     except KeyboardInterrupt:
-        outcome.problems.append("interrupted: every process was stopped; the lake is left as it was")
+        outcome.problems.append("interrupted (Ctrl-C or SIGTERM): the services were stopped, the lake left as it was")
     except (Abort, BinlakeError) as exc:
         outcome.problems.append(str(exc))
     finally:
