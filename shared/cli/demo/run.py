@@ -129,7 +129,8 @@ def run(options: Options, console: Console) -> Outcome:
             lake = options.out / "lake"
             if kafka and lake.exists():
                 shutil.rmtree(lake)
-                console.print(f"removed the previous demo's lake {lake} (this run's broker and topics are new)")
+                where = summary.relative(lake)
+                console.print(f"removed the previous demo's lake {where} (this run's broker and topics are new)")
             with ThreadPoolExecutor(1) as pool:
                 # The offline part runs while the broker starts (a JVM that mostly waits on itself).
                 corpus = pool.submit(offline.run, options.out / "offline") if options.offline else None
@@ -146,7 +147,8 @@ def run(options: Options, console: Console) -> Outcome:
                 outcome.code = 0
                 return outcome
             broker_pid = info.pid
-            console.print(f"broker at {info.bootstrap} (Kafka {info.kafka_version}); services' logs in {fleet.logs}")
+            logs = summary.relative(fleet.logs)
+            console.print(f"broker at {info.bootstrap} (Kafka {info.kafka_version}); services' logs in {logs}/")
             traffic = {
                 fmt: traffic_module.build(fmt, changes=options.changes, tables=options.tables, seed=options.seed + i)
                 for i, fmt in enumerate(options.formats)
