@@ -14,6 +14,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
@@ -23,6 +24,7 @@ from shared.config.settings import kafka_settings
 from shared.event.model import ChangeEvent, Column, Columns, Origin, Source
 from shared.event.values import BigInt, Image, SqlTime, Unparsed
 from spark_sink import changelog, job, lake_sql
+from spark_sink.lake_native import duckdb_extensions
 from spark_sink.settings import MirrorMode
 from spark_sink.source import KAFKA_SCHEMA, decode
 from tests.integration import kafka_tools
@@ -102,6 +104,20 @@ async def test_layout_2_is_lossless(
     assert {"op", "order_key", "origin", "source_table", changelog.BODY} <= set(stored.columns)
     bodies = [bytes(r[changelog.BODY]) for r in stored.orderBy("_kafka_offset").collect()]
     assert [avro.decode(b) for b in bodies] == EVENTS  # byte for byte: every value kind exact
+
+    # The envelope without Spark: DuckDB's delta extension (what `binlake lake show` uses) reads it.
+    connection = duckdb.connect(
+        config={"extension_directory": duckdb_extensions(), "autoinstall_known_extensions": False}
+    )
+    connection.execute("LOAD delta")
+    path = str(tmp_path / "lake" / "changelog").replace("'", "''")
+    found = connection.execute(
+        f"SELECT op, order_key, source_table, ts_ms, origin.offset, {changelog.BODY} "
+        f"FROM delta_scan('{path}') ORDER BY _kafka_offset"
+    ).fetchall()
+    assert [row[:4] for row in found] == [(e.op, e.order_key, "v2.kinds", e.ts_ms) for e in EVENTS]
+    assert [row[4] for row in found] == [e.origin.offset for e in EVENTS]
+    assert [avro.decode(bytes(row[5])) for row in found] == EVENTS
 
     view = lake_sql.changelog_events(spark, lake).where("op = 'UPDATE'")
     update = view.select(
