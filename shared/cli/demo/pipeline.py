@@ -206,17 +206,19 @@ class Pipeline:
     log: Callable[[str], None] = print
     normalizers: dict[str, Service] = field(default_factory=dict)
     sink: Service | None = None
+    traffic: dict[str, Traffic] = field(default_factory=dict)
 
-    async def run(self, traffic: dict[str, Traffic]) -> PipelineResult:
+    async def run(self, formats: list[str], make_traffic: Callable[[], dict[str, Traffic]]) -> PipelineResult:
+        """Topics, services, then the traffic: rendered while the sink's JVM boots, then produced."""
         logging.getLogger("aiokafka").setLevel(logging.CRITICAL)  # the demo's own clients: no library noise
-        formats = list(traffic)
         await _create_topics(self.bootstrap, formats)
         self._start_sink()
         for fmt in formats:
             self._start_normalizer(fmt)
-        await _produce(self.bootstrap, traffic)
-        sent = {fmt: len(item.messages) for fmt, item in traffic.items()}
-        self.clock.lap("traffic: topics, services started, messages produced")
+        self.traffic = make_traffic()
+        await _produce(self.bootstrap, self.traffic)
+        sent = {fmt: len(item.messages) for fmt, item in self.traffic.items()}
+        self.clock.lap("traffic: topics, services started, messages rendered and produced")
         return await self._follow(sent)
 
     def _start_sink(self) -> None:

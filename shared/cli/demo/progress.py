@@ -82,6 +82,7 @@ class Progress:
         self.plain_every_s = plain_every_s
         self._live: Live | None = None
         self._last_plain = 0.0
+        self._last_line = ""
         if console.is_terminal:
             self._live = Live(console=console, refresh_per_second=4, transient=False)
             self._live.start()
@@ -91,7 +92,12 @@ class Progress:
             self._live.update(render(snapshot))
         elif time.monotonic() - self._last_plain >= self.plain_every_s:
             self._last_plain = time.monotonic()
-            self.console.print(plain(snapshot), highlight=False, soft_wrap=True)
+            self._print(plain(snapshot))
+
+    def _print(self, line: str) -> None:
+        if line != self._last_line:
+            self._last_line = line
+            self.console.print(line, highlight=False, soft_wrap=True)
 
     def close(self, snapshot: Snapshot | None = None) -> None:
         if self._live is not None:
@@ -100,4 +106,4 @@ class Progress:
             self._live.stop()
             self._live = None
         elif snapshot is not None:
-            self.console.print(plain(snapshot), highlight=False, soft_wrap=True)
+            self._print(plain(snapshot))

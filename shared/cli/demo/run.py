@@ -149,14 +149,19 @@ def run(options: Options, console: Console) -> Outcome:
             broker_pid = info.pid
             logs = summary.relative(fleet.logs)
             console.print(f"broker at {info.bootstrap} (Kafka {info.kafka_version}); services' logs in {logs}/")
-            traffic = {
-                fmt: traffic_module.build(fmt, changes=options.changes, tables=options.tables, seed=options.seed + i)
-                for i, fmt in enumerate(options.formats)
-            }
-            outcome.traffic = traffic
+
+            def make_traffic() -> dict[str, Traffic]:
+                outcome.traffic = {}
+                for i, fmt in enumerate(options.formats):
+                    outcome.traffic[fmt] = traffic_module.build(
+                        fmt, changes=options.changes, tables=options.tables, seed=options.seed + i
+                    )
+                return outcome.traffic
+
             progress = Progress(console)
             pipeline = Pipeline(info.bootstrap, options.out, fleet, progress, clock, options.timeout_s)
-            result = asyncio.run(pipeline.run(traffic))
+            result = asyncio.run(pipeline.run(options.formats, make_traffic))
+            traffic = outcome.traffic
             outcome.stopped = result.stopped
             outcome.letters = dead_letters(result)
             outcome.report = summary.compare_lake(lake, traffic)
