@@ -119,6 +119,9 @@ def test_same_compares_as_the_lake_types_values() -> None:
     assert same(SqlTime(733 * 3_600_000_000 + 8_000_000), "733:00:08")
     assert same(Decimal("-9035385518520640952634348351.6432443090"), "-9035385518520640952634348351.6432443090")
     assert same(2**64 - 5, str(2**64 - 5)) and same(3.141592653589793, "3.141592653589793")
+    # OMS Default writes a TIMESTAMP as epoch seconds, and gives no types.
+    assert same(dt.datetime(2024, 7, 4, 19, 59, 20, 587000, tzinfo=dt.UTC), "1720123160.587")
+    assert not same(dt.datetime(2024, 7, 4, 19, 59, 20, 587000, tzinfo=dt.UTC), "1720123160.588")
 
 
 def test_offline_feeds_the_samples_bytes_as_they_are() -> None:

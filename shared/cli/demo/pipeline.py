@@ -57,6 +57,8 @@ SINK_ENV: Final = {
             "spark.default.parallelism": "2",
             "spark.sql.adaptive.enabled": "false",
             "spark.sql.codegen.wholeStage": "false",
+            # The first mirror batch holds every format's tables at once: 1 GB of heap ran out (OutOfMemoryError).
+            "spark.driver.memory": "3g",
         }
     ),
     # Every generated table's key is id; CKafka's messages name none, so the sink is told (docs/spark-sink.md).

@@ -7,8 +7,9 @@ back from whichever of its physical columns holds the row's value. Values are
 compared as the lake types them: unsigned BIGINT in ``DECIMAL(20,0)``, DECIMAL
 exactly, DATETIME as a local date-time, TIMESTAMP as an instant, TIME as
 microseconds, JSON as the document it is (a vendor may re-space it), BLOB as
-bytes; where a vendor gives no types (CKafka), the mirror holds its texts,
-read back as the value they spell. Columns added by the traffic's ``ADD COLUMN`` must exist and be NULL.
+bytes; where a vendor gives no types (CKafka, OMS Default), the mirror holds
+its texts, read back as the value they spell (a TIMESTAMP as OMS's epoch
+seconds, too). Columns added by the traffic's ``ADD COLUMN`` must exist and be NULL.
 """
 
 from __future__ import annotations
@@ -132,6 +133,10 @@ def same(expected: Any, found: Any) -> bool:
             return found == expected.micros
         return str(found) == expected.isoformat()
     if isinstance(expected, dt.datetime):
+        if isinstance(found, str) and expected.tzinfo is not None and _number(found) is not None:
+            # An untyped vendor's TIMESTAMP as epoch seconds (OMS Default, SharePlex): the same instant?
+            micros = (expected - dt.datetime(1970, 1, 1, tzinfo=UTC)) // dt.timedelta(microseconds=1)
+            return _number(found) == Decimal(micros).scaleb(-6)
         if isinstance(found, str):  # a vendor that gives no types (CKafka): its text, read in the source zone (UTC)
             found = _parse(dt.datetime.fromisoformat, found)
         return isinstance(found, dt.datetime) and _naive_utc(found) == _naive_utc(expected)
