@@ -180,7 +180,9 @@ def run(options: Options, console: Console) -> Outcome:
     except (Abort, BinlakeError) as exc:
         outcome.problems.append(str(exc))
     finally:
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not skip the cleanup
+        # A second Ctrl-C or SIGTERM (a supervisor's `timeout` repeats it) must not cut the cleanup short.
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        previous_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
         try:
             stopped = fleet.stop_all(grace_s=30.0)
             outcome.stopped = outcome.stopped or stopped
@@ -191,6 +193,7 @@ def run(options: Options, console: Console) -> Outcome:
                 outcome.leftovers.append(broker_pid)
         finally:
             signal.signal(signal.SIGINT, previous)
+            signal.signal(signal.SIGTERM, previous_term)
         outcome.phases = clock.phases
         outcome.phases.append(("total", clock.elapsed()))
     if outcome.leftovers:
