@@ -41,6 +41,7 @@ from typing import Any, Final
 
 import orjson
 
+from services.drs_json.parser import dialect_of
 from shared.event.model import ChangeEvent, Column, Op, Source
 from shared.event.values import INT64_MAX, INT64_MIN, Image, SqlTime, Unparsed, Value, integer
 from shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
@@ -327,7 +328,7 @@ def _columns(
     columns = []
     for name, code, text in fields:
         if text is not None:
-            declared = sql_type(text, "oracle" if db_type == "ORACLE" else "mysql")
+            declared = sql_type(text, dialect_of(db_type))
             kind, precision, scale = declared.logical, declared.precision, declared.scale
         elif name in logical:
             kind, precision, scale = logical[name]

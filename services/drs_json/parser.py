@@ -6,6 +6,10 @@ conventions:
 - Every value is a string; binary columns are a text list of byte values
   (``"[106, 103]"``, ``"[]"`` is empty bytes). ``mysqlType`` holds bare type
   words (``varchar``, ``decimal``).
+- Integer words never say ``unsigned``: a MySQL ``BIGINT UNSIGNED`` column is
+  ``bigint`` like a signed one. Each integer word (MySQL sources) gets the type
+  that holds both readings: ``tinyint`` int16, ``smallint`` and ``mediumint``
+  int32, ``int`` int64, ``bigint`` DECIMAL(20,0) (its values stay integers).
 - DRS JSON puts a DELETE's row in ``old``; JSON-C puts it in ``data``.
 - TIMESTAMP columns: JSON sends epoch seconds with a fraction
   (``"1624614713.201"``); JSON-C sends ``yyyy-mm-dd hh:mm:ss`` wall-clock text,
@@ -61,8 +65,19 @@ _FLAT_KEYS: Final = ("data", "old", "mysqlType", "columnType", "sqlType", "isDdl
 _DDL_TYPES: Final = frozenset({"DDL", "INIT_DDL"})
 _PROFILE_CACHE: dict[tuple[str, Dialect, str | None, str], FlatProfile] = {}
 _PROFILE_CACHE_LIMIT: Final = 256
+_MYSQL_LIKE: Final = frozenset({"MARIADB", "TAURUS", "TAURUSDB", "GAUSSDBFORMYSQL"})
+"""DRS ``dbType``s with MySQL's unsigned integers (besides any name containing MYSQL)."""
 _MAX_DIGITS: Final = 4300
 """Python's own limit for integer text; no DRS number comes near it."""
+
+
+def dialect_of(db_type: str | None) -> Dialect:
+    """How DRS's type words read for a source: MySQL's never say UNSIGNED (the ``drs`` dialect)."""
+    if db_type == "ORACLE":
+        return "oracle"
+    if db_type is None or "MYSQL" in db_type or db_type in _MYSQL_LIKE:
+        return "drs"
+    return "mysql"  # PostgreSQL, GaussDB...: no unsigned integers, the words mean what they say
 
 
 def order_by_id(doc: dict[str, Any], ctx: ParseContext) -> tuple[int, int]:
@@ -99,7 +114,7 @@ def parse_drs_doc(doc: Any, ctx: ParseContext, format_id: str, delete_row_in: De
     if is_ddl is not None and not isinstance(is_ddl, bool):
         raise RejectError(BAD_FIELD, "field 'isDdl' must be a boolean")
     db_type = blank_to_none((opt_str(doc, "dbType") or "").strip().upper()) or "MYSQL"
-    dialect: Dialect = "oracle" if db_type == "ORACLE" else "mysql"
+    dialect = dialect_of(db_type)
     flat = dict(doc)
     flat["type"] = kind
     if kind.upper() in _DDL_TYPES:

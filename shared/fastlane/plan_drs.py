@@ -86,7 +86,7 @@ def planner(zone: _dt.tzinfo) -> Planner:
     """plan(names, type texts) like ``plan.planner`` for DRS's conventions (MySQL types, byte lists)."""
 
     def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
-        types = RowTypes.from_texts(zip(names, texts, strict=True), "mysql", "list", zone)
+        types = RowTypes.from_texts(zip(names, texts, strict=True), "drs", "list", zone)
         kinds = [BYTES_LIST if t.logical == "bytes" else kind(t, "list", zone) for t in types.types.values()]
         return list(types.types), kinds, encode_columns(types.columns)
 

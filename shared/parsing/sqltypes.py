@@ -11,8 +11,11 @@ describe the value (its kind and size) and never quote it: reasons must not
 carry row values (``shared.parsing.errors``).
 
 Dialects differ in what the same word means: OceanBase OMS uses ``BIGINT`` for
-integers beyond int64 (its ``INT64`` is the signed 64-bit type), and Oracle's
-``DATE`` carries a time of day.
+integers beyond int64 (its ``INT64`` is the signed 64-bit type), Oracle's
+``DATE`` carries a time of day, and Huawei DRS writes MySQL's integer types
+without their ``UNSIGNED`` (``bigint`` for both), so in the ``drs`` dialect an
+integer word gets the type that holds both readings: ``int`` is int64 (signed
+int and unsigned int both fit), ``bigint`` is DECIMAL(20,0).
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from shared.parsing.binary import DECODERS, BytesEncoding, from_int_list
 from shared.parsing.errors import UnreadableValue, describe
 from shared.parsing.jsondoc import exact_number
 
-Dialect = Literal["mysql", "oms", "oracle"]
+Dialect = Literal["mysql", "drs", "oms", "oracle"]
+"""How to read type words: ``drs`` is MySQL as Huawei DRS names it, bare words that never say UNSIGNED."""
 Converter = Callable[[Any], Value]
 
 _MODIFIERS: Final = frozenset({"unsigned", "signed", "zerofill"})
@@ -394,6 +398,10 @@ def _logical(
         return "integer", None, None  # OMS BIGINT: "integers beyond 64 bits"
     if base in _INT_WIDTH:
         signed, wide = _INT_WIDTH[base]
+        if dialect == "drs" and not unsigned:
+            # Signedness unstated: 18446744073709551615 is as likely as -1. A type that
+            # holds both readings (an int64 column would lose every unsigned value past 2**63-1).
+            return ("decimal", 20, 0) if wide == "uint64" else (wide, None, None)
         return (wide if unsigned else signed), None, None
     if base in ("decimal", "numeric", "dec", "fixed", "number", "bigdecimal"):
         # DECIMAL(p) and Oracle NUMBER(p) both mean scale 0; bare NUMBER is unconstrained.
@@ -443,8 +451,8 @@ def _logical(
 
 
 def _converter(logical: str, base: str, dialect: Dialect, bytes_encoding: BytesEncoding, zone: _dt.tzinfo) -> Converter:
-    if logical in ("int8", "int16", "int32", "int64", "uint64", "integer"):
-        return _int
+    if logical in ("int8", "int16", "int32", "int64", "uint64", "integer") or base in _INT_WIDTH:
+        return _int  # also DRS's bigint, typed DECIMAL(20,0): its values are integers, never "1.5"
     if logical == "decimal":
         return _decimal
     if logical in ("float32", "float64"):
