@@ -44,8 +44,11 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 # The deployment checks' tools (tests/deploy) go on PATH; `make tools` installs them once per machine.
+# Two pytest workers (pytest-xdist), each with its own broker and Spark session: most integration tests
+# wait on Kafka, Spark's driver or a subprocess, so two run side by side on two cores. TEST_WORKERS=0: one process.
+TEST_WORKERS ?= 2
 test: lint typecheck $(NATIVE) tools
-	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest
+	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
 
 bench: $(NATIVE)
 	$(BIN)/python -m tests.bench.run

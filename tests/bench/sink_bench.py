@@ -14,7 +14,10 @@ keyed and partitioned like the normalizer does (``event_key``,
    - ``bare_copy``: Kafka -> Delta append of the raw key, value, topic,
      partition and offset: the floor of Spark reading Kafka and writing Delta;
    - ``sink``: ``spark_sink.job.run``: decode, changelog, quarantine, mirrors
-     (MERGE), exactly once.
+     (MERGE), exactly once;
+   - ``textbook_peer`` (``sink_peer``): the Delta docs' CDC upsert a user would
+     write instead: ``foreachBatch``, per table ``row_number()`` by key and one
+     MERGE (no changelog, floors, tombstones or partial images).
 
    Time runs from the query's start to its termination; ``ratio`` is
    sink / bare copy in events/s (target >= 0.6). A short warm-up of both on a
@@ -83,7 +86,7 @@ from shared.kafka.records import event_key, partition_for
 from shared.parsing import registry
 from shared.parsing.context import ParseContext
 from shared.parsing.result import Parsed
-from tests.bench import sink_floors
+from tests.bench import sink_floors, sink_peer
 
 PARTITIONS: Final = 4
 TABLES: Final = 8
@@ -579,8 +582,12 @@ def _throughput(
     asyncio.run(create_topic(bootstrap, main))
     asyncio.run(produce(bootstrap, warm, items[: config.warmup_events]))
     asyncio.run(produce(bootstrap, main, items))
+    peer_tables = sink_peer.tables_of([item.value for item in items])
     bare_copy(spark, kafka, config, warm, tmp / "warm-bare")
     sink_copy(spark, kafka, config, warm, tmp / "warm-sink")
+    sink_peer.textbook_copy(
+        spark, kafka, warm, tmp / "warm-peer", peer_tables, max_offsets=config.max_offsets_per_trigger
+    )
     bare_s = bare_copy(spark, kafka, config, main, tmp / "bare")
     shutil.rmtree(tmp / "bare", ignore_errors=True)
     sink = sink_copy(spark, kafka, config, main, tmp / "sink")
@@ -588,7 +595,13 @@ def _throughput(
     written = sum(r.changelog_rows for r in sink.reports)
     if written != events:
         raise RuntimeError(f"the sink wrote {written} changelog rows for {events} events")
-    bare_rate, sink_rate = _rate(events, bare_s), _rate(events, sink.seconds)
+    peer_s = sink_peer.textbook_copy(
+        spark, kafka, main, tmp / "peer", peer_tables, max_offsets=config.max_offsets_per_trigger
+    )
+    peer_rows = sink_peer.mirror_rows(spark, tmp / "peer", peer_tables)
+    sink_settings = _sink_settings(config, lake=(tmp / "sink").as_uri(), topic=main)
+    sink_rows = sum(spark.read.format("delta").load(sink_settings.mirror_uri(t.name)).count() for t in peer_tables)
+    bare_rate, sink_rate, peer_rate = _rate(events, bare_s), _rate(events, sink.seconds), _rate(events, peer_s)
     bounds = sink_floors.floors(spark, kafka, main, tmp, bare_s=bare_s, tables=TABLES, cores=CORES)
     return {
         "events": events,
@@ -604,8 +617,13 @@ def _throughput(
             "changelog_done_s": None if sink.changelog_seconds is None else round(sink.changelog_seconds, 3),
             "mirror_batches": len(sink.mirror_reports),
             "mirror_seconds_by_step": _steps(sink.mirror_reports),
+            "mirror_rows": sink_rows,
         },
+        # The Delta docs' CDC upsert (foreachBatch, row_number per key, one MERGE per table): sink_peer.
+        "textbook_peer": {"seconds": round(peer_s, 3), "events_per_s": peer_rate, "mirror_rows": peer_rows},
         "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
+        "ratio_sink_vs_textbook_peer": round(sink_rate / peer_rate, 3) if peer_rate else None,
+        "ratio_textbook_peer_vs_bare": round(peer_rate / bare_rate, 3) if bare_rate else None,
         # The changelog path alone (mirrors=follow: the changelog query ends before the mirror query starts).
         "ratio_changelog_vs_bare": (round(bare_s / sink.changelog_seconds, 3) if sink.changelog_seconds else None),
         "target_ratio": TARGET_RATIO,
