@@ -28,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
 from aiokafka import AIOKafkaConsumer, TopicPartition
@@ -46,6 +47,7 @@ from spark_sink.history import IS_CURRENT
 from spark_sink.lake_tables import LakeError, SourceTableDirs
 from spark_sink.lake_verify import ChangelogTable, ExpectedMirror, LakeFacts, MirrorTable, TableFacts, TopicTable
 from spark_sink.mirror import PROP_TRUNCATED
+from spark_sink.mirror_plan import ORDER_KEY
 from spark_sink.order import origin_sql, sequence
 from spark_sink.settings import SinkSettings
 from spark_sink.source import REASON, decode, kafka_options
@@ -159,16 +161,16 @@ def _changelog_tables(changelog: DataFrame, events: DataFrame) -> dict[str, Chan
     return out
 
 
-def _count_rows(spark: SparkSession, uri: str) -> int:
-    return spark.read.format("delta").load(uri).count()
-
-
 def _mirror(spark: SparkSession, entry: SourceTableDirs) -> MirrorTable | None:
     if entry.mirror is None:
         return None
     props = delta_tables.properties(spark, entry.mirror)
-    newest = [lake_tables.max_order_key(spark, entry.mirror), lake_tables.max_order_key(spark, entry.tombstones)]
-    known = [value for value in newest if value is not None]
+    mirror = spark.read.format("delta").load(entry.mirror)
+    newest_in_mirror = F.max(ORDER_KEY) if ORDER_KEY in mirror.columns else F.lit(None).cast("string")
+    counted = mirror.agg(F.count(F.lit(1)), newest_in_mirror).first()  # one job: rows and newest sequence
+    assert counted is not None
+    newest = [counted[1], lake_tables.max_order_key(spark, entry.tombstones)]
+    known = [str(value) for value in newest if value is not None]
     history_current: int | None = None
     if entry.history is not None:
         history = spark.read.format("delta").load(entry.history)
@@ -176,7 +178,7 @@ def _mirror(spark: SparkSession, entry: SourceTableDirs) -> MirrorTable | None:
             history_current = history.where(F.col(IS_CURRENT)).count()
     return MirrorTable(
         key=tuple(lake_tables.primary_key(props)),
-        rows=_count_rows(spark, entry.mirror),
+        rows=int(counted[0]),
         last_order_key=max(known) if known else None,
         tombstones=entry.tombstones is not None,
         tracks_truncates=PROP_TRUNCATED in props,
@@ -295,10 +297,12 @@ def _gather(spark: SparkSession, settings: SinkSettings, decoded: DataFrame, eve
             quarantine_rows, quarantine_records = int(counted[0]), int(counted[1])
 
     mirrors: dict[str, MirrorTable] = {}
-    for entry in lake_tables.source_tables(spark, settings):
-        found = _mirror(spark, entry)
-        if found is not None:
-            mirrors[entry.source_table] = found
+    entries = lake_tables.source_tables(spark, settings)
+    # Each table's facts are a few small jobs and Delta log reads, mostly driver time: side by side.
+    with ThreadPoolExecutor(max(1, min(settings.table_parallelism, len(entries))), "binlake-verify") as pool:
+        for entry, found in zip(entries, pool.map(lambda e: _mirror(spark, e), entries), strict=True):
+            if found is not None:
+                mirrors[entry.source_table] = found
     keys = {table: m.key for table, m in mirrors.items() if m.key}
     truncates = {
         table: last

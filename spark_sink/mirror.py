@@ -16,7 +16,9 @@ already committed):
    from the last event that knows it (absent from the image = unknown =
    untouched), and columns of a row deleted earlier in the same batch restart
    from NULL; an UPDATE that changes the key deletes the old key. The result
-   is MERGEd into the mirror, then the deletes are appended to the tombstones.
+   is MERGEd into the mirror (appended when the mirror holds none of its keys:
+   an initial load, an insert-only table), then the deletes are appended to
+   the tombstones.
    Steps 3-4 are one aggregation per table and one MERGE: the fold does not
    read the mirror, and the MERGE applies the floor column by column (``_fold``);
 5. history (SCD2) tables, for the tables that ask for one (``history``).
@@ -397,6 +399,13 @@ def _merge(
             f"CASE WHEN s._o{i} > {floor} AND {live} THEN s._v{i} WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
         )
         insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
+    inserted = f"NOT s._delete AND {tomb} < s.{ORDER_KEY}"
+    if not _holds_any(spark, uri, source=source, key_index=key_index, physical=physical):
+        # None of the batch's keys is in the mirror (an initial load, an insert-only table): the MERGE
+        # could only insert, and an append of the same rows costs a fraction of it (no join, no rewrite).
+        rows = source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()])
+        delta_tables.append(rows, uri, app_id, batch_id)
+        return
     with delta_tables.idempotent_dml(spark, app_id, batch_id):
         (
             DeltaTable.forPath(spark, uri)
@@ -404,6 +413,18 @@ def _merge(
             .merge(source.alias("s"), condition)
             .whenMatchedDelete(condition=f"s._delete AND {newer}")
             .whenMatchedUpdate(condition=f"NOT s._delete AND {newer}", set=update)
-            .whenNotMatchedInsert(condition=f"NOT s._delete AND {tomb} < s.{ORDER_KEY}", values=insert)
+            .whenNotMatchedInsert(condition=inserted, values=insert)
             .execute()
         )
+
+
+def _holds_any(spark: SparkSession, uri: str, *, source: DataFrame, key_index: list[int], physical: list[str]) -> bool:
+    """Whether the mirror holds any key of the folded batch (read at its current version: the sink is its
+    only writer, and this batch's own commit to it comes after this check, replayed or not)."""
+    version = delta_tables.current_version(spark, uri)
+    if version is None:
+        return False
+    held = delta_tables.read_at(spark, uri, version).select(
+        *[F.col(quote(physical[i])).alias(f"_v{i}") for i in key_index]
+    )
+    return not source.join(held, on=[f"_v{i}" for i in key_index], how="left_semi").isEmpty()

@@ -3,7 +3,7 @@
 Three vendor formats (each its own database) are normalized into one unified
 topic. The sink runs as its own process (``binlake sink``, processing-time
 triggers, small micro-batches) and is killed with SIGKILL while a micro-batch is
-open (the checkpoint has the batch's offsets but not its commit), four times:
+open (the checkpoint has the batch's offsets but not its commit), ``KILLS`` times:
 alternately inside a changelog-query batch and inside a mirror-query batch
 (``mirrors=follow``); a final run catches up. Then every mirror table equals the generator's ground
 truth and the changelog holds every unified-topic record exactly once.
@@ -45,7 +45,8 @@ REPO = Path(__file__).resolve().parents[2]
 FORMATS = {"canal-json": "db_canal", "maxwell-json": "db_maxwell", "debezium-json": "db_dbz"}
 EVENTS = 300
 SEED = 23
-KILLS = 4
+KILLS = int(os.environ.get("BINLAKE_CHAOS_SINK_KILLS", "2"))
+"""SIGKILLs per run, alternating between the two queries: two in `make test`, more in `make chaos`."""
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 PRIMARY_KEYS = {"db_dbz.*": ["id"]}  # Debezium JSON values name no key
 

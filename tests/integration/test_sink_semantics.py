@@ -103,6 +103,8 @@ ROUND_1 = [
     _event("UPDATE", "odd", 23, before={"id": 1}, after={"id": 1, "back\\slash": "c"}, columns=ODD),
     # The key moves: the old key is read from the before image by name.
     _event("UPDATE", "odd", 24, before={"id": 2}, after={"id": 3, "tick`col": 7}, columns=[*ODD, ODD_TICK]),
+    _event("INSERT", "late", 26, after={"id": 1, "a": 1, "b": "x"}),
+    _event("DELETE", "late", 27, before={"id": 1, "a": 1, "b": "x"}),
 ]
 MIXED_2 = [
     # One batch, late and new events of the same key: the late one's column stays as the mirror has it.
@@ -125,7 +127,13 @@ ROUND_2 = [
     _event("INSERT", "types", 71, after={"id": 2, "q": 2**40}, columns=_types("bigint", "int64")),
     *MIXED_2,
 ]
-ROUND_2B = [_event("INSERT", "keyed", 80, after={"id": 7, "a": 7, "b": "n", "c": Decimal("1.50")}, columns=WITH_C)]
+ROUND_2B = [
+    _event("INSERT", "keyed", 80, after={"id": 7, "a": 7, "b": "n", "c": Decimal("1.50")}, columns=WITH_C),
+    # The mirror holds none of these keys (appended, not MERGEd): the tombstone still keeps out the insert
+    # older than its delete, and a partial image leaves its absent column NULL.
+    _event("INSERT", "late", 25, after={"id": 1, "a": 5, "b": "resurrected"}),
+    _event("INSERT", "late", 81, after={"id": 2, "b": "new"}),
+]
 ROUND_3 = [
     _event("TRUNCATE", "keyed", 90, columns=[], key=()),
     _event("INSERT", "keyed", 100, after={"id": 8, "a": 8, "b": "z", "c": Decimal("2.25")}, columns=WITH_C),
@@ -184,6 +192,10 @@ async def test_mirror_history_and_schema_rules(
     assert spark.read.format("delta").load(types).schema["q"].dataType == LongType()  # widened
     assert _rows(spark, mixed, "id", "a", "b", order="id") == [(1, 2, "new"), (2, None, "re"), (3, 4, "s")]
     await _round(kafka_bootstrap, topic, spark, settings, ROUND_2B)
+    late = settings.mirror_uri("t.late")
+    assert _rows(spark, late, "id", "a", "b") == [(2, None, "new")]
+    operations = [r["operation"] for r in spark.sql(f"DESCRIBE HISTORY delta.`{late}`").orderBy("version").collect()]
+    assert operations[-1] == "WRITE", operations  # round 2B's keys are not in the mirror: appended, not MERGEd
     assert _rows(spark, keyed, "id", "a", "b", "c") == [
         (1, 1, "y", None),
         (6, 6, "k", None),
