@@ -12,7 +12,7 @@ COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
 
-.PHONY: install native demo test lint typecheck unit bench clean tools images podman test-deploy
+.PHONY: install native demo test lint typecheck unit bench chaos clean tools images podman test-deploy
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -52,6 +52,11 @@ test: lint typecheck $(NATIVE) tools
 
 bench: $(NATIVE)
 	$(BIN)/python -m tests.bench.run
+
+# The SIGKILL tests with more kills than `make test` gives them (minutes per kill: a Spark start each).
+CHAOS_KILLS ?= 8
+chaos: $(NATIVE)
+	BINLAKE_CHAOS_SINK_KILLS=$(CHAOS_KILLS) $(BIN)/pytest tests/integration/test_sink_kill.py tests/integration/test_exactly_once.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info

@@ -197,7 +197,7 @@ async def test_tied_canal_traffic_end_to_end(kafka_bootstrap: str, spark: SparkS
     assert await kafka_tools.read_all(kafka_bootstrap, topics.dlq) == []
     lake = (tmp_path / "lake").as_uri()
     settings = sink_settings_for_tests(
-        topic=topics.events, lake_uri=lake, max_offsets_per_trigger=150, mirror_max_files_per_trigger=2
+        topic=topics.events, lake_uri=lake, max_offsets_per_trigger=300, mirror_max_files_per_trigger=4
     )
     await asyncio.to_thread(_run_sink, spark, settings, kafka_bootstrap)
     truth: dict[str, Any] = workload.truth()["tables"]
