@@ -115,6 +115,11 @@ def textbook_copy(
         .option("maxOffsetsPerTrigger", str(max_offsets))
         .load()
     )
+    # Delta's default (the sink's session sets "none": its MERGE sources are local checkpoints already);
+    # the textbook MERGEs a cached frame, which "none" refuses.
+    materialize = "spark.databricks.delta.merge.materializeSource"
+    before = spark.conf.get(materialize, None)
+    spark.conf.set(materialize, "auto")
     started = time.perf_counter()
     query = (
         frame.writeStream.foreachBatch(upsert)
@@ -122,7 +127,13 @@ def textbook_copy(
         .trigger(availableNow=True)
         .start()
     )
-    query.awaitTermination()
+    try:
+        query.awaitTermination()
+    finally:
+        if before is None:
+            spark.conf.unset(materialize)
+        else:
+            spark.conf.set(materialize, before)
     seconds = time.perf_counter() - started
     if query.exception() is not None:
         raise RuntimeError(f"the textbook sink failed: {query.exception()}")
