@@ -326,17 +326,8 @@ def _sink_settings(config: BenchConfig, *, lake: str, topic: str, **overrides: A
 
 def bare_copy(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> float:
     """Kafka -> Delta append of the raw records, available-now; seconds from start to termination."""
-    from spark_sink.source import kafka_options
-
-    frame = (
-        spark.readStream.format("kafka")
-        .options(**kafka_options(kafka))
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .option("failOnDataLoss", "true")
-        .option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
-        .load()
-        .select("key", "value", "topic", "partition", "offset")
+    frame = sink_peer.kafka_stream(spark, kafka, topic, max_offsets=config.max_offsets_per_trigger).select(
+        "key", "value", "topic", "partition", "offset"
     )
     started = time.perf_counter()
     query = (

@@ -36,6 +36,21 @@ class PeerTable:
     key: list[str]
 
 
+def kafka_stream(spark: Any, kafka: KafkaSettings, topic: str, *, max_offsets: int) -> Any:
+    """The topic from its start as every contender reads it (available-now batches of ``max_offsets``)."""
+    from spark_sink.source import kafka_options
+
+    return (
+        spark.readStream.format("kafka")
+        .options(**kafka_options(kafka))
+        .option("subscribe", topic)
+        .option("startingOffsets", "earliest")
+        .option("failOnDataLoss", "true")
+        .option("maxOffsetsPerTrigger", str(max_offsets))
+        .load()
+    )
+
+
 def tables_of(values: list[bytes]) -> list[PeerTable]:
     """The tables of some encoded events, from their first row event's descriptors (the user's DDL)."""
     from spark_sink.typemap import spark_type
@@ -65,7 +80,7 @@ def textbook_copy(
     from pyspark.sql.types import StringType, StructField, StructType
 
     from spark_sink.delta_tables import quote
-    from spark_sink.source import decoded_event, kafka_options
+    from spark_sink.source import decoded_event
     from spark_sink.typemap import convert, sql_string
 
     uris = {t.name: (lake / t.name.replace(".", "__")).as_uri() for t in tables}
@@ -106,15 +121,7 @@ def textbook_copy(
         finally:
             events.unpersist()
 
-    frame = (
-        spark.readStream.format("kafka")
-        .options(**kafka_options(kafka))
-        .option("subscribe", topic)
-        .option("startingOffsets", "earliest")
-        .option("failOnDataLoss", "true")
-        .option("maxOffsetsPerTrigger", str(max_offsets))
-        .load()
-    )
+    frame = kafka_stream(spark, kafka, topic, max_offsets=max_offsets)
     # Delta's default (the sink's session sets "none": its MERGE sources are local checkpoints already);
     # the textbook MERGEs a cached frame, which "none" refuses.
     materialize = "spark.databricks.delta.merge.materializeSource"
