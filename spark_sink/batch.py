@@ -45,9 +45,19 @@ class BatchReport:
 
 
 def process(
-    settings: SinkSettings, app_id: str, raw: DataFrame, batch_id: int, *, version: int = changelog.VERSION
+    settings: SinkSettings,
+    app_id: str,
+    raw: DataFrame,
+    batch_id: int,
+    *,
+    version: int = changelog.VERSION,
+    frontier: changelog.Frontier | None = None,
 ) -> BatchReport:
-    """One micro-batch into a changelog of layout ``version`` (``changelog``: 2, or 1 for an earlier lake)."""
+    """One micro-batch into a changelog of layout ``version`` (``changelog``: 2, or 1 for an earlier lake).
+
+    ``frontier``: the query's knowledge of where the changelog holds nothing yet (one per query run;
+    None: every batch asks the changelog).
+    """
     spark = raw.sparkSession
     report = BatchReport(batch_id)
     inline = settings.mirrors == "inline"
@@ -67,11 +77,19 @@ def process(
             where, good_stats = changelog.survey(decoded, list(settings.changelog_partition_by))
         with step("not_yet_written"):
             seen = None
-            if changelog_version is not None:
+            unproven = where.ranges if frontier is None else frontier.unproven(where.ranges)
+            if changelog_version is not None and unproven:
                 written = delta_tables.read_at(spark, changelog_uri, changelog_version)
-                seen = changelog.written_in(written, where.partitions, where.ranges)
-                if seen.isEmpty():
-                    seen = None  # the usual case: no record of this batch is in the changelog yet
+                held = changelog.held_from(written, unproven)
+                if any(held.get((r.topic, r.partition), r.last + 1) <= r.last for r in unproven):
+                    seen = changelog.written_in(written, where.partitions, where.ranges)
+                if frontier is not None:
+                    for r in unproven:
+                        if (r.topic, r.partition) not in held:
+                            frontier.prove(r.topic, r.partition, r.first)
+            elif changelog_version is None and frontier is not None:
+                for r in where.ranges:
+                    frontier.prove(r.topic, r.partition, r.first)
             fresh = changelog.not_yet_written(rows, seen)
             full = fresh
             if inline:

@@ -27,7 +27,8 @@ the reason.
 Both are appended exactly once per micro-batch (Delta txnAppId/txnVersion), and
 a micro-batch writes only the records neither table holds yet (by Kafka topic,
 partition and offset, read at the table version pinned when the batch started),
-so replaying a topic range under a new checkpoint adds nothing.
+so replaying a topic range under a new checkpoint adds nothing. That read is
+skipped where the query has proven the changelog holds nothing yet (``Frontier``).
 """
 
 from __future__ import annotations
@@ -203,6 +204,45 @@ def written_in(written: DataFrame, prune: dict[str, list[object]], ranges: list[
     for column, values in prune.items():
         written = written.where(F.col(column).isin(values)) if values else written.limit(0)
     return written.where(in_ranges(ranges)).select(*COORDINATES)
+
+
+class Frontier:
+    """Per Kafka topic partition, an offset from which the changelog is known to hold no record but the
+    ones this query appended: a batch reading only from there on needs no "already written?" read.
+
+    A query starts knowing nothing (a new checkpoint may replay a range the changelog holds), so its
+    first batch of each partition asks the changelog whether it holds anything at or after the batch's
+    first offset (``held_from``). If nothing, the query itself is the only writer of every later offset
+    of that partition, and a batch replayed after a failure has the same id and offsets, so Delta's
+    transaction id already skips what it committed: the partition is proven from that offset on.
+    """
+
+    def __init__(self) -> None:
+        self._clean_from: dict[tuple[str, int], int] = {}
+
+    def unproven(self, ranges: list[OffsetRange]) -> list[OffsetRange]:
+        """The ranges that might hold records the changelog already has."""
+        return [r for r in ranges if self._clean_from.get((r.topic, r.partition), r.first + 1) > r.first]
+
+    def prove(self, topic: str, partition: int, first: int) -> None:
+        """The changelog holds no record of ``topic``/``partition`` at or after ``first``."""
+        known = self._clean_from.get((topic, partition))
+        self._clean_from[(topic, partition)] = first if known is None else min(known, first)
+
+
+def held_from(written: DataFrame, ranges: list[OffsetRange]) -> dict[tuple[str, int], int]:
+    """Per topic partition of ``ranges``, the smallest offset ``written`` holds at or after the range's
+    first offset (partitions holding none are absent). Delta's per-file offset statistics skip the files
+    that end before it, so on a live lake this reads next to nothing."""
+    condition = F.lit(False)
+    for r in ranges:
+        condition = condition | (
+            (F.col("_kafka_topic") == r.topic)
+            & (F.col("_kafka_partition") == r.partition)
+            & (F.col("_kafka_offset") >= r.first)
+        )
+    found = written.where(condition).groupBy("_kafka_topic", "_kafka_partition").agg(F.min("_kafka_offset")).collect()
+    return {(row[0], int(row[1])): int(row[2]) for row in found}
 
 
 def not_yet_written(rows: DataFrame, seen: DataFrame | None) -> DataFrame:

@@ -64,6 +64,19 @@ def state(spark: SparkSession, uri: str) -> TableState | None:
     return TableState(version, schema, dict(metadata.get("configuration") or {}))
 
 
+def holds_files(spark: SparkSession, uri: str) -> bool:
+    """Whether the table's current version has any data file (False: no table, or an empty one).
+
+    From the snapshot's checksum (Delta writes one per commit), so no Spark job: it lets a batch skip
+    reading a table that cannot hold anything, such as a new mirror's or an empty tombstone table.
+    """
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
+    snapshot = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+    return int(snapshot.version()) >= 0 and int(snapshot.numOfFiles()) > 0
+
+
 def release(frame: DataFrame) -> None:
     """Free a local checkpoint's blocks now (Spark would keep them until the RDD is garbage-collected)."""
     plan = frame._jdf.queryExecution().analyzed()

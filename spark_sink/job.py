@@ -184,8 +184,10 @@ def start_changelog(
     ``version``: the changelog's layout (``changelog.ensure_table``); a lake of an earlier release keeps its own.
     """
 
+    frontier = changelog.Frontier()  # this query's own: a new start asks the changelog again
+
     def each_batch(frame: DataFrame, batch_id: int) -> None:
-        report = process(settings, app_id, frame, batch_id, version=version)
+        report = process(settings, app_id, frame, batch_id, version=version, frontier=frontier)
         report.visible_at_s = time.time()  # the changelog commit, process's last step, is visible now
         if metrics is not None:
             metrics.observe_batch(report)

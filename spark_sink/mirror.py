@@ -53,14 +53,15 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from shared.event.model import ROW_OPS
-from spark_sink import delta_tables, history, tombstones
+from spark_sink import changelog, delta_tables, history, tombstones
 from spark_sink.control_events import TableControl, collect
 from spark_sink.delta_tables import quote, release
 from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, ColumnDesc, Descriptor, Plan
-from spark_sink.mirror_project import DESC, IS_DELETE, project, with_descriptor_id
+from spark_sink.mirror_project import DESC, IS_DELETE, project, project_with_moves, with_descriptor_id
 from spark_sink.mirror_schema import partition_columns, prepare
 from spark_sink.order import origin_sql, sequence
 from spark_sink.settings import SinkSettings
+from spark_sink.source import decoded_event
 from spark_sink.typemap import convert, sql_string
 
 PROP_TRUNCATED: Final = "binlake.truncated_at"
@@ -74,9 +75,17 @@ LAST_DELETE: Final = "_ld"
 
 
 def descriptors(rows: DataFrame) -> dict[str, list[Descriptor]]:
-    """Each source table's distinct column descriptors in this batch (a handful: collected to the driver)."""
+    """Each source table's distinct column descriptors in the batch's row events (a handful: collected)."""
     found: dict[str, list[Descriptor]] = {}
-    distinct = rows.select("source_table", DESC, "columns", "primary_key").dropDuplicates(["source_table", DESC])
+    if changelog.BODY in rows.columns:
+        # A version-2 changelog: only the descriptors are decoded (Avro skips the images without building
+        # them); each table's images are decoded later, once, by its own projection.
+        rows = rows.withColumn("columns", decoded_event(changelog.BODY, only=frozenset({"columns"}))["columns"])
+    distinct = (
+        with_descriptor_id(rows)
+        .select("source_table", DESC, "columns", "primary_key")
+        .dropDuplicates(["source_table", DESC])
+    )
     for row in distinct.collect():
         columns = tuple(
             ColumnDesc(c["name"], c["logical_type"], c["precision"], c["scale"]) for c in row["columns"] or []
@@ -105,7 +114,7 @@ def apply(
     """
     with step("control_events"):
         control = collect(rows)
-    row_events = with_descriptor_id(rows.where(F.col("op").isin(sorted(ROW_OPS))))
+    row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
     with step("descriptors"):
         tables = descriptors(row_events)
     touched: list[str] = []
@@ -232,33 +241,41 @@ def _apply_rows(
     table, descs, result, key = work.table, work.descs, work.result, work.key
     uri = settings.mirror_uri(table)
     physical = list(result.types)
-    events = row_events.where(F.col("source_table") == table)
+    # Only this table's rows (partition pruning on a changelog read), their images decoded here, once.
+    events = changelog.expand(row_events.where(F.col("source_table") == table))
+    if len(descs) > 1:
+        events = with_descriptor_id(events)
     if work.truncated_at is not None:
         events = events.where(sequence() > F.lit(work.truncated_at))
     is_delete = "op = 'DELETE'"
-    with step("project"):
-        # The image once, as a column: every physical column reads it (a smaller plan to analyze).
-        events = events.withColumn(IMAGE, F.expr(f"CASE WHEN {is_delete} THEN before ELSE after END"))
-        carry = () if key else (f"{origin_sql()} AS {ORIGIN}",)
-        projected = project(events, IMAGE, is_delete, descs=descs, result=result, physical=physical, carry=carry)
+    # The image once, as a column: every physical column reads it (a smaller plan to analyze).
+    events = events.withColumn(IMAGE, F.expr(f"CASE WHEN {is_delete} THEN before ELSE after END"))
     if not key:
         with step("append_keyless"):
+            carry = (f"{origin_sql()} AS {ORIGIN}",)
+            projected = project(events, IMAGE, is_delete, descs=descs, result=result, physical=physical, carry=carry)
             _append_keyless(spark, uri, projected, physical, app_id=app_id, batch_id=batch_id)
         return
     key_index = [physical.index(k) for k in key]
     key_cols = [f"_v{i}" for i in key_index]
     wants_history = settings.wants_history(table)
-    with step("project"):
-        # An UPDATE that moves a row to another key deletes the old key: only the old key matters there.
-        differs = " OR ".join(
-            f"NOT ({convert(f'before[{sql_string(name)}]', result.types[name])}"
-            f" <=> {convert(f'after[{sql_string(name)}]', result.types[name])})"
-            for name in key
-        )
-        moved = events.where("op = 'UPDATE' AND before IS NOT NULL AND after IS NOT NULL")
-        keep = None if wants_history else set(key_index)
-        old = project(moved.where(differs), "before", "true", descs=descs, result=result, physical=physical, only=keep)
-        all_events = projected.unionByName(old.withColumn(OP, F.lit("DELETE")))
+    # An UPDATE that moves a row to another key deletes the old key: only the old key matters there.
+    differs = " OR ".join(
+        f"NOT ({convert(f'before[{sql_string(name)}]', result.types[name])}"
+        f" <=> {convert(f'after[{sql_string(name)}]', result.types[name])})"
+        for name in key
+    )
+    moved = f"op = 'UPDATE' AND before IS NOT NULL AND after IS NOT NULL AND ({differs})"
+    all_events = project_with_moves(
+        events,
+        IMAGE,
+        is_delete,
+        moved=moved,
+        descs=descs,
+        result=result,
+        physical=physical,
+        only=None if wants_history else set(key_index),
+    )
     if wants_history:
         with step("persist_events"):
             all_events = all_events.persist(StorageLevel.MEMORY_AND_DISK)
@@ -422,7 +439,7 @@ def _holds_any(spark: SparkSession, uri: str, *, source: DataFrame, key_index: l
     """Whether the mirror holds any key of the folded batch (read at its current version: the sink is its
     only writer, and this batch's own commit to it comes after this check, replayed or not)."""
     version = delta_tables.current_version(spark, uri)
-    if version is None:
+    if version is None or not delta_tables.holds_files(spark, uri):
         return False
     held = delta_tables.read_at(spark, uri, version).select(
         *[F.col(quote(physical[i])).alias(f"_v{i}") for i in key_index]

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 
-from spark_sink import batch_stats, changelog, mirror
+from spark_sink import batch_stats, mirror
 from spark_sink.batch_stats import BatchStats
 from spark_sink.settings import SinkSettings
 from spark_sink.steps import StepClock
@@ -47,16 +46,13 @@ def process(settings: SinkSettings, app_id: str, rows: DataFrame, batch_id: int)
     """Apply one range of changelog rows to the mirrors (``rows``: the Delta source's micro-batch)."""
     report = MirrorReport(batch_id)
     step = report.steps.step
-    # mirror.apply reads the rows several times (control events, descriptors, each table's projection):
-    # the images are decoded from the changelog's Avro bodies once, here.
-    cached = changelog.expand(rows).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        with step("read_changelog"):
-            report.rows = cached.count()
-        if report.rows:
-            report.tables = mirror.apply(cached.sparkSession, settings, cached, app_id, batch_id, step=step)
-            with step("batch_stats"):
-                report.stats = batch_stats.collect(cached)
-    finally:
-        cached.unpersist()
+    # Nothing is decoded or cached here: the statistics, control events and descriptors read the envelope
+    # columns (and the descriptors alone from the bodies), and each table's projection decodes the bodies
+    # of its own rows, once (``mirror._apply_rows``). Materializing the decoded images of a whole batch cost
+    # more than decoding them.
+    with step("batch_stats"):
+        report.stats = batch_stats.collect(rows)
+        report.rows = report.stats.rows
+    if report.rows:
+        report.tables = mirror.apply(rows.sparkSession, settings, rows, app_id, batch_id, step=step)
     return report

@@ -40,8 +40,7 @@ def _long(value: int) -> str:
     return f"({value + 1}L - 1L)" if value == -(2**63) else f"{value}L"
 
 
-def project(
-    events: DataFrame,
+def projection(
     image: str,
     is_delete: str,
     *,
@@ -50,17 +49,19 @@ def project(
     physical: list[str],
     only: set[int] | None = None,
     carry: tuple[str, ...] = (),
-) -> DataFrame:
+    op: str = "op",
+) -> list[str]:
     """``order_key``, op, delete flag, event time and (``_v{i}``, ``_k{i}``) for each physical column.
 
-    ``image`` (the image map) and ``is_delete`` are SQL expressions over ``events``; the projection
-    is one ``selectExpr`` (see ``typemap.convert``). With ``only``, the other columns are unknown
-    (a DELETE of a moved key needs only the key). ``carry``: more SQL expressions to keep (``x AS name``).
+    SQL expressions (``expr AS name``) over the decoded changelog rows: ``image`` (the image map),
+    ``is_delete`` and ``op`` are SQL too (see ``typemap.convert`` for why text). With ``only``, the
+    other columns are unknown (a DELETE of a moved key needs only the key). ``carry``: more
+    expressions to keep.
     """
     described = {d.desc_id: {c.name for c in d.columns} for d in descs}
     selected = [
         f"{sequence_sql()} AS {ORDER_KEY}",
-        f"op AS {OP}",
+        f"{op} AS {OP}",
         f"({is_delete}) AS {IS_DELETE}",
         f"coalesce(ts_ms, unix_millis(_kafka_timestamp)) AS {TS_MS}",
         *carry,
@@ -83,4 +84,43 @@ def project(
                 values[desc.desc_id] = convert(f"{image}[{key}]", target)
         selected.append(f"{_by_descriptor(descs, values, null)} AS _v{i}")
         selected.append(f"{_by_descriptor(descs, known, 'false')} AS _k{i}")
-    return events.selectExpr(*selected)
+    return selected
+
+
+def project(
+    events: DataFrame,
+    image: str,
+    is_delete: str,
+    *,
+    descs: list[Descriptor],
+    result: Plan,
+    physical: list[str],
+    carry: tuple[str, ...] = (),
+) -> DataFrame:
+    """``events`` as the rows of ``projection`` (one ``selectExpr``)."""
+    return events.selectExpr(*projection(image, is_delete, descs=descs, result=result, physical=physical, carry=carry))
+
+
+def project_with_moves(
+    events: DataFrame,
+    image: str,
+    is_delete: str,
+    *,
+    moved: str,
+    descs: list[Descriptor],
+    result: Plan,
+    physical: list[str],
+    only: set[int] | None = None,
+) -> DataFrame:
+    """``project``, plus for each event where ``moved`` holds (an UPDATE that changes the key) a DELETE of
+    the old key, projected from ``before`` (``only``: the columns it needs, see ``projection``).
+
+    One pass over ``events`` (a generator over one or two structs per event): ``events`` decodes the
+    Avro bodies, and a union of two projections would decode each body twice.
+    """
+    new = ", ".join(projection(image, is_delete, descs=descs, result=result, physical=physical))
+    old = ", ".join(
+        projection("before", "true", descs=descs, result=result, physical=physical, only=only, op="'DELETE'")
+    )
+    both = f"array(struct({new}), struct({old}))"
+    return events.selectExpr(f"inline(CASE WHEN {moved} THEN {both} ELSE array(struct({new})) END)")

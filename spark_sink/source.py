@@ -85,19 +85,23 @@ IMAGE_FIELDS: Final = frozenset({"columns", "before", "after", "changed_columns"
 """The event's per-row payload: what the changelog keeps in the Avro body only (``changelog``)."""
 
 
-def reader_schema(*, envelope: bool = False) -> dict[str, object]:
-    """The current event schema; with ``envelope``, without ``IMAGE_FIELDS`` (Avro skips them: cheap)."""
+def reader_schema(*, envelope: bool = False, only: frozenset[str] | None = None) -> dict[str, object]:
+    """The current event schema; with ``envelope``, without ``IMAGE_FIELDS``; with ``only``, just those
+    fields. Avro skips the fields a reader schema leaves out without building them: cheap."""
     schema = avro.schema_json()
+    fields = schema["fields"]
+    assert isinstance(fields, list)
     if envelope:
-        fields = schema["fields"]
-        assert isinstance(fields, list)
-        schema = {**schema, "fields": [f for f in fields if f["name"] not in IMAGE_FIELDS]}
-    return schema
+        fields = [f for f in fields if f["name"] not in IMAGE_FIELDS]
+    if only is not None:
+        fields = [f for f in fields if f["name"] in only]
+    return {**schema, "fields": fields}
 
 
-def decoded_event(value: str = "value", *, envelope: bool = False) -> Column:
-    """The event struct (current schema, or its envelope) of single-object bytes in column ``value``."""
-    reader = json.dumps(reader_schema(envelope=envelope))
+def decoded_event(value: str = "value", *, envelope: bool = False, only: frozenset[str] | None = None) -> Column:
+    """The event struct (current schema, its envelope, or ``only`` some fields) of single-object bytes in
+    column ``value``."""
+    reader = json.dumps(reader_schema(envelope=envelope, only=only))
     body = F.expr(f"substring({value}, 11)")
     fingerprint = F.substring(value, 3, 8)
     options = {"mode": "PERMISSIVE", "enableStableIdentifiersForUnionType": "true", "avroSchema": reader}

@@ -42,7 +42,7 @@ def floors(
 ) -> DataFrame:
     """Per deleted key (as ``key_cols``), its newest delete's order_key (``FLOOR``), read at a pinned version."""
     version = delta_tables.current_version(spark, tomb_uri)
-    if version is None:
+    if version is None or not delta_tables.holds_files(spark, tomb_uri):
         return spark.createDataFrame(
             [],
             StructType(

@@ -106,13 +106,15 @@ def _kill_during_a_batch(command: list[str], env: dict[str, str], checkpoint: Pa
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
     try:
         # A batch left open by the previous kill is replayed first (same id, no new offsets file):
-        # let that replay commit, then kill inside the next fresh batch.
+        # let that replay commit, then kill inside the next fresh batch. Never the query's very first
+        # batch: the test asks that each query made progress between the kills.
         already = _batch_ids(checkpoint / "offsets")
         deadline = time.monotonic() + 600
         while time.monotonic() < deadline:
             if process.poll() is not None:
                 pytest.fail(f"the sink exited with {process.returncode}: {log.read_text()[-3000:]}")
-            if _batch_ids(checkpoint / "commits") >= already and _batch_ids(checkpoint / "offsets") - already:
+            committed = _batch_ids(checkpoint / "commits")
+            if committed and committed >= already and _batch_ids(checkpoint / "offsets") - already:
                 if _open_batch(checkpoint):
                     break
                 already = _batch_ids(checkpoint / "offsets")  # that batch committed before we looked: next one
