@@ -62,7 +62,8 @@ def process(
     report = BatchReport(batch_id)
     inline = settings.mirrors == "inline"
     # The mirrors need the images; a version-2 changelog alone needs only the envelope (much cheaper).
-    decoded = decode(raw, envelope=version != 1 and not inline).persist(StorageLevel.MEMORY_AND_DISK)
+    # Deserialized: a cache read twice within the batch is cheaper kept as objects than serialized.
+    decoded = decode(raw, envelope=version != 1 and not inline).persist(StorageLevel.MEMORY_AND_DISK_DESER)
     pinned: list[DataFrame] = [decoded]
     checkpointed: list[DataFrame] = []
     step = report.steps.step

@@ -248,7 +248,7 @@ def gather(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) ->
     if not lake_tables.lake_exists(spark, settings):
         raise LakeError(f"no lake at {settings.lake()}: check --lake (BINLAKE_SINK_LAKE_URI)")
     starts = topic_start_offsets(kafka, settings.topic)
-    decoded = read_topic(spark, settings, kafka).persist(StorageLevel.MEMORY_AND_DISK)
+    decoded = read_topic(spark, settings, kafka).persist(StorageLevel.MEMORY_AND_DISK_DESER)
     try:
         events = (
             changelog_rows(decoded, 1)  # every field as a column (``read_topic`` decodes them all)
@@ -262,7 +262,7 @@ def gather(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) ->
                 "before",
                 "after",
             )
-            .persist(StorageLevel.MEMORY_AND_DISK)
+            .persist(StorageLevel.MEMORY_AND_DISK_DESER)
         )
         try:
             return dataclasses.replace(_gather(spark, settings, decoded, events), topic_start=starts)

@@ -41,6 +41,7 @@ again, so a replay under a new checkpoint does not double the table.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
@@ -49,7 +50,7 @@ from typing import Final
 
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from shared.event.model import ROW_OPS
@@ -278,7 +279,7 @@ def _apply_rows(
     )
     if wants_history:
         with step("persist_events"):
-            all_events = all_events.persist(StorageLevel.MEMORY_AND_DISK)
+            all_events = all_events.persist(StorageLevel.MEMORY_AND_DISK_DESER)
     try:
         tomb_uri = settings.tombstones_uri(table)
         with step("fold"):
@@ -287,11 +288,15 @@ def _apply_rows(
             )
             # Materialized once, lineage cut: the MERGE (told not to materialize its source again) and the
             # tombstones read plain rows; the floors are read at a pinned version, so this is reproducible.
+            # The deleted keys are counted while the checkpoint is written (no job of their own).
+            counted = Observation(f"binlake-fold-{uuid.uuid4().hex}")  # unique: tables fold concurrently
             folded = (
                 _fold(all_events, key_index, len(physical))
                 .join(floor, on=key_cols, how="left")
+                .observe(counted, F.count_if("_delete").alias("deletes"))
                 .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
             )
+            deletes = int(counted.get["deletes"])
         try:
             with step("merge"):
                 _merge(
@@ -299,7 +304,14 @@ def _apply_rows(
                 )
             with step("tombstones_merge"):
                 tombstones.record(
-                    spark, tomb_uri, folded=folded, key=key, key_cols=key_cols, app_id=app_id, batch_id=batch_id
+                    spark,
+                    tomb_uri,
+                    folded=folded,
+                    key=key,
+                    key_cols=key_cols,
+                    app_id=app_id,
+                    batch_id=batch_id,
+                    deletes=deletes,
                 )
         finally:
             release(folded)

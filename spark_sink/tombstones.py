@@ -62,13 +62,24 @@ def floors(
 
 
 def record(
-    spark: SparkSession, uri: str, *, folded: DataFrame, key: list[str], key_cols: list[str], app_id: str, batch_id: int
+    spark: SparkSession,
+    uri: str,
+    *,
+    folded: DataFrame,
+    key: list[str],
+    key_cols: list[str],
+    app_id: str,
+    batch_id: int,
+    deletes: int | None = None,
 ) -> int:
-    """Append the batch's deleted keys with their delete's order_key; return how many (no commit if none)."""
+    """Append the batch's deleted keys with their delete's order_key; return how many (no commit if none).
+
+    ``deletes``: how many keys ``folded`` deletes, when the caller knows (counted while folding); else counted.
+    """
     deleted = folded.where(F.col("_delete")).select(
         *[F.col(c).alias(k) for k, c in zip(key, key_cols, strict=True)], ORDER_KEY
     )
-    count = deleted.count()
+    count = deleted.count() if deletes is None else deletes
     if count:
         delta_tables.append(deleted, uri, app_id, batch_id)
     return count
