@@ -44,6 +44,10 @@ keyed and partitioned like the normalizer does (``event_key``,
    placeholder ``ts_ms``, whose 6 varint bytes are overwritten at send time:
    the producer's per-event cost is a byte splice, not an Avro encoding.
 
+3. **Scale**: ``BINLAKE_BENCH_SINK_SCALE_EVENTS`` events (default 20,000) of
+   1, 10 and 100 tables, each case one changelog batch and one mirror batch
+   (``scale``): how the sink's time grows with the tables a batch touches.
+
 Session (the same for both contenders, reported under ``session``):
 ``local[*]``, 4 GB driver, shuffle partitions and default parallelism = the
 core count (``BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS``; the sink's own default
@@ -121,6 +125,7 @@ class BenchConfig:
     warmup_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_WARMUP_S", 10.0))
     shuffle_partitions: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS", CORES))
     warmup_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_WARMUP_EVENTS", 5_000))
+    scale_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SCALE_EVENTS", 20_000))
     spark_conf: dict[str, str] = field(
         default_factory=lambda: {**TUNING, **json.loads(os.environ.get("BINLAKE_BENCH_SINK_SPARK_CONF", "{}"))}
     )
@@ -353,11 +358,13 @@ class SinkRun:
     """From the start until the changelog query ended (mirrors=follow: the mirror query runs after it)."""
 
 
-def sink_copy(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> SinkRun:
+def sink_copy(
+    spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path, **overrides: Any
+) -> SinkRun:
     from spark_sink import job
     from spark_sink.metrics import SinkMetrics
 
-    settings = _sink_settings(config, lake=lake.as_uri(), topic=topic)
+    settings = _sink_settings(config, lake=lake.as_uri(), topic=topic, **overrides)
     reports: list[Any] = []
     metrics = SinkMetrics()
     listener = job.attach_listener(spark, metrics)
@@ -622,7 +629,47 @@ def _throughput(
     }
 
 
-PARTS: Final = ("throughput", "freshness")
+SCALE_TABLES: Final = (1, 10, 100)
+
+
+def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> dict[str, Any]:
+    """The same number of events over 1, 10 and 100 tables, one micro-batch each: the sink's time per case.
+
+    Each case is one changelog batch and one mirror batch (available-now, ``maxOffsetsPerTrigger`` above
+    the event count), after a small warm-up; ``ratio_100_vs_1`` is the 100-table case's time over the
+    1-table case's (what a table costs once its rows are paid for).
+    """
+    bootstrap = kafka.bootstrap_servers
+    suffix = os.urandom(4).hex()
+    cases: dict[str, Any] = {}
+    warm = f"bench-sink-scale-warm-{suffix}"
+    asyncio.run(create_topic(bootstrap, warm))
+    asyncio.run(produce(bootstrap, warm, generate(min(2_000, config.scale_events), tables=1)))
+    sink_copy(spark, kafka, config, warm, tmp / "scale-warm", max_offsets_per_trigger=config.scale_events * 2)
+    for tables in SCALE_TABLES:
+        items = generate(config.scale_events, tables=tables)
+        topic = f"bench-sink-scale{tables}-{suffix}"
+        asyncio.run(create_topic(bootstrap, topic))
+        asyncio.run(produce(bootstrap, topic, items))
+        lake = tmp / f"scale-{tables}"
+        run = sink_copy(spark, kafka, config, topic, lake, max_offsets_per_trigger=len(items) * 2)
+        shutil.rmtree(lake, ignore_errors=True)
+        changelog_s = run.changelog_seconds
+        cases[str(tables)] = {
+            "events": len(items),
+            "seconds": round(run.seconds, 3),
+            "changelog_s": None if changelog_s is None else round(changelog_s, 3),
+            "mirrors_s": None if changelog_s is None else round(run.seconds - changelog_s, 3),
+            "mirror_seconds_by_step": _steps(run.mirror_reports),
+        }
+    first, last = cases[str(SCALE_TABLES[0])]["seconds"], cases[str(SCALE_TABLES[-1])]["seconds"]
+    return {
+        "tables": cases,
+        f"ratio_{SCALE_TABLES[-1]}_vs_{SCALE_TABLES[0]}": round(last / first, 2) if first else None,
+    }
+
+
+PARTS: Final = ("throughput", "freshness", "scale")
 
 
 def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] = PARTS) -> dict[str, Any]:
@@ -652,6 +699,8 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
             if "throughput" in parts:
                 report["throughput"] = _throughput(spark, kafka, config, tmp, items)
             del items
+            if "scale" in parts:
+                report["scale"] = scale(spark, kafka, config, tmp)
             if "freshness" in parts:
                 topic = f"bench-sink-fresh-{os.urandom(4).hex()}"
                 asyncio.run(create_topic(bootstrap, topic))
