@@ -79,18 +79,16 @@ def process(
         with step("not_yet_written"):
             seen = None
             unproven = where.ranges if frontier is None else frontier.unproven(where.ranges)
+            held: dict[tuple[str, int], int] = {}
             if changelog_version is not None and unproven:
                 written = delta_tables.read_at(spark, changelog_uri, changelog_version)
                 held = changelog.held_from(written, unproven)
                 if any(held.get((r.topic, r.partition), r.last + 1) <= r.last for r in unproven):
                     seen = changelog.written_in(written, where.partitions, where.ranges)
-                if frontier is not None:
-                    for r in unproven:
-                        if (r.topic, r.partition) not in held:
-                            frontier.prove(r.topic, r.partition, r.first)
-            elif changelog_version is None and frontier is not None:
-                for r in where.ranges:
-                    frontier.prove(r.topic, r.partition, r.first)
+            if frontier is not None:
+                for r in unproven:
+                    if (r.topic, r.partition) not in held:
+                        frontier.prove(r.topic, r.partition, r.first)
             fresh = changelog.not_yet_written(rows, seen)
             full = fresh
             if inline:

@@ -188,14 +188,16 @@ def survey(decoded: DataFrame, partition_by: list[str], *, now_ms: int | None = 
     return where, batch_stats.summarize(found)
 
 
-def in_ranges(ranges: list[OffsetRange]) -> Column:
-    """Rows inside any of ``ranges``: Delta skips the files whose offset statistics lie outside them."""
+def in_ranges(ranges: list[OffsetRange], *, to_end: bool = False) -> Column:
+    """Rows inside any of ``ranges`` (``to_end``: at or after a range's first offset, whatever its last):
+    Delta skips the files whose offset statistics lie outside them."""
     condition = F.lit(False)
     for r in ranges:
+        offset = F.col("_kafka_offset")
         condition = condition | (
             (F.col("_kafka_topic") == r.topic)
             & (F.col("_kafka_partition") == r.partition)
-            & F.col("_kafka_offset").between(r.first, r.last)
+            & (offset >= r.first if to_end else offset.between(r.first, r.last))
         )
     return condition
 
@@ -240,14 +242,8 @@ def held_from(written: DataFrame, ranges: list[OffsetRange]) -> dict[tuple[str, 
     """Per topic partition of ``ranges``, the smallest offset ``written`` holds at or after the range's
     first offset (partitions holding none are absent). Delta's per-file offset statistics skip the files
     that end before it, so on a live lake this reads next to nothing."""
-    condition = F.lit(False)
-    for r in ranges:
-        condition = condition | (
-            (F.col("_kafka_topic") == r.topic)
-            & (F.col("_kafka_partition") == r.partition)
-            & (F.col("_kafka_offset") >= r.first)
-        )
-    found = written.where(condition).groupBy("_kafka_topic", "_kafka_partition").agg(F.min("_kafka_offset")).collect()
+    held = written.where(in_ranges(ranges, to_end=True)).groupBy("_kafka_topic", "_kafka_partition")
+    found = held.agg(F.min("_kafka_offset")).collect()
     return {(row[0], int(row[1])): int(row[2]) for row in found}
 
 

@@ -15,7 +15,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StructType
@@ -43,6 +43,14 @@ class TableState:
     properties: dict[str, str]
 
 
+def _snapshot(spark: SparkSession, uri: str) -> Any:
+    """The table's latest Delta ``Snapshot`` (a JVM object; version -1 when there is no table)."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
+    return log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+
+
 def state(spark: SparkSession, uri: str) -> TableState | None:
     """The table's state from Delta's transaction log (None: no table there), without running a Spark job.
 
@@ -52,10 +60,7 @@ def state(spark: SparkSession, uri: str) -> TableState | None:
     run a job; a micro-batch asks it a few times per table. ``DeltaLog`` is
     Delta's internal API: the pinned delta-spark version is tested against it.
     """
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
-    snapshot = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+    snapshot = _snapshot(spark, uri)
     version = int(snapshot.version())
     if version < 0:
         return None
@@ -70,10 +75,7 @@ def holds_files(spark: SparkSession, uri: str) -> bool:
     From the snapshot's checksum (Delta writes one per commit), so no Spark job: it lets a batch skip
     reading a table that cannot hold anything, such as a new mirror's or an empty tombstone table.
     """
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
-    snapshot = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+    snapshot = _snapshot(spark, uri)
     return int(snapshot.version()) >= 0 and int(snapshot.numOfFiles()) > 0
 
 

@@ -70,16 +70,12 @@ def record(
     key_cols: list[str],
     app_id: str,
     batch_id: int,
-    deletes: int | None = None,
-) -> int:
-    """Append the batch's deleted keys with their delete's order_key; return how many (no commit if none).
-
-    ``deletes``: how many keys ``folded`` deletes, when the caller knows (counted while folding); else counted.
-    """
-    deleted = folded.where(F.col("_delete")).select(
-        *[F.col(c).alias(k) for k, c in zip(key, key_cols, strict=True)], ORDER_KEY
-    )
-    count = deleted.count() if deletes is None else deletes
-    if count:
+    deletes: int,
+) -> None:
+    """Append the batch's ``deletes`` deleted keys (counted while folding) with their delete's order_key;
+    no commit if none."""
+    if deletes:
+        deleted = folded.where(F.col("_delete")).select(
+            *[F.col(c).alias(k) for k, c in zip(key, key_cols, strict=True)], ORDER_KEY
+        )
         delta_tables.append(deleted, uri, app_id, batch_id)
-    return count
