@@ -149,9 +149,22 @@ def set_properties(spark: SparkSession, uri: str, values: dict[str, str]) -> Non
     spark.sql(f"ALTER TABLE {ref(uri)} SET TBLPROPERTIES ({_properties_sql(values)})")
 
 
-def append(frame: DataFrame, uri: str, app_id: str, version: int, *, partition_by: list[str] | None = None) -> None:
-    """Append exactly once: Delta skips the write if the table already has (app_id, version)."""
+def append(
+    frame: DataFrame,
+    uri: str,
+    app_id: str,
+    version: int,
+    *,
+    partition_by: list[str] | None = None,
+    options: dict[str, str] | None = None,
+) -> None:
+    """Append exactly once: Delta skips the write if the table already has (app_id, version).
+
+    ``options``: more writer options; ``delta.*`` ones become table properties when the append creates the table.
+    """
     writer = frame.write.format("delta").mode("append").option("txnAppId", app_id).option("txnVersion", str(version))
+    for name, value in (options or {}).items():
+        writer = writer.option(name, value)
     if partition_by:
         writer = writer.partitionBy(*partition_by)
     writer.save(uri)

@@ -19,8 +19,12 @@ already committed):
    is MERGEd into the mirror (appended when the mirror holds none of its keys:
    an initial load, an insert-only table), then the deletes are appended to
    the tombstones.
-   Steps 3-4 are one aggregation per table and one MERGE: the fold does not
-   read the mirror, and the MERGE applies the floor column by column (``_fold``);
+   Steps 3-4 are one aggregation and one MERGE per table: the fold does not
+   read the mirror, and the MERGE applies the floor column by column (``_fold``).
+   The batch's keyed tables with few rows (``mirror_shared_fold_rows``) and
+   no history share one aggregation instead (``mirror_fold``): a fold of its
+   own costs a table seconds of fixed Spark work, however few its rows.
+   A table's tombstone table is created by its first delete;
 5. history (SCD2) tables, for the tables that ask for one (``history``).
 
 Steps 1-2 run table by table; steps 3-5 of all the batch's tables run on a
@@ -54,11 +58,20 @@ from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from shared.event.model import ROW_OPS
-from spark_sink import changelog, delta_tables, history, tombstones
+from spark_sink import changelog, delta_tables, history, mirror_fold, tombstones
 from spark_sink.control_events import TableControl, collect
 from spark_sink.delta_tables import quote, release
+from spark_sink.mirror_fold import FoldTable
 from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, ColumnDesc, Descriptor, Plan
-from spark_sink.mirror_project import DESC, IS_DELETE, project, project_with_moves, with_descriptor_id
+from spark_sink.mirror_project import (
+    DESC,
+    IMAGE,
+    IS_DELETE,
+    LAST_DELETE,
+    project,
+    project_with_moves,
+    with_descriptor_id,
+)
 from spark_sink.mirror_schema import partition_columns, prepare
 from spark_sink.order import origin_sql, sequence
 from spark_sink.settings import SinkSettings
@@ -70,24 +83,24 @@ TRUNCATE_APP: Final = ".truncate"
 """Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""
 SCHEDULER_POOL: Final = "spark.scheduler.pool"
 _DDL_DESCRIPTOR: Final = 0
-IMAGE: Final = "_image"
-LAST_DELETE: Final = "_ld"
-"""The folded row's newest DELETE in the batch (its sequence), NULL when the batch deletes nothing."""
 
 
-def descriptors(rows: DataFrame) -> dict[str, list[Descriptor]]:
-    """Each source table's distinct column descriptors in the batch's row events (a handful: collected)."""
+def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str, int]]:
+    """Each source table's distinct column descriptors in the batch's row events (a handful: collected),
+    and its number of row events."""
     found: dict[str, list[Descriptor]] = {}
+    counts: dict[str, int] = {}
     if changelog.BODY in rows.columns:
         # A version-2 changelog: only the descriptors are decoded (Avro skips the images without building
         # them); each table's images are decoded later, once, by its own projection.
         rows = rows.withColumn("columns", decoded_event(changelog.BODY, only=frozenset({"columns"}))["columns"])
     distinct = (
         with_descriptor_id(rows)
-        .select("source_table", DESC, "columns", "primary_key")
-        .dropDuplicates(["source_table", DESC])
+        .groupBy("source_table", DESC)
+        .agg(F.first("columns").alias("columns"), F.first("primary_key").alias("primary_key"), F.count("*").alias("n"))
     )
     for row in distinct.collect():
+        counts[row["source_table"]] = counts.get(row["source_table"], 0) + int(row["n"])
         columns = tuple(
             ColumnDesc(c["name"], c["logical_type"], c["precision"], c["scale"]) for c in row["columns"] or []
         )
@@ -96,7 +109,7 @@ def descriptors(rows: DataFrame) -> dict[str, list[Descriptor]]:
         )
     for values in found.values():
         values.sort(key=lambda d: d.desc_id)
-    return found
+    return found, counts
 
 
 Step = Callable[[str], AbstractContextManager[None]]
@@ -117,7 +130,7 @@ def apply(
         control = collect(rows)
     row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
     with step("descriptors"):
-        tables = descriptors(row_events)
+        tables, row_counts = descriptors(row_events)
     touched: list[str] = []
     work: list[_TableWork] = []
     for table in sorted(set(tables) | set(control)):
@@ -131,25 +144,70 @@ def apply(
         touched.append(table)
         if prepared is not None:
             work.append(prepared)
+    # Keyed tables without history whose rows are few share one fold (``mirror_fold``): a fold of its own
+    # costs a table a few fixed seconds; a large table's own fold is cheaper per row than the generic one.
+    shared = [
+        item
+        for item in work
+        if item.key
+        and not settings.wants_history(item.table)
+        and row_counts.get(item.table, 0) < settings.mirror_shared_fold_rows
+    ]
+    shared_tables = {item.table for item in shared}
     with delta_tables.idempotent_dml(spark, app_id, batch_id):
-        if len(work) <= 1 or settings.table_parallelism == 1:
-            for item in work:
-                _apply_rows(spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step)
-        else:
-            # A pool thread is a new JVM thread too (pinned threads): it gets the batch's scheduler pool
-            # (job._started) explicitly, since Spark's local properties only pass to child JVM threads.
-            scheduler_pool = spark.sparkContext.getLocalProperty(SCHEDULER_POOL)
+        folded: DataFrame | None = None
+        deletes: dict[str, int] = {}
+        if shared:
+            with step("fold"):
+                folded = mirror_fold.fold_all(
+                    spark, row_events, [FoldTable(w.table, w.descs, w.result, w.key, w.truncated_at) for w in shared]
+                )
+                deletes = mirror_fold.deletes_per_table(folded)
+        try:
 
-            def apply_rows(item: _TableWork) -> None:
-                if scheduler_pool is not None:
-                    spark.sparkContext.setLocalProperty(SCHEDULER_POOL, scheduler_pool)
-                _apply_rows(spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step)
+            def apply_one(item: _TableWork) -> None:
+                if folded is not None and item.table in shared_tables:
+                    _apply_folded(
+                        spark,
+                        settings,
+                        item,
+                        folded,
+                        deletes=deletes.get(item.table, 0),
+                        app_id=app_id,
+                        batch_id=batch_id,
+                        step=step,
+                    )
+                else:
+                    _apply_rows(spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step)
 
-            with ThreadPoolExecutor(min(settings.table_parallelism, len(work)), "binlake-mirror") as pool:
-                futures = [pool.submit(apply_rows, item) for item in work]
-                for future in futures:
-                    future.result()  # the first failure fails the batch (Spark replays it)
+            _each_table(spark, settings, work, apply_one)
+        finally:
+            if folded is not None:
+                release(folded)
     return touched
+
+
+def _each_table(
+    spark: SparkSession, settings: SinkSettings, work: list[_TableWork], apply_one: Callable[[_TableWork], None]
+) -> None:
+    """Run ``apply_one`` for every table, on ``table_parallelism`` threads (the first failure fails the batch)."""
+    if len(work) <= 1 or settings.table_parallelism == 1:
+        for item in work:
+            apply_one(item)
+        return
+    # A pool thread is a new JVM thread too (pinned threads): it gets the batch's scheduler pool
+    # (job._started) explicitly, since Spark's local properties only pass to child JVM threads.
+    scheduler_pool = spark.sparkContext.getLocalProperty(SCHEDULER_POOL)
+
+    def run(item: _TableWork) -> None:
+        if scheduler_pool is not None:
+            spark.sparkContext.setLocalProperty(SCHEDULER_POOL, scheduler_pool)
+        apply_one(item)
+
+    with ThreadPoolExecutor(min(settings.table_parallelism, len(work)), "binlake-mirror") as pool:
+        futures = [pool.submit(run, item) for item in work]
+        for future in futures:
+            future.result()  # the first failure fails the batch (Spark replays it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +245,9 @@ def _prepare_table(
         if missing:
             raise ValueError(f"{table}: key columns {missing} are not described by its events")
         with step("tombstones_schema"):
-            tombstones.ensure(spark, settings.tombstones_uri(table), key, result.types, table)
+            tomb_uri = settings.tombstones_uri(table)
+            if delta_tables.exists(spark, tomb_uri):  # else its first delete creates it (``tombstones.record``)
+                tombstones.ensure(spark, tomb_uri, key, result.types, table)
             if settings.wants_history(table):
                 history_uri = settings.history_uri(table)
                 partition_by = None
@@ -312,6 +372,8 @@ def _apply_rows(
                     app_id=app_id,
                     batch_id=batch_id,
                     deletes=deletes,
+                    types=result.types,
+                    table=table,
                 )
         finally:
             release(folded)
@@ -331,6 +393,57 @@ def _apply_rows(
         if wants_history:
             with step("unpersist"):
                 all_events.unpersist()
+
+
+def _apply_folded(
+    spark: SparkSession,
+    settings: SinkSettings,
+    work: _TableWork,
+    folded: DataFrame,
+    *,
+    deletes: int,
+    app_id: str,
+    batch_id: int,
+    step: Step,
+) -> None:
+    """MERGE one keyed table's share of the batch's shared fold (``mirror_fold``), then its tombstones."""
+    table, result, key = work.table, work.result, work.key
+    physical = list(result.types)
+    key_index = [physical.index(k) for k in key]
+    key_cols = [f"_v{i}" for i in key_index]
+    tomb_uri = settings.tombstones_uri(table)
+    with step("floors"):
+        floor = tombstones.floors(
+            spark, tomb_uri=tomb_uri, key=key, key_cols=key_cols, types=[result.types[k] for k in key]
+        )
+    # The shared fold is checkpointed and the floors are read at a pinned version: the MERGE and the
+    # tombstones read the same rows.
+    source = mirror_fold.table_rows(folded, table, result=result, physical=physical, key_index=key_index).join(
+        floor, on=key_cols, how="left"
+    )
+    with step("merge"):
+        _merge(
+            spark,
+            settings.mirror_uri(table),
+            source=source,
+            key_index=key_index,
+            physical=physical,
+            app_id=app_id,
+            batch_id=batch_id,
+        )
+    with step("tombstones_merge"):
+        tombstones.record(
+            spark,
+            tomb_uri,
+            folded=source,
+            key=key,
+            key_cols=key_cols,
+            app_id=app_id,
+            batch_id=batch_id,
+            deletes=deletes,
+            types=result.types,
+            table=table,
+        )
 
 
 def _append_keyless(

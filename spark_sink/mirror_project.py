@@ -22,6 +22,9 @@ from spark_sink.typemap import convert, sql_string
 DESC: Final = "_desc"
 IS_DELETE: Final = "_is_delete"
 TS_MS: Final = "_ts_ms"
+IMAGE: Final = "_image"
+LAST_DELETE: Final = "_ld"
+"""The folded row's newest DELETE in the batch (its sequence), NULL when the batch deletes nothing."""
 
 
 def with_descriptor_id(rows: DataFrame) -> DataFrame:

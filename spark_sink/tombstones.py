@@ -71,11 +71,23 @@ def record(
     app_id: str,
     batch_id: int,
     deletes: int,
+    types: dict[str, DataType],
+    table: str,
 ) -> None:
     """Append the batch's ``deletes`` deleted keys (counted while folding) with their delete's order_key;
-    no commit if none."""
-    if deletes:
-        deleted = folded.where(F.col("_delete")).select(
-            *[F.col(c).alias(k) for k, c in zip(key, key_cols, strict=True)], ORDER_KEY
-        )
-        delta_tables.append(deleted, uri, app_id, batch_id)
+    no commit if none.
+
+    The tombstone table is created by its first delete, in that append's own commit (one commit, not a
+    creation and an append): a table that never deletes has none. Such a table carries no ``binlake.*``
+    properties (a write cannot set them); its mirror, in the same folder, names its source table.
+    """
+    if not deletes:
+        return
+    exists = delta_tables.exists(spark, uri)
+    if exists:
+        ensure(spark, uri, key, types, table)  # the key columns follow the mirror's widened types
+    deleted = folded.where(F.col("_delete")).select(
+        *[F.col(c).cast(types[k]).alias(k) for k, c in zip(key, key_cols, strict=True)], ORDER_KEY
+    )
+    options = {} if exists else {"delta.enableTypeWidening": "true"}
+    delta_tables.append(deleted, uri, app_id, batch_id, options=options)

@@ -171,7 +171,15 @@ async def test_mirror_history_and_schema_rules(
     topic = f"sem-{tmp_path.name}"
     await kafka_tools.create_topics(kafka_bootstrap, {topic: 1})
     lake = (tmp_path / "lake").as_uri()
-    settings = sink_settings_for_tests(topic=topic, lake_uri=lake, history_tables=["t.keyed"], mirrors=mirrors)
+    # follow: the small keyed tables share one fold (mirror_fold); inline: every table folds on its own.
+    shared_fold_rows = 5000 if mirrors == "follow" else 0
+    settings = sink_settings_for_tests(
+        topic=topic,
+        lake_uri=lake,
+        history_tables=["t.keyed"],
+        mirrors=mirrors,
+        mirror_shared_fold_rows=shared_fold_rows,
+    )
     keyed, log, types, mixed = (settings.mirror_uri(f"t.{name}") for name in ("keyed", "log", "types", "mixed"))
     tombs, history = settings.tombstones_uri("t.keyed"), settings.history_uri("t.keyed")
 

@@ -68,3 +68,20 @@ def test_unknown_zone_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BINLAKE_SOURCE_TIMEZONE", "Mars/Base")
     with pytest.raises(ValidationError, match="unknown time zone"):
         NormalizerSettings()
+
+
+# Variables the docs may name that are not settings: build switches and the compose file's own.
+_NOT_SETTINGS = {"BINLAKE_COMPILE", "BINLAKE_TESTCONTAINERS", "BINLAKE_VENDOR_TOPICS"}
+
+
+def test_docs_name_only_real_variables() -> None:
+    """Every ``BINLAKE_*`` variable the README and docs name is a setting (or a known build switch)."""
+    import re
+
+    root = Path(__file__).parents[2]
+    known = set(re.findall(r"BINLAKE_[A-Z0-9_]*[A-Z0-9]", markdown())) | _NOT_SETTINGS
+    for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
+        # A name ending in "_" is a prefix (``BINLAKE_SINK_*``), not a variable.
+        named = {n for n in re.findall(r"BINLAKE_[A-Z0-9_]*", page.read_text("utf-8")) if not n.endswith("_")}
+        unknown = sorted(named - known)
+        assert not unknown, f"{page.name} names variables no setting has: {unknown}"

@@ -1,0 +1,215 @@
+"""One fold for every keyed table of a mirror batch: per (table, key) what the batch knows of it.
+
+A fold per table costs a few Spark jobs of fixed cost (a scan, code generated
+for the table's own projection, an aggregation, a checkpoint), whatever the
+table's number of rows: a batch touching 100 small tables paid it 100 times.
+This fold is one aggregation over the row events of all the batch's keyed
+tables, generic in their columns: each event's image is exploded into
+(column, value) entries, the values still the canonical value structs (typed
+by their union branch, not yet by a mirror column), and two aggregations keep
+
+- per (table, key, physical column): the newest value known (``max_by`` on the
+  sequence) and that event's sequence;
+- per (table, key): the newest sequence, whether its newest event is a
+  DELETE, and its newest DELETE's sequence.
+
+A table's rows are then one projection of the checkpointed result
+(``table_rows``): each physical column's value converted to its mirror type
+(``typemap.convert``), in the ``_v{i}``/``_o{i}`` columns the MERGE reads
+(``mirror._merge``), the same as the table's own fold made (``mirror._fold``).
+
+Which physical column an entry fills is the batch's plan (``mirror_plan``):
+the routes are a small table joined to the entries, by (table, logical
+column) or, where a table's descriptors route differently (a type changed
+mid-batch), by (table, descriptor, logical column). An entry fills every
+physical column of its logical column: the routed one with its value, the
+others with NULL (a column moved to a fallback column empties the old one).
+Grouping is by the key's canonical values (``_key_text``: the mirror's key
+columns' value structs as JSON); integer widths
+share one union branch, so widening a key column keeps its keys equal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+
+from spark_sink import changelog
+from spark_sink.mirror_plan import ORDER_KEY, Descriptor, Plan
+from spark_sink.mirror_project import DESC, IMAGE, LAST_DELETE, with_descriptor_id
+from spark_sink.order import sequence_sql
+from spark_sink.typemap import convert, sql_string
+
+TABLE: Final = "source_table"
+KEY: Final = "_key"
+KEY_COLUMNS: Final = "_key_columns"
+"""The table's key column names (an array): the mirror's key, not necessarily the event's ``primary_key``."""
+"""The key's canonical values as JSON text: the grouping key of the fold."""
+PHYS: Final = "_phys"
+COLUMNS: Final = "_cols"
+"""map<physical column, struct<v: value struct, o: sequence>>: each column's newest known value."""
+_ROUTES_SCHEMA: Final = StructType(
+    [
+        StructField(TABLE, StringType(), False),
+        StructField(DESC, LongType(), False),
+        StructField("_logical", StringType(), False),
+        StructField(PHYS, StringType(), False),
+        StructField("_routed", BooleanType(), False),
+    ]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FoldTable:
+    """A keyed table of the batch: its descriptors, plan and TRUNCATE floor (the serial phase decided them)."""
+
+    table: str
+    descs: list[Descriptor]
+    result: Plan
+    key: list[str]
+    """The mirror's key columns (the events' own, or configured for tables whose events name none)."""
+    truncated_at: str | None
+
+
+def _route_rows(item: FoldTable) -> tuple[bool, list[tuple[str, int, str, str, bool]]]:
+    """The table's (table, descriptor, logical, physical, routed) rows; whether they differ by descriptor."""
+    per_desc: dict[int, set[tuple[str, str, bool]]] = {}
+    for desc in item.descs:
+        entries: set[tuple[str, str, bool]] = set()
+        for column in desc.columns:
+            for phys in item.result.physical_of(column.name):
+                entries.add((column.name, phys, item.result.routes.get((desc.desc_id, column.name)) == phys))
+        per_desc[desc.desc_id] = entries
+    distinct = {frozenset(e) for e in per_desc.values()}
+    if len(distinct) <= 1:
+        only = next(iter(per_desc.values()), set())
+        return False, [(item.table, 0, logical, phys, routed) for logical, phys, routed in sorted(only)]
+    rows = [
+        (item.table, desc_id, logical, phys, routed)
+        for desc_id, entries in per_desc.items()
+        for logical, phys, routed in sorted(entries)
+    ]
+    return True, rows
+
+
+def _key_text(image: str) -> str:
+    return f"to_json(transform({KEY_COLUMNS}, k -> {image}[k]))"
+
+
+def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]) -> DataFrame:
+    """The batch's row events of ``tables`` folded per (table, key), checkpointed (release it when done).
+
+    Columns: ``source_table``, ``_key``, ``ORDER_KEY`` (newest sequence), ``_delete`` (the newest event
+    is a DELETE), ``LAST_DELETE`` (newest DELETE's sequence or NULL), ``_cols`` (see ``COLUMNS``).
+    """
+    by_desc: list[str] = []
+    routes: list[tuple[str, int, str, str, bool]] = []
+    for item in tables:
+        varies, rows = _route_rows(item)
+        if varies:
+            by_desc.append(item.table)
+        routes += rows
+    names = sorted(t.table for t in tables)
+    events = changelog.expand(row_events.where(F.col(TABLE).isin(names)))
+    floors = {t.table: t.truncated_at for t in tables if t.truncated_at is not None}
+    if floors:
+        pairs = ", ".join(f"{sql_string(t)}, {sql_string(at)}" for t, at in sorted(floors.items()))
+        events = events.where(f"{sequence_sql()} > coalesce(map({pairs})[{TABLE}], '')")
+    keys = ", ".join(f"{sql_string(t.table)}, array({', '.join(sql_string(k) for k in t.key)})" for t in tables)
+    events = events.withColumn(KEY_COLUMNS, F.expr(f"map({keys})[{TABLE}]"))
+    if by_desc:
+        events = with_descriptor_id(events).withColumn(
+            DESC, F.when(F.col(TABLE).isin(by_desc), F.col(DESC)).otherwise(F.lit(0))
+        )
+    else:
+        events = events.withColumn(DESC, F.lit(0).cast("long"))
+    is_delete = "op = 'DELETE'"
+    # An UPDATE that moves a row to another key also deletes the old key, known by its key columns only.
+    moved = (
+        f"op = 'UPDATE' AND before IS NOT NULL AND after IS NOT NULL"
+        f" AND NOT ({_key_text('before')} <=> {_key_text('after')})"
+    )
+    image = f"CASE WHEN {is_delete} THEN before ELSE after END"
+    new = f"struct({is_delete} AS _del, {image} AS {IMAGE})"
+    old = f"struct(true AS _del, map_filter(before, (k, v) -> array_contains({KEY_COLUMNS}, k)) AS {IMAGE})"
+    events = events.selectExpr(
+        TABLE,
+        DESC,
+        KEY_COLUMNS,
+        f"{sequence_sql()} AS _seq",
+        f"inline(CASE WHEN {moved} THEN array({new}, {old}) ELSE array({new}) END)",
+    )
+    events = events.where(f"NOT exists({KEY_COLUMNS}, k -> {IMAGE}[k] IS NULL)")
+    # One entry per event (no column: the event's own facts) and one per column its image holds.
+    entries = events.selectExpr(
+        TABLE,
+        DESC,
+        "_seq",
+        "_del",
+        f"{_key_text(IMAGE)} AS {KEY}",
+        f"inline(concat(array(struct(CAST(NULL AS STRING) AS key, CAST(NULL AS {_value_type(events)}) AS value)),"
+        f" map_entries({IMAGE})))",
+    )
+    route_frame = F.broadcast(spark.createDataFrame(routes, _ROUTES_SCHEMA))
+    joined = entries.join(
+        route_frame,
+        on=(entries[TABLE] == route_frame[TABLE])
+        & (entries[DESC] == route_frame[DESC])
+        & (entries["key"] == route_frame["_logical"]),
+        how="left",
+    ).where(entries["key"].isNull() | route_frame[PHYS].isNotNull())  # a column no route stores is dropped
+    joined = joined.select(
+        entries[TABLE].alias(TABLE), KEY, "_seq", "_del", PHYS, F.expr("CASE WHEN _routed THEN value END").alias("v")
+    )
+    # Both aggregations group by (table, key) first: one shuffle (hash partitioning on a prefix of the
+    # first aggregation's grouping satisfies it).
+    per_column = (
+        joined.repartition(TABLE, KEY)
+        .groupBy(TABLE, KEY, PHYS)
+        .agg(
+            F.expr("max(_seq) AS _newest"),
+            F.expr("max_by(_del, _seq) AS _del_newest"),
+            F.expr("max(CASE WHEN _del THEN _seq END) AS _ld"),
+            F.expr("max_by(v, _seq) AS v"),
+        )
+    )
+    folded = per_column.groupBy(TABLE, KEY).agg(
+        F.expr(f"max(CASE WHEN {PHYS} IS NULL THEN _newest END) AS {ORDER_KEY}"),
+        F.expr(f"max(CASE WHEN {PHYS} IS NULL THEN _del_newest END) AS _delete"),
+        F.expr(f"max(CASE WHEN {PHYS} IS NULL THEN _ld END) AS {LAST_DELETE}"),
+        F.expr(
+            f"map_from_entries(collect_list(CASE WHEN {PHYS} IS NOT NULL THEN"
+            f" struct({PHYS}, struct(v, _newest AS o)) END)) AS {COLUMNS}"
+        ),
+    )
+    return folded.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+
+def _value_type(events: DataFrame) -> str:
+    """The image map's value struct type, as SQL (the NULL entry's type must match the map's)."""
+    image_type = events.schema[IMAGE].dataType
+    value_type = image_type.valueType  # type: ignore[attr-defined]
+    return str(value_type.simpleString())
+
+
+def deletes_per_table(folded: DataFrame) -> dict[str, int]:
+    """How many keys each table's newest event deletes (the tombstones to append): one small job."""
+    counted = folded.where("_delete").groupBy(TABLE).count().collect()
+    return {row[TABLE]: int(row["count"]) for row in counted}
+
+
+def table_rows(folded: DataFrame, table: str, *, result: Plan, physical: list[str], key_index: list[int]) -> DataFrame:
+    """One table's folded rows in the mirror's columns: ``_v{i}`` typed values, ``_o{i}`` their sequences."""
+    selected = [f"{ORDER_KEY}", "_delete", LAST_DELETE]
+    for i, phys in enumerate(physical):
+        entry = f"{COLUMNS}[{sql_string(phys)}]"
+        selected.append(f"{convert(f'{entry}.v', result.types[phys])} AS _v{i}")
+        if i not in key_index:
+            selected.append(f"{entry}.o AS _o{i}")
+    rows = folded.where(F.col(TABLE) == table).selectExpr(*selected)
+    return rows.where(" AND ".join(f"_v{i} IS NOT NULL" for i in key_index))
