@@ -92,7 +92,7 @@ def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str,
     counts: dict[str, int] = {}
     if changelog.BODY in rows.columns:
         # A version-2 changelog: only the descriptors are decoded (Avro skips the images without building
-        # them); each table's images are decoded later, once, by its own projection.
+        # them); each table's images are decoded later, once: by its own projection or by the shared fold.
         rows = rows.withColumn("columns", decoded_event(changelog.BODY, only=frozenset({"columns"}))["columns"])
     distinct = (
         with_descriptor_id(rows)
