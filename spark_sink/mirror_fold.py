@@ -25,8 +25,8 @@ mid-batch), by (table, descriptor, logical column). An entry fills every
 physical column of its logical column: the routed one with its value, the
 others with NULL (a column moved to a fallback column empties the old one).
 Grouping is by the key's canonical values (``_key_text``: the mirror's key
-columns' value structs as JSON); integer widths
-share one union branch, so widening a key column keeps its keys equal.
+columns' value structs as JSON); integer widths share one union branch, so
+widening a key column keeps its keys equal.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from typing import Final
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, LongType, MapType, StringType, StructField, StructType
 
 from spark_sink import changelog
 from spark_sink.mirror_plan import ORDER_KEY, Descriptor, Plan
@@ -193,8 +193,8 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
 def _value_type(events: DataFrame) -> str:
     """The image map's value struct type, as SQL (the NULL entry's type must match the map's)."""
     image_type = events.schema[IMAGE].dataType
-    value_type = image_type.valueType  # type: ignore[attr-defined]
-    return str(value_type.simpleString())
+    assert isinstance(image_type, MapType), image_type
+    return str(image_type.valueType.simpleString())
 
 
 def deletes_per_table(folded: DataFrame) -> dict[str, int]:
@@ -205,7 +205,7 @@ def deletes_per_table(folded: DataFrame) -> dict[str, int]:
 
 def table_rows(folded: DataFrame, table: str, *, result: Plan, physical: list[str], key_index: list[int]) -> DataFrame:
     """One table's folded rows in the mirror's columns: ``_v{i}`` typed values, ``_o{i}`` their sequences."""
-    selected = [f"{ORDER_KEY}", "_delete", LAST_DELETE]
+    selected = [ORDER_KEY, "_delete", LAST_DELETE]
     for i, phys in enumerate(physical):
         entry = f"{COLUMNS}[{sql_string(phys)}]"
         selected.append(f"{convert(f'{entry}.v', result.types[phys])} AS _v{i}")
