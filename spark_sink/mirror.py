@@ -358,23 +358,17 @@ def _apply_rows(
             )
             deletes = int(counted.get["deletes"])
         try:
-            with step("merge"):
-                _merge(
-                    spark, uri, source=folded, key_index=key_index, physical=physical, app_id=app_id, batch_id=batch_id
-                )
-            with step("tombstones_merge"):
-                tombstones.record(
-                    spark,
-                    tomb_uri,
-                    folded=folded,
-                    key=key,
-                    key_cols=key_cols,
-                    app_id=app_id,
-                    batch_id=batch_id,
-                    deletes=deletes,
-                    types=result.types,
-                    table=table,
-                )
+            _write_folded(
+                spark,
+                settings,
+                work,
+                folded,
+                deletes=deletes,
+                physical=physical,
+                app_id=app_id,
+                batch_id=batch_id,
+                step=step,
+            )
         finally:
             release(folded)
         if wants_history:
@@ -421,10 +415,30 @@ def _apply_folded(
     source = mirror_fold.table_rows(folded, table, result=result, physical=physical, key_index=key_index).join(
         floor, on=key_cols, how="left"
     )
+    _write_folded(
+        spark, settings, work, source, deletes=deletes, physical=physical, app_id=app_id, batch_id=batch_id, step=step
+    )
+
+
+def _write_folded(
+    spark: SparkSession,
+    settings: SinkSettings,
+    work: _TableWork,
+    source: DataFrame,
+    *,
+    deletes: int,
+    physical: list[str],
+    app_id: str,
+    batch_id: int,
+    step: Step,
+) -> None:
+    """MERGE a keyed table's folded rows (with their floors) into its mirror, then append its deletes to its
+    tombstones: the same for a fold of its own and for its share of the shared fold."""
+    key_index = [physical.index(k) for k in work.key]
     with step("merge"):
         _merge(
             spark,
-            settings.mirror_uri(table),
+            settings.mirror_uri(work.table),
             source=source,
             key_index=key_index,
             physical=physical,
@@ -434,15 +448,14 @@ def _apply_folded(
     with step("tombstones_merge"):
         tombstones.record(
             spark,
-            tomb_uri,
+            settings.tombstones_uri(work.table),
             folded=source,
-            key=key,
-            key_cols=key_cols,
+            key=work.key,
+            key_cols=[f"_v{i}" for i in key_index],
             app_id=app_id,
             batch_id=batch_id,
             deletes=deletes,
-            types=result.types,
-            table=table,
+            types=work.result.types,
         )
 
 

@@ -72,7 +72,6 @@ def record(
     batch_id: int,
     deletes: int,
     types: dict[str, DataType],
-    table: str,
 ) -> None:
     """Append the batch's ``deletes`` deleted keys (counted while folding) with their delete's order_key;
     no commit if none.
@@ -83,9 +82,8 @@ def record(
     """
     if not deletes:
         return
+    # An existing table's key columns already follow the mirror's types: the batch's schema step saw to it.
     exists = delta_tables.exists(spark, uri)
-    if exists:
-        ensure(spark, uri, key, types, table)  # the key columns follow the mirror's widened types
     deleted = folded.where(F.col("_delete")).select(
         *[F.col(c).cast(types[k]).alias(k) for k, c in zip(key, key_cols, strict=True)], ORDER_KEY
     )
