@@ -17,8 +17,9 @@ already committed):
    untouched), and columns of a row deleted earlier in the same batch restart
    from NULL; an UPDATE that changes the key deletes the old key. The result
    is MERGEd into the mirror (appended when the mirror holds none of its keys:
-   an initial load, an insert-only table), then the deletes are appended to
-   the tombstones.
+   an initial load, an insert-only table; asked only of a batch of INSERTs,
+   since one that updates or deletes finds its keys held), then the deletes
+   are appended to the tombstones.
    Steps 3-4 are one aggregation and one MERGE per table: the fold does not
    read the mirror, and the MERGE applies the floor column by column (``_fold``).
    The batch's keyed tables with few rows (``mirror_shared_fold_rows``) and
@@ -27,11 +28,13 @@ already committed):
    A table's tombstone table is created by its first delete;
 5. history (SCD2) tables, for the tables that ask for one (``history``).
 
-Steps 1-2 run table by table; steps 3-5 of all the batch's tables run on a
-thread pool (``table_parallelism``): Spark schedules their jobs side by side,
-and each table is its own Delta table with its own log, so they do not
-conflict. They all commit under the batch's one transaction id, set once for
-the session around them (``delta_tables.idempotent_dml``).
+Step 1 of all the batch's tables runs on a thread pool (``table_parallelism``),
+then step 2 table by table (its commits carry a transaction id of their own,
+a session setting), then steps 3-5 of all tables on the pool again: Spark
+schedules their jobs side by side, and each table is its own Delta table with
+its own log, so they do not conflict. They all commit under the batch's one
+transaction id, set once for the session around them
+(``delta_tables.idempotent_dml``).
 
 Order everywhere is the *sequence* (``spark_sink.order``): ``order_key``, then
 the event's origin, a total order that agrees with the source; the hidden
@@ -50,7 +53,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, TypeVar
 
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
@@ -82,14 +85,25 @@ PROP_TRUNCATED: Final = "binlake.truncated_at"
 TRUNCATE_APP: Final = ".truncate"
 """Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""
 SCHEDULER_POOL: Final = "spark.scheduler.pool"
+_Item = TypeVar("_Item")
+_Done = TypeVar("_Done")
 _DDL_DESCRIPTOR: Final = 0
 
 
-def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str, int]]:
+@dataclass(frozen=True, slots=True)
+class RowCounts:
+    """A table's row events in the batch: all of them, and those that are not INSERTs."""
+
+    rows: int = 0
+    changes: int = 0
+    """UPDATEs and DELETEs: a batch with any is MERGEd without first asking whether the mirror holds its keys."""
+
+
+def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str, RowCounts]]:
     """Each source table's distinct column descriptors in the batch's row events (a handful: collected),
-    and its number of row events."""
+    and its numbers of row events."""
     found: dict[str, list[Descriptor]] = {}
-    counts: dict[str, int] = {}
+    counts: dict[str, RowCounts] = {}
     if changelog.BODY in rows.columns:
         # A version-2 changelog: only the descriptors are decoded (Avro skips the images without building
         # them); each table's images are decoded later, once: by its own projection or by the shared fold.
@@ -97,10 +111,16 @@ def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str,
     distinct = (
         with_descriptor_id(rows)
         .groupBy("source_table", DESC)
-        .agg(F.first("columns").alias("columns"), F.first("primary_key").alias("primary_key"), F.count("*").alias("n"))
+        .agg(
+            F.first("columns").alias("columns"),
+            F.first("primary_key").alias("primary_key"),
+            F.count("*").alias("n"),
+            F.count_if(F.col("op") != "INSERT").alias("changes"),
+        )
     )
     for row in distinct.collect():
-        counts[row["source_table"]] = counts.get(row["source_table"], 0) + int(row["n"])
+        seen = counts.get(row["source_table"], RowCounts())
+        counts[row["source_table"]] = RowCounts(seen.rows + int(row["n"]), seen.changes + int(row["changes"]))
         columns = tuple(
             ColumnDesc(c["name"], c["logical_type"], c["precision"], c["scale"]) for c in row["columns"] or []
         )
@@ -121,29 +141,38 @@ def apply(
 ) -> list[str]:
     """Apply a batch's new changelog rows to the mirrors; return the tables touched.
 
-    Schema changes and TRUNCATEs run table by table first (DDL, and commits under
-    the TRUNCATE's own transaction id); then the row events of all tables are
-    MERGEd concurrently (``table_parallelism``), every commit under the batch's
-    one transaction id.
+    Schema changes first (tables side by side), then TRUNCATEs one table after
+    the other (commits under the TRUNCATE's own transaction id); then the row
+    events of all tables are MERGEd concurrently (``table_parallelism``), every
+    commit under the batch's one transaction id.
     """
     with step("control_events"):
         control = collect(rows)
     row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
     with step("descriptors"):
         tables, row_counts = descriptors(row_events)
-    touched: list[str] = []
-    work: list[_TableWork] = []
+    candidates: list[tuple[str, list[Descriptor], TableControl]] = []
     for table in sorted(set(tables) | set(control)):
         descs = tables.get(table, [])
         if not descs and not delta_tables.exists(spark, settings.mirror_uri(table)):
             continue  # DDL or TRUNCATE of a table no row event has described yet: nothing to apply it to
-        ctl = control.get(table, TableControl())
-        prepared = _prepare_table(
-            spark, settings, table, descs=descs, ctl=ctl, app_id=app_id, batch_id=batch_id, step=step
-        )
+        candidates.append((table, descs, control.get(table, TableControl())))
+    # Tables' schemas are independent: decided side by side. Their TRUNCATEs commit under another
+    # transaction id than the row events (a session setting), so they run one after the other.
+    schemas = _each_table(
+        spark,
+        settings,
+        candidates,
+        lambda c: _prepare_schema(spark, settings, c[0], descs=c[1], ctl=c[2], step=step),
+    )
+    touched: list[str] = []
+    work: list[_TableWork] = []
+    for (table, descs, ctl), (result, key) in zip(candidates, schemas, strict=True):
+        with step("truncate"):
+            truncated_at = _truncate(spark, settings, table, ctl=ctl, app_id=app_id, batch_id=batch_id)
         touched.append(table)
-        if prepared is not None:
-            work.append(prepared)
+        if descs:
+            work.append(_TableWork(table, descs, result, key, truncated_at, row_counts.get(table, RowCounts())))
     # Keyed tables without history whose rows are few share one fold (``mirror_fold``): a fold of its own
     # costs a table a few fixed seconds; a large table's own fold is cheaper per row than the generic one.
     shared = [
@@ -151,7 +180,7 @@ def apply(
         for item in work
         if item.key
         and not settings.wants_history(item.table)
-        and row_counts.get(item.table, 0) < settings.mirror_shared_fold_rows
+        and row_counts.get(item.table, RowCounts()).rows < settings.mirror_shared_fold_rows
     ]
     shared_tables = {item.table for item in shared}
     with delta_tables.idempotent_dml(spark, app_id, batch_id):
@@ -188,73 +217,67 @@ def apply(
 
 
 def _each_table(
-    spark: SparkSession, settings: SinkSettings, work: list[_TableWork], apply_one: Callable[[_TableWork], None]
-) -> None:
-    """Run ``apply_one`` for every table, on ``table_parallelism`` threads (the first failure fails the batch)."""
-    if len(work) <= 1 or settings.table_parallelism == 1:
-        for item in work:
-            apply_one(item)
-        return
+    spark: SparkSession, settings: SinkSettings, items: list[_Item], run_one: Callable[[_Item], _Done]
+) -> list[_Done]:
+    """``run_one`` of every table's item, on ``table_parallelism`` threads, results in the items' order (the
+    first failure fails the batch)."""
+    if len(items) <= 1 or settings.table_parallelism == 1:
+        return [run_one(item) for item in items]
     # A pool thread is a new JVM thread too (pinned threads): it gets the batch's scheduler pool
     # (job._started) explicitly, since Spark's local properties only pass to child JVM threads.
     scheduler_pool = spark.sparkContext.getLocalProperty(SCHEDULER_POOL)
 
-    def run(item: _TableWork) -> None:
+    def run(item: _Item) -> _Done:
         if scheduler_pool is not None:
             spark.sparkContext.setLocalProperty(SCHEDULER_POOL, scheduler_pool)
-        apply_one(item)
+        return run_one(item)
 
-    with ThreadPoolExecutor(min(settings.table_parallelism, len(work)), "binlake-mirror") as pool:
-        futures = [pool.submit(run, item) for item in work]
-        for future in futures:
-            future.result()  # the first failure fails the batch (Spark replays it)
+    with ThreadPoolExecutor(min(settings.table_parallelism, len(items)), "binlake-mirror") as pool:
+        futures = [pool.submit(run, item) for item in items]
+        return [future.result() for future in futures]  # the first failure fails the batch (Spark replays it)
 
 
 @dataclass(frozen=True, slots=True)
 class _TableWork:
-    """A table's row events to apply, with its schema decided (by the serial phase)."""
+    """A table's row events to apply, with its schema and TRUNCATE decided (before the MERGEs)."""
 
     table: str
     descs: list[Descriptor]
     result: Plan
     key: list[str]
     truncated_at: str | None
+    counts: RowCounts
 
 
-def _prepare_table(
+def _prepare_schema(
     spark: SparkSession,
     settings: SinkSettings,
     table: str,
     *,
     descs: list[Descriptor],
     ctl: TableControl,
-    app_id: str,
-    batch_id: int,
     step: Step,
-) -> _TableWork | None:
-    """Schema (mirror, tombstones, history) and TRUNCATE of one table; its row work, if it has row events."""
+) -> tuple[Plan, list[str]]:
+    """Schema of one table's mirror (with the batch's ADD COLUMNs), tombstones and history: its plan and key."""
     declared = [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
     with step("mirror_schema"):
         result, key = prepare(spark, settings, table, descs + declared)
-    with step("truncate"):
-        truncated_at = _truncate(spark, settings, table, ctl=ctl, app_id=app_id, batch_id=batch_id)
-    if not descs:
-        return None
-    if key:
-        missing = [k for k in key if k not in result.types]
-        if missing:
-            raise ValueError(f"{table}: key columns {missing} are not described by its events")
-        with step("tombstones_schema"):
-            tomb_uri = settings.tombstones_uri(table)
-            if delta_tables.exists(spark, tomb_uri):  # else its first delete creates it (``tombstones.record``)
-                tombstones.ensure(spark, tomb_uri, key, result.types, table)
-            if settings.wants_history(table):
-                history_uri = settings.history_uri(table)
-                partition_by = None
-                if not delta_tables.exists(spark, history_uri):
-                    partition_by = partition_columns(settings, table, result.types)
-                history.prepare(spark, history_uri, table, key, result.types, partition_by=partition_by)
-    return _TableWork(table, descs, result, key, truncated_at)
+    if not descs or not key:
+        return result, key
+    missing = [k for k in key if k not in result.types]
+    if missing:
+        raise ValueError(f"{table}: key columns {missing} are not described by its events")
+    with step("tombstones_schema"):
+        tomb_uri = settings.tombstones_uri(table)
+        if delta_tables.exists(spark, tomb_uri):  # else its first delete creates it (``tombstones.record``)
+            tombstones.ensure(spark, tomb_uri, key, result.types, table)
+        if settings.wants_history(table):
+            history_uri = settings.history_uri(table)
+            partition_by = None
+            if not delta_tables.exists(spark, history_uri):
+                partition_by = partition_columns(settings, table, result.types)
+            history.prepare(spark, history_uri, table, key, result.types, partition_by=partition_by)
+    return result, key
 
 
 def _truncate(
@@ -444,6 +467,7 @@ def _write_folded(
             physical=physical,
             app_id=app_id,
             batch_id=batch_id,
+            probe=work.counts.changes == 0,
         )
     with step("tombstones_merge"):
         tombstones.record(
@@ -525,11 +549,16 @@ def _merge(
     physical: list[str],
     app_id: str,
     batch_id: int,
+    probe: bool = True,
 ) -> None:
     """MERGE the folded batch: each key's newer events, column by column, above the key's floor.
 
     A matched row's floor is its sequence; an unmatched key's is its
-    tombstone's (``tombstones.FLOOR``, NULL when it has none).
+    tombstone's (``tombstones.FLOOR``, NULL when it has none). ``probe``: first ask
+    whether the mirror holds any of the keys, and append if it holds none. Worth
+    a job only for a batch of INSERTs: one that updates or deletes rows the
+    mirror almost always holds is MERGEd at once (the answer would cost about
+    as much as the append it could save).
     """
     target_columns = [f.name for f in delta_tables.schema(spark, uri).fields]
     condition = " AND ".join(f"t.{quote(physical[i])} = s._v{i}" for i in key_index)
@@ -555,7 +584,9 @@ def _merge(
         )
         insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
     inserted = f"NOT s._delete AND {tomb} < s.{ORDER_KEY}"
-    if not _holds_any(spark, uri, source=source, key_index=key_index, physical=physical):
+    if not delta_tables.holds_files(spark, uri) or (
+        probe and not _holds_any(spark, uri, source=source, key_index=key_index, physical=physical)
+    ):
         # None of the batch's keys is in the mirror (an initial load, an insert-only table): the MERGE
         # could only insert, and an append of the same rows costs a fraction of it (no join, no rewrite).
         rows = source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()])
@@ -574,10 +605,11 @@ def _merge(
 
 
 def _holds_any(spark: SparkSession, uri: str, *, source: DataFrame, key_index: list[int], physical: list[str]) -> bool:
-    """Whether the mirror holds any key of the folded batch (read at its current version: the sink is its
-    only writer, and this batch's own commit to it comes after this check, replayed or not)."""
+    """Whether the mirror, which holds files, holds any key of the folded batch (read at its current
+    version: the sink is its only writer, and this batch's own commit to it comes after this check,
+    replayed or not)."""
     version = delta_tables.current_version(spark, uri)
-    if version is None or not delta_tables.holds_files(spark, uri):
+    if version is None:
         return False
     held = delta_tables.read_at(spark, uri, version).select(
         *[F.col(quote(physical[i])).alias(f"_v{i}") for i in key_index]

@@ -66,7 +66,7 @@ _ROUTES_SCHEMA: Final = StructType(
 
 @dataclass(frozen=True, slots=True)
 class FoldTable:
-    """A keyed table of the batch: its descriptors, plan and TRUNCATE floor (the serial phase decided them)."""
+    """A keyed table of the batch: its descriptors, plan and TRUNCATE floor (decided before the MERGEs)."""
 
     table: str
     descs: list[Descriptor]

@@ -1,0 +1,70 @@
+"""``delta_tables.holds_files``: whether a Delta table holds data, from its checksum, without a Spark job.
+
+A mirror batch asks it of every table it touches (may the batch append instead
+of MERGE? are there tombstones to read?), so a job per call is a job per table
+per batch. Real Spark and Delta: the answers for no table, a new empty table,
+a table with rows and a table emptied again, the absence of jobs, and the
+fallback when the checksum files are gone (an operator's clean-up, a writer
+that writes none).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from spark_sink import delta_tables
+from tests.integration.spark_fixtures import spark
+
+pytestmark = pytest.mark.integration
+__all__ = ["spark"]  # the session fixture, imported so pytest finds it
+
+SCHEMA = StructType([StructField("id", LongType()), StructField("v", StringType())])
+
+
+def _jobs_while(spark: SparkSession, group: str, call: object) -> tuple[object, int]:
+    """``call()``'s result and the number of Spark jobs it ran (counted by job group)."""
+    assert callable(call)
+    context = spark.sparkContext
+    context.setJobGroup(group, "holds_files test")
+    try:
+        result = call()
+    finally:
+        # None removes the property (the stub types the value as str only).
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    return result, len(context.statusTracker().getJobIdsForGroup(group))
+
+
+def test_holds_files_reads_the_checksum_and_runs_no_job(spark: SparkSession, tmp_path: Path) -> None:
+    uri = (tmp_path / "t").as_uri()
+    assert delta_tables.holds_files(spark, uri) is False  # no table
+
+    delta_tables.create(spark, uri, SCHEMA)
+    answer, jobs = _jobs_while(spark, "holds-empty", lambda: delta_tables.holds_files(spark, uri))
+    assert (answer, jobs) == (False, 0)
+
+    spark.createDataFrame([(1, "a"), (2, "b")], SCHEMA).write.format("delta").mode("append").save(uri)
+    answer, jobs = _jobs_while(spark, "holds-rows", lambda: delta_tables.holds_files(spark, uri))
+    assert (answer, jobs) == (True, 0)
+
+    spark.sql(f"DELETE FROM {delta_tables.ref(uri)}")
+    answer, jobs = _jobs_while(spark, "holds-emptied", lambda: delta_tables.holds_files(spark, uri))
+    assert (answer, jobs) == (False, 0)
+
+
+def test_holds_files_without_checksums_asks_the_log(spark: SparkSession, tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    uri = folder.as_uri()
+    delta_tables.create(spark, uri, SCHEMA)
+    spark.createDataFrame([(1, "a")], SCHEMA).write.format("delta").mode("append").save(uri)
+    crcs = list((folder / "_delta_log").glob("*.crc"))
+    assert crcs  # Delta wrote them: the case above is the usual one
+    for crc in crcs:
+        crc.unlink()
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # forget the checksums it had read
+    assert delta_tables.holds_files(spark, uri) is True
