@@ -113,16 +113,23 @@ def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> int:
     return VERSION
 
 
-def expand(rows: DataFrame) -> DataFrame:
-    """Changelog rows with every event field as a column, whatever their version (the mirror's input).
+MIRROR_FIELDS: Final = frozenset({"before", "after"})
+"""What a mirror reads of an event's body: its images (``columns`` too where descriptors vary in a batch)."""
 
-    Version 2 rows get ``columns``, ``before``, ``after`` and ``changed_columns`` decoded from
-    ``event_avro`` (one ``from_avro`` pass); version-1 rows have them already.
+
+def expand(rows: DataFrame, fields: frozenset[str] = IMAGE_FIELDS) -> DataFrame:
+    """Changelog rows with the event's ``fields`` as columns, whatever their version (the mirror's input).
+
+    Version 2 rows get them (of ``columns``, ``before``, ``after``, ``changed_columns``) decoded from
+    ``event_avro`` (one ``from_avro`` pass; the others are skipped, not built: the descriptors are
+    a quarter of the decoding's cost); version-1 rows have them all already. ``after`` needs
+    ``before`` (the image's value types are defined where the schema first names them).
     """
     if BODY not in rows.columns:
         return rows
-    full = decoded_event(BODY)
-    images = [full[name].alias(name) for name in sorted(IMAGE_FIELDS)]
+    assert fields <= IMAGE_FIELDS and ("after" not in fields or "before" in fields), fields
+    decoded = decoded_event(BODY, only=None if fields == IMAGE_FIELDS else fields)
+    images = [decoded[name].alias(name) for name in sorted(fields)]
     return rows.select(*[c for c in rows.columns if c not in (BODY, "key")], *images)
 
 
