@@ -113,8 +113,10 @@ def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> int:
     return VERSION
 
 
-MIRROR_FIELDS: Final = frozenset({"before", "after"})
-"""What a mirror reads of an event's body: its images (``columns`` too where descriptors vary in a batch)."""
+def mirror_fields(*, descriptors_vary: bool) -> frozenset[str]:
+    """What a mirror reads of an event's body (``expand``): its images, and its column descriptors only
+    where they vary among a batch's events of one table (the descriptor id hashes them)."""
+    return frozenset({"before", "after", "columns"} if descriptors_vary else {"before", "after"})
 
 
 def expand(rows: DataFrame, fields: frozenset[str] = IMAGE_FIELDS) -> DataFrame:

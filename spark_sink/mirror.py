@@ -326,8 +326,8 @@ def _apply_rows(
     uri = settings.mirror_uri(table)
     physical = list(result.types)
     # Only this table's rows (partition pruning on a changelog read), their images decoded here, once.
-    needs = changelog.MIRROR_FIELDS | ({"columns"} if len(descs) > 1 else set())
-    events = changelog.expand(row_events.where(F.col("source_table") == table), frozenset(needs))
+    fields = changelog.mirror_fields(descriptors_vary=len(descs) > 1)
+    events = changelog.expand(row_events.where(F.col("source_table") == table), fields)
     if len(descs) > 1:
         events = with_descriptor_id(events)
     if work.truncated_at is not None:

@@ -115,8 +115,8 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
             by_desc.append(item.table)
         routes += rows
     names = sorted(t.table for t in tables)
-    needs = changelog.MIRROR_FIELDS | ({"columns"} if by_desc else set())
-    events = changelog.expand(row_events.where(F.col(TABLE).isin(names)), frozenset(needs))
+    fields = changelog.mirror_fields(descriptors_vary=bool(by_desc))
+    events = changelog.expand(row_events.where(F.col(TABLE).isin(names)), fields)
     floors = {t.table: t.truncated_at for t in tables if t.truncated_at is not None}
     if floors:
         pairs = ", ".join(f"{sql_string(t)}, {sql_string(at)}" for t, at in sorted(floors.items()))

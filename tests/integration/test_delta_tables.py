@@ -10,6 +10,7 @@ that writes none).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,8 @@ __all__ = ["spark"]  # the session fixture, imported so pytest finds it
 SCHEMA = StructType([StructField("id", LongType()), StructField("v", StringType())])
 
 
-def _jobs_while(spark: SparkSession, group: str, call: object) -> tuple[object, int]:
+def _jobs_while(spark: SparkSession, group: str, call: Callable[[], bool]) -> tuple[bool, int]:
     """``call()``'s result and the number of Spark jobs it ran (counted by job group)."""
-    assert callable(call)
     context = spark.sparkContext
     context.setJobGroup(group, "holds_files test")
     try:
