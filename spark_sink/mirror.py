@@ -5,7 +5,9 @@ Delta transaction id for this batch, so a replay after a crash skips the steps
 already committed):
 
 1. schema: create or evolve the mirror (``mirror_schema``), including columns
-   an ``ALTER TABLE ... ADD`` DDL event declares (``control_events``);
+   an ``ALTER TABLE ... ADD`` DDL event declares (``control_events``); a new
+   mirror is created by its first write in step 4 (one commit, not a creation
+   and a write: a commit costs a table about half a second of driver time);
 2. TRUNCATE: delete rows older than it, remember it in ``binlake.truncated_at``
    and ignore row events not newer than it from then on;
 3. row events not newer than their key's *floor* (the mirror row's or the
@@ -75,7 +77,7 @@ from spark_sink.mirror_project import (
     project_with_moves,
     with_descriptor_id,
 )
-from spark_sink.mirror_schema import partition_columns, prepare
+from spark_sink.mirror_schema import NewMirror, partition_columns, prepare
 from spark_sink.order import origin_sql, sequence
 from spark_sink.settings import SinkSettings
 from spark_sink.source import decoded_event
@@ -157,6 +159,7 @@ def apply(
         if not descs and not delta_tables.exists(spark, settings.mirror_uri(table)):
             continue  # DDL or TRUNCATE of a table no row event has described yet: nothing to apply it to
         candidates.append((table, descs, control.get(table, TableControl())))
+    one_table_per_mirror(settings, [c[0] for c in candidates])
     # Tables' schemas are independent: decided side by side. Their TRUNCATEs commit under another
     # transaction id than the row events (a session setting), so they run one after the other.
     schemas = _each_table(
@@ -167,12 +170,13 @@ def apply(
     )
     touched: list[str] = []
     work: list[_TableWork] = []
-    for (table, descs, ctl), (result, key) in zip(candidates, schemas, strict=True):
+    for (table, descs, ctl), (result, key, new) in zip(candidates, schemas, strict=True):
         with step("truncate"):
             truncated_at = _truncate(spark, settings, table, ctl=ctl, app_id=app_id, batch_id=batch_id)
         touched.append(table)
         if descs:
-            work.append(_TableWork(table, descs, result, key, truncated_at, row_counts.get(table, RowCounts())))
+            counts = row_counts.get(table, RowCounts())
+            work.append(_TableWork(table, descs, result, key, truncated_at, counts, new))
     # Keyed tables without history whose rows are few share one fold (``mirror_fold``): a fold of its own
     # costs a table a few fixed seconds; a large table's own fold is cheaper per row than the generic one.
     shared = [
@@ -216,6 +220,23 @@ def apply(
     return touched
 
 
+def one_table_per_mirror(settings: SinkSettings, tables: list[str]) -> None:
+    """Refuse a batch in which two source tables would write one mirror (``BINLAKE_SINK_TABLE_NAMES``).
+
+    A mirror written before names its source table (``mirror_schema.prepare`` refuses another one); two
+    tables new in the same batch would both create it, and the second creation would find it there.
+    """
+    owners: dict[str, str] = {}
+    for table in tables:
+        owner = owners.setdefault(settings.mirror_uri(table), table)
+        if owner != table:
+            raise ValueError(
+                f"source tables {owner} and {table} both map to the mirror {settings.mirror_uri(table)}: "
+                "BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own "
+                '("{table}" in a glob\'s name helps)'
+            )
+
+
 def _each_table(
     spark: SparkSession, settings: SinkSettings, items: list[_Item], run_one: Callable[[_Item], _Done]
 ) -> list[_Done]:
@@ -247,6 +268,8 @@ class _TableWork:
     key: list[str]
     truncated_at: str | None
     counts: RowCounts
+    new: NewMirror | None
+    """The mirror, when this batch creates it: by its first write (``NewMirror.write``)."""
 
 
 def _prepare_schema(
@@ -257,13 +280,15 @@ def _prepare_schema(
     descs: list[Descriptor],
     ctl: TableControl,
     step: Step,
-) -> tuple[Plan, list[str]]:
-    """Schema of one table's mirror (with the batch's ADD COLUMNs), tombstones and history: its plan and key."""
+) -> tuple[Plan, list[str], NewMirror | None]:
+    """Schema of one table's mirror (with the batch's ADD COLUMNs), tombstones and history: its plan, key,
+    and the new mirror its first write creates (None: the mirror exists)."""
     declared = [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
     with step("mirror_schema"):
-        result, key = prepare(spark, settings, table, descs + declared)
+        # A TRUNCATE is applied to an existing table (``_truncate``), before the rows are written.
+        result, key, new = prepare(spark, settings, table, descs + declared, create=ctl.truncated_at is not None)
     if not descs or not key:
-        return result, key
+        return result, key, new
     missing = [k for k in key if k not in result.types]
     if missing:
         raise ValueError(f"{table}: key columns {missing} are not described by its events")
@@ -277,7 +302,7 @@ def _prepare_schema(
             if not delta_tables.exists(spark, history_uri):
                 partition_by = partition_columns(settings, table, result.types)
             history.prepare(spark, history_uri, table, key, result.types, partition_by=partition_by)
-    return result, key
+    return result, key, new
 
 
 def _truncate(
@@ -339,7 +364,7 @@ def _apply_rows(
         with step("append_keyless"):
             carry = (f"{origin_sql()} AS {ORIGIN}",)
             projected = project(events, IMAGE, is_delete, descs=descs, result=result, physical=physical, carry=carry)
-            _append_keyless(spark, uri, projected, physical, app_id=app_id, batch_id=batch_id)
+            _append_keyless(spark, uri, projected, physical, app_id=app_id, batch_id=batch_id, new=work.new)
         return
     key_index = [physical.index(k) for k in key]
     key_cols = [f"_v{i}" for i in key_index]
@@ -469,6 +494,7 @@ def _write_folded(
             app_id=app_id,
             batch_id=batch_id,
             probe=work.counts.changes == 0,
+            new=work.new,
         )
     with step("tombstones_merge"):
         tombstones.record(
@@ -485,7 +511,14 @@ def _write_folded(
 
 
 def _append_keyless(
-    spark: SparkSession, uri: str, projected: DataFrame, physical: list[str], *, app_id: str, batch_id: int
+    spark: SparkSession,
+    uri: str,
+    projected: DataFrame,
+    physical: list[str],
+    *,
+    app_id: str,
+    batch_id: int,
+    new: NewMirror | None,
 ) -> None:
     """Append a key-less table's row events whose origin the mirror does not hold yet.
 
@@ -501,6 +534,9 @@ def _append_keyless(
         OP,
         ORIGIN,
     ).dropDuplicates([ORIGIN])
+    if new is not None:
+        new.write(rows)
+        return
     version = delta_tables.current_version(spark, uri)
     if version is not None:
         bounds = rows.agg(F.min(ORIGIN), F.max(ORIGIN)).first()
@@ -551,6 +587,7 @@ def _merge(
     app_id: str,
     batch_id: int,
     probe: bool = True,
+    new: NewMirror | None = None,
 ) -> None:
     """MERGE the folded batch: each key's newer events, column by column, above the key's floor.
 
@@ -559,9 +596,9 @@ def _merge(
     whether the mirror holds any of the keys, and append if it holds none. Worth
     a job only for a batch of INSERTs: one that updates or deletes rows the
     mirror almost always holds is MERGEd at once (the answer would cost about
-    as much as the append it could save).
+    as much as the append it could save). ``new``: the mirror does not exist yet; the rows create it.
     """
-    target_columns = [f.name for f in delta_tables.schema(spark, uri).fields]
+    target_columns = [f.name for f in (new.schema if new is not None else delta_tables.schema(spark, uri)).fields]
     condition = " AND ".join(f"t.{quote(physical[i])} = s._v{i}" for i in key_index)
     floor = f"coalesce(t.{ORDER_KEY}, '')"
     newer = f"{floor} < s.{ORDER_KEY}"
@@ -585,6 +622,9 @@ def _merge(
         )
         insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
     inserted = f"NOT s._delete AND {tomb} < s.{ORDER_KEY}"
+    if new is not None:
+        new.write(source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()]))
+        return
     if not delta_tables.holds_files(spark, uri) or (
         probe and not _holds_any(spark, uri, source=source, key_index=key_index, physical=physical)
     ):

@@ -3,7 +3,9 @@
 The mirror is created on the first batch that describes its table, with the
 key fixed in the table property ``binlake.primary_key``, the source table's
 name in ``binlake.source_table`` and the configured partition columns
-(``SinkSettings.partition_by``). Later batches add columns, widen types (Delta
+(``SinkSettings.partition_by``): by that batch's first write to it
+(``NewMirror``, one commit holding the table and its first rows), or at once
+where the batch must change the table before writing rows (a TRUNCATE). Later batches add columns, widen types (Delta
 type widening) or route a type to a fallback column. Schema changes are not
 tagged with a Delta transaction id: each is idempotent by value (adding a
 column that exists, or widening to the type the column has, is skipped), so a
@@ -13,10 +15,11 @@ replayed batch makes the same decisions and changes nothing twice.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Final
 
 from pyspark.errors import AnalysisException
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from spark_sink import delta_tables
@@ -26,23 +29,53 @@ from spark_sink.settings import SinkSettings
 PROP_SOURCE: Final = "binlake.source_table"
 
 
-def prepare(spark: SparkSession, settings: SinkSettings, table: str, descs: list[Descriptor]) -> tuple[Plan, list[str]]:
-    """Create or evolve the mirror's schema for this batch; return the column plan and the key."""
+@dataclass(frozen=True, slots=True)
+class NewMirror:
+    """A mirror this batch creates with its first rows (``write``): its schema, partitions and properties."""
+
+    uri: str
+    schema: StructType
+    partition_by: list[str]
+    properties: dict[str, str]
+
+    def create(self, spark: SparkSession) -> None:
+        """Create it empty (before a change that is not a write of rows)."""
+        delta_tables.create(spark, self.uri, self.schema, partition_by=self.partition_by, properties=self.properties)
+
+    def write(self, rows: DataFrame) -> None:
+        """Create it holding ``rows`` (the mirror's columns), in one commit.
+
+        That commit carries no transaction id (a creation takes none): a batch replayed after it finds the
+        mirror there and applies its rows again as to any mirror, idempotently (MERGE by sequence; a key-less
+        mirror skips the origins it holds).
+        """
+        delta_tables.create_as(rows, self.uri, self.schema, partition_by=self.partition_by, properties=self.properties)
+
+
+def prepare(
+    spark: SparkSession, settings: SinkSettings, table: str, descs: list[Descriptor], *, create: bool = True
+) -> tuple[Plan, list[str], NewMirror | None]:
+    """Create or evolve the mirror's schema for this batch; return the column plan, the key, and, where the
+    mirror is new and ``create`` is False, the mirror its first write creates (``NewMirror.write``)."""
     uri = settings.mirror_uri(table)
     if not delta_tables.exists(spark, uri):
         key = choose_key(table, None, descs, settings.primary_keys)
         result = plan({}, {}, descs, widening=settings.type_widening)
         ordered = key + [name for name in result.types if name not in key]
-        fields = [StructField(name, result.types[name], nullable=name not in key) for name in ordered]
+        # Nullable, key included: a mirror created with its first rows (a CTAS) gets no NOT NULL, so none
+        # is declared here either; the sink never writes a row without its whole key.
+        fields = [StructField(name, result.types[name]) for name in ordered]
         fields.append(StructField(ORDER_KEY, StringType()))
         if not key:
             fields += [StructField(OP, StringType()), StructField(ORIGIN, StringType())]
         props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
         if settings.type_widening:
             props["delta.enableTypeWidening"] = "true"
-        partition_by = partition_columns(settings, table, result.types)
-        delta_tables.create(spark, uri, StructType(fields), partition_by=partition_by, properties=props)
-        return result, key
+        new = NewMirror(uri, StructType(fields), partition_columns(settings, table, result.types), props)
+        if not create:
+            return result, key, new
+        new.create(spark)
+        return result, key, None
     props = delta_tables.properties(spark, uri)
     owner = props.get(PROP_SOURCE)
     if owner is not None and owner != table:
@@ -72,7 +105,7 @@ def prepare(spark: SparkSession, settings: SinkSettings, table: str, descs: list
     delta_tables.add_columns(spark, uri, added)
     if result.fallbacks != fallbacks:
         delta_tables.set_properties(spark, uri, {PROP_FALLBACKS: json.dumps(result.fallbacks)})
-    return result, key
+    return result, key, None
 
 
 def partition_columns(settings: SinkSettings, table: str, types: dict[str, DataType]) -> list[str]:

@@ -66,11 +66,19 @@ def normalizer_settings(format_id: str, topics: Topics, tmp: Path, zone_name: st
 
 
 async def send_workload(
-    bootstrap: str, format_id: str, topics: Topics, *, events: int, seed: int, zone_name: str, database: str = "shop"
+    bootstrap: str,
+    format_id: str,
+    topics: Topics,
+    *,
+    events: int,
+    seed: int,
+    zone_name: str,
+    database: str = "shop",
+    tables: int = 3,
 ) -> Sent:
     from shared.parsing.context import zone
 
-    workload = Workload(seed=seed, tables=3, database=database)
+    workload = Workload(seed=seed, tables=tables, database=database)
     changes = list(workload.run(events))
     render_fn = render.get(format_id)
     ctx = render.RenderContext(zone=zone(zone_name))

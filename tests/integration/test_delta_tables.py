@@ -1,11 +1,18 @@
-"""``delta_tables.holds_files``: whether a Delta table holds data, from its checksum, without a Spark job.
+"""``delta_tables``: whether a table holds data without a Spark job; a table created with its first rows.
 
+``holds_files``:
 A mirror batch asks it of every table it touches (may the batch append instead
 of MERGE? are there tombstones to read?), so a job per call is a job per table
 per batch. Real Spark and Delta: the answers for no table, a new empty table,
 a table with rows and a table emptied again, the absence of jobs, and the
 fallback when the checksum files are gone (an operator's clean-up, a writer
 that writes none).
+
+``create_as``: a new mirror is created by its first write, in one commit
+(a creation and an append were two, about twice the driver time): its schema,
+partitions and properties as a ``CREATE TABLE`` gives them (its columns
+nullable: a CTAS declares no NOT NULL); a second call (a replayed batch)
+leaves the table as it is.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
@@ -68,3 +76,32 @@ def test_holds_files_without_checksums_asks_the_log(spark: SparkSession, tmp_pat
     assert jvm is not None
     jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # forget the checksums it had read
     assert delta_tables.holds_files(spark, uri) is True
+
+
+KEYED = StructType([StructField("id", LongType()), StructField("v", StringType())])
+
+
+def _commits(spark: SparkSession, uri: str) -> list[str]:
+    rows = DeltaTable.forPath(spark, uri).history().orderBy("version").select("operation").collect()
+    return [row["operation"] for row in rows]
+
+
+def test_create_as_makes_the_table_and_its_rows_one_commit(spark: SparkSession, tmp_path: Path) -> None:
+    uri = (tmp_path / "t").as_uri()
+    # The rows as a mirror batch gives them: ints the schema types wider, the key non-NULL by a filter.
+    rows = spark.createDataFrame([(1, "a"), (2, "b"), (None, "c")], "id int, v string").where("id IS NOT NULL")
+    props = {"binlake.primary_key": '["id"]', "binlake.source_table": "shop.t", "delta.enableTypeWidening": "true"}
+    delta_tables.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
+    assert _commits(spark, uri) == ["CREATE TABLE AS SELECT"]
+    found = delta_tables.state(spark, uri)
+    assert found is not None
+    assert found.schema == KEYED  # id widened to BIGINT
+    assert {k: found.properties.get(k) for k in props} == props
+    detail = DeltaTable.forPath(spark, uri).detail().first()
+    assert detail is not None and detail["partitionColumns"] == ["v"]
+    assert sorted(tuple(r) for r in spark.read.format("delta").load(uri).collect()) == [(1, "a"), (2, "b")]
+
+    # A replayed batch: the table is there, with the rows the first run wrote; nothing is written twice.
+    delta_tables.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
+    assert _commits(spark, uri) == ["CREATE TABLE AS SELECT"]
+    assert spark.read.format("delta").load(uri).count() == 2

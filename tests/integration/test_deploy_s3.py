@@ -165,7 +165,7 @@ async def test_sink_writes_and_verify_reads_a_lake_on_s3(
     endpoint, root = s3_server
     topics = Topics.fresh("s3-canal")
     await kafka_tools.create_topics(kafka_bootstrap, {topics.vendor: 2, topics.events: 2, topics.dlq: 1})
-    await send_workload(kafka_bootstrap, "canal-json", topics, events=300, seed=5, zone_name="UTC")
+    await send_workload(kafka_bootstrap, "canal-json", topics, events=100, seed=5, zone_name="UTC", tables=1)
     await run_normalizer_until_caught_up(kafka_bootstrap, normalizer_settings("canal-json", topics, tmp_path, "UTC"), 2)
     env = _env(kafka_bootstrap, topics.events, endpoint)
     sink = _binlake(env, "sink")

@@ -179,6 +179,13 @@ async def test_debezium_json_small_batches(kafka_bootstrap: str, spark: SparkSes
         }.items()
     }
     assert partitioned == {"t00": ["active"], "t01": ["active"], "t02": [], "history t00": ["active"]}
+    # Each mirror was created by its first write, one commit, with its binlake properties.
+    for source in ("shop.t00", "shop.t01", "shop.t02"):
+        uri = settings.mirror_uri(source)
+        first = DeltaTable.forPath(spark, uri).history().where("version = 0").first()
+        assert first is not None and first["operation"] == "CREATE TABLE AS SELECT", source
+        properties = DeltaTable.forPath(spark, uri).detail().first()["properties"]  # type: ignore[index]
+        assert (properties["binlake.source_table"], properties["binlake.primary_key"]) == (source, '["id"]')
     table = spark.read.format("delta").load(settings.mirror_uri("shop.t00"))
     assert isinstance(table.schema["id"].dataType, DecimalType)
     assert spark.read.format("delta").load(settings.changelog_uri()).count() == records
