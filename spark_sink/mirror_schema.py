@@ -5,8 +5,9 @@ key fixed in the table property ``binlake.primary_key``, the source table's
 name in ``binlake.source_table`` and the configured partition columns
 (``SinkSettings.partition_by``): by that batch's first write to it
 (``NewMirror``, one commit holding the table and its first rows), or at once
-where the batch must change the table before writing rows (a TRUNCATE). Later batches add columns, widen types (Delta
-type widening) or route a type to a fallback column. Schema changes are not
+where the batch must change the table before writing rows (a TRUNCATE).
+Later batches add columns, widen types (Delta type widening) or route a type
+to a fallback column. Schema changes are not
 tagged with a Delta transaction id: each is idempotent by value (adding a
 column that exists, or widening to the type the column has, is skipped), so a
 replayed batch makes the same decisions and changes nothing twice.
