@@ -120,12 +120,7 @@ def create(
     columns = ", ".join(
         f"{quote(f.name)} {f.dataType.simpleString()}{'' if f.nullable else ' NOT NULL'}" for f in schema.fields
     )
-    sql = f"CREATE TABLE IF NOT EXISTS {ref(uri)} ({columns}) USING delta"
-    if partition_by:
-        sql += f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})"
-    if properties:
-        sql += f" TBLPROPERTIES ({_properties_sql(properties)})"
-    spark.sql(sql)
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {ref(uri)} ({columns}) USING delta{_layout_sql(partition_by, properties)}")
 
 
 def create_as(
@@ -156,14 +151,20 @@ def create_as(
     view = f"binlake_new_table_{uuid.uuid4().hex}"  # unique: tables are created side by side, views are shared
     rows.createOrReplaceTempView(view)
     try:
-        sql = f"CREATE TABLE IF NOT EXISTS {ref(uri)} USING delta"
-        if partition_by:
-            sql += f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})"
-        if properties:
-            sql += f" TBLPROPERTIES ({_properties_sql(properties)})"
-        spark.sql(f"{sql} AS SELECT * FROM {quote(view)}")
+        layout = _layout_sql(partition_by, properties)
+        spark.sql(f"CREATE TABLE IF NOT EXISTS {ref(uri)} USING delta{layout} AS SELECT * FROM {quote(view)}")
     finally:
         spark.catalog.dropTempView(view)
+
+
+def _layout_sql(partition_by: list[str] | None, properties: dict[str, str] | None) -> str:
+    """A new table's ``PARTITIONED BY`` and ``TBLPROPERTIES`` clauses (empty where none is given)."""
+    sql = ""
+    if partition_by:
+        sql += f" PARTITIONED BY ({', '.join(quote(c) for c in partition_by)})"
+    if properties:
+        sql += f" TBLPROPERTIES ({_properties_sql(properties)})"
+    return sql
 
 
 def _properties_sql(values: dict[str, str]) -> str:

@@ -77,7 +77,7 @@ from spark_sink.mirror_project import (
     project_with_moves,
     with_descriptor_id,
 )
-from spark_sink.mirror_schema import NewMirror, partition_columns, prepare
+from spark_sink.mirror_schema import SHARED_NAME_HINT, NewMirror, partition_columns, prepare
 from spark_sink.order import origin_sql, sequence
 from spark_sink.settings import SinkSettings
 from spark_sink.source import decoded_event
@@ -232,8 +232,7 @@ def one_table_per_mirror(settings: SinkSettings, tables: list[str]) -> None:
         if owner != table:
             raise ValueError(
                 f"source tables {owner} and {table} both map to the mirror {settings.mirror_uri(table)}: "
-                "BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own "
-                '("{table}" in a glob\'s name helps)'
+                f"{SHARED_NAME_HINT}"
             )
 
 
@@ -622,16 +621,17 @@ def _merge(
         )
         insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
     inserted = f"NOT s._delete AND {tomb} < s.{ORDER_KEY}"
+    # The rows a MERGE could only insert: what a new mirror is created with, or an append adds.
+    inserted_rows = source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()])
     if new is not None:
-        new.write(source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()]))
+        new.write(inserted_rows)
         return
     if not delta_tables.holds_files(spark, uri) or (
         probe and not _holds_any(spark, uri, source=source, key_index=key_index, physical=physical)
     ):
         # None of the batch's keys is in the mirror (an initial load, an insert-only table): the MERGE
         # could only insert, and an append of the same rows costs a fraction of it (no join, no rewrite).
-        rows = source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()])
-        delta_tables.append(rows, uri, app_id, batch_id)
+        delta_tables.append(inserted_rows, uri, app_id, batch_id)
         return
     with delta_tables.idempotent_dml(spark, app_id, batch_id):
         (

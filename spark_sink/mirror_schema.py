@@ -28,6 +28,11 @@ from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, PROP_FALLBACKS, PROP_K
 from spark_sink.settings import SinkSettings
 
 PROP_SOURCE: Final = "binlake.source_table"
+SHARED_NAME_HINT: Final = (
+    'BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own ("{table}" in '
+    "a glob's name helps)"
+)
+"""What to do when two source tables would write one mirror."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +85,7 @@ def prepare(
     props = delta_tables.properties(spark, uri)
     owner = props.get(PROP_SOURCE)
     if owner is not None and owner != table:
-        raise ValueError(
-            f"the mirror {uri} belongs to source table {owner}, not {table}: BINLAKE_SINK_TABLE_NAMES gives both "
-            'the same name; give each source table a name of its own ("{table}" in a glob\'s name helps)'
-        )
+        raise ValueError(f"the mirror {uri} belongs to source table {owner}, not {table}: {SHARED_NAME_HINT}")
     key = choose_key(table, json.loads(props.get(PROP_KEY, "[]")), descs, settings.primary_keys)
     fallbacks: dict[str, str] = json.loads(props.get(PROP_FALLBACKS, "{}"))
     existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
