@@ -146,16 +146,10 @@ def resolve(spark: SparkSession, checkpoint: str, *, configured: str | None, leg
 
 def lake_app_ids(spark: SparkSession, uris: list[str]) -> dict[str, list[str]]:
     """Query app id -> the tables (of ``uris``) holding commits under it (read from each Delta log)."""
-    jvm: Any = spark.sparkContext._jvm
     found: dict[str, list[str]] = {}
     for uri in uris:
-        if not delta_tables.exists(spark, uri):  # also brings the JVM's DeltaLog of ``uri`` up to date
-            continue
-        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
-        snapshot = log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
-        transactions = jvm.scala.jdk.javaapi.CollectionConverters.asJava(snapshot.transactions())
-        for app_id in transactions.keySet():
-            found.setdefault(base_id(str(app_id)), []).append(uri)
+        for app_id in delta_tables.transactions(spark, uri):
+            found.setdefault(base_id(app_id), []).append(uri)
     return found
 
 

@@ -1,27 +1,42 @@
-"""One micro-batch of the changelog query, exactly once: decode, [mirrors,] quarantine, changelog.
+"""One micro-batch of the changelog query, exactly once: decode, [mirrors,] changelog, quarantine.
 
-Order matters for crash safety. The batch first pins the changelog and
-quarantine versions and keeps only records those versions do not hold (by
-Kafka coordinates: one aggregation, ``changelog.survey``, finds the batch's
-offsets and partitions, and the statistics of its good records, which are the
-statistics of the append whenever the pinned changelog holds none of them);
-then, with ``mirrors=inline``, it MERGEs the mirrors
-(with ``mirrors=follow`` the mirror query does that from the changelog,
-``mirror_batch``), appends the quarantine and appends the changelog last,
-every commit under (app id, batch id). After a
-crash anywhere in between, Spark replays the same batch id with the same
-offsets: committed steps are skipped by Delta's txn check, and since the
-changelog commit comes last, the pinned "not yet written" set is the same as
-the first time. A replay of a topic range under a new checkpoint (new app id)
-finds every record already in the changelog and changes nothing.
+One pass: the batch's records are read from Kafka, decoded (the envelope only,
+unless the changelog query applies the mirrors itself) and appended to the
+changelog in one Spark job, which also counts the records that are not
+readable events (a Spark ``Observation``); only a batch that has some reads
+them again, for the quarantine. Its statistics (rows per table and op, event
+times: the metrics) are then read from what it appended: a few columns of
+the new files, not a second decode.
+
+Which records a batch may append: those neither table holds yet (by Kafka
+topic, partition and offset, at the table version pinned when the batch
+started). The query proves per Kafka partition, once per run, that the
+changelog holds nothing from the batch's first offset on (``Frontier``), and
+later batches start where the one before ended (the query's progress report
+says where, ``source.batch_starts``), so they need no "already written?"
+read. With ``mirrors=inline`` the batch MERGEs the mirrors first (from a
+cached decode of every field; with ``mirrors=follow`` the mirror query does
+that from the changelog, ``mirror_batch``). Every commit is under (app id,
+batch id).
+
+Crash safety: after a crash anywhere, Spark replays the same batch id with
+the same offsets. Delta skips the changelog append when the changelog holds
+the batch's commit already (its txn check; the batch then finds no commit of
+its own in the log after its pinned version, and reads its records again for
+the quarantine, since a skipped write reports no observation); the
+quarantine append comes after it and is skipped the same way once done. A
+replay of a topic range under a new checkpoint (new app id) finds every
+record already in the changelog and changes nothing.
 """
 
 from __future__ import annotations
 
+import time
+import uuid
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Observation
 
 from spark_sink import batch_stats, changelog, delta_tables, mirror
 from spark_sink.batch_stats import BatchStats
@@ -41,7 +56,8 @@ class BatchReport:
     steps: StepClock = field(default_factory=StepClock)
     """Wall time per step of ``process`` (metrics, benchmark)."""
     visible_at_s: float | None = None
-    """Wall time (epoch s) when the batch's commits were visible: set by the job when ``process`` returns."""
+    """Wall time (epoch s) when the batch's changelog commit was visible (set after the append; else by the
+    job when ``process`` returns)."""
 
 
 def process(
@@ -52,19 +68,20 @@ def process(
     *,
     version: int = changelog.VERSION,
     frontier: changelog.Frontier | None = None,
+    starts: dict[tuple[str, int], int] | None = None,
 ) -> BatchReport:
     """One micro-batch into a changelog of layout ``version`` (``changelog``: 2, or 1 for an earlier lake).
 
     ``frontier``: the query's knowledge of where the changelog holds nothing yet (one per query run;
-    None: every batch asks the changelog).
+    None: every batch asks the changelog). ``starts``: the batch's first offset per topic partition, when
+    the query knows them (``source.batch_starts``); None: one small job finds them.
     """
     spark = raw.sparkSession
     report = BatchReport(batch_id)
     inline = settings.mirrors == "inline"
-    # The mirrors need the images; a version-2 changelog alone needs only the envelope (much cheaper).
-    # Deserialized: a cache read twice within the batch is cheaper kept as objects than serialized.
-    decoded = decode(raw, envelope=version != 1 and not inline).persist(StorageLevel.MEMORY_AND_DISK_DESER)
-    pinned: list[DataFrame] = [decoded]
+    # A version-2 changelog alone needs only the envelope (much cheaper); the mirrors need the images.
+    decoded = decode(raw, envelope=version != 1 and not inline)
+    pinned: list[DataFrame] = []
     checkpointed: list[DataFrame] = []
     step = report.steps.step
     try:
@@ -72,55 +89,69 @@ def process(
         with step("pin_versions"):
             changelog_version = delta_tables.current_version(spark, changelog_uri)
             quarantine_version = delta_tables.current_version(spark, quarantine_uri)
-
-        rows = changelog.changelog_rows(decoded, version)
-        with step("changelog_partitions"):
-            where, good_stats = changelog.survey(decoded, list(settings.changelog_partition_by))
+        with step("offset_ranges"):
+            ranges = changelog.offset_ranges(raw) if starts is None else changelog.ranges_from(starts)
         with step("not_yet_written"):
             seen = None
-            unproven = where.ranges if frontier is None else frontier.unproven(where.ranges)
+            unproven = ranges if frontier is None else frontier.unproven(ranges)
             held: dict[tuple[str, int], int] = {}
-            if changelog_version is not None and unproven:
+            # An empty changelog (a new lake) holds nothing: its checksum says so without a job.
+            if changelog_version is not None and unproven and delta_tables.holds_files(spark, changelog_uri):
                 written = delta_tables.read_at(spark, changelog_uri, changelog_version)
                 held = changelog.held_from(written, unproven)
-                if any(held.get((r.topic, r.partition), r.last + 1) <= r.last for r in unproven):
-                    seen = changelog.written_in(written, where.partitions, where.ranges)
+                if changelog.overlaps(held, unproven):
+                    seen = changelog.written_in(written, ranges)
             if frontier is not None:
                 for r in unproven:
                     if (r.topic, r.partition) not in held:
                         frontier.prove(r.topic, r.partition, r.first)
-            fresh = changelog.not_yet_written(rows, seen)
-            full = fresh
-            if inline:
+        if inline:
+            # Read twice (the mirrors, the changelog): cached, deserialized (cheaper kept as objects).
+            decoded = decoded.persist(StorageLevel.MEMORY_AND_DISK_DESER)
+            pinned.append(decoded)
+            with step("not_yet_written"):
                 # Materialized with its lineage cut: the mirrors' concurrent MERGEs then plan over plain rows.
                 # Spark's from_avro expression is not safe to plan from several threads at once (its
                 # options map is evaluated through a shared builder), and a short plan is quicker to plan.
                 full = changelog.not_yet_written(changelog.changelog_rows(decoded, 1), seen)
                 full = full.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
                 checkpointed.append(full)
-            # With mirrors=follow, the append reads `fresh` from the cached batch.
-        bad_seen = (
-            None
-            if quarantine_version is None
-            else changelog.written_in(delta_tables.read_at(spark, quarantine_uri, quarantine_version), {}, where.ranges)
-        )
-        bad = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_seen)
-
-        if inline:
             report.tables = mirror.apply(spark, settings, full, app_id, batch_id, step=step)
+
+        after = -1 if changelog_version is None else changelog_version
+        with step("changelog_append"):
+            observed = Observation(f"binlake-batch-{uuid.uuid4().hex}")
+            fresh = changelog.not_yet_written(changelog.changelog_rows(decoded, version, observed=observed), seen)
+            delta_tables.append(
+                fresh, changelog_uri, app_id, batch_id, partition_by=list(settings.changelog_partition_by)
+            )
+            commit = changelog.batch_commit(spark, changelog_uri, after=after, app_id=app_id, batch_id=batch_id)
+            # No commit: Delta skipped the write (this batch committed it before a crash), so the job did not
+            # run and reports no observation; the quarantine then reads the batch for itself.
+            bad = None if commit is None else int(observed.get[changelog.BAD])
+            if commit is not None:
+                report.visible_at_s = time.time()
         with step("quarantine"):
-            report.quarantined = bad.count() if where.bad else 0
-            if report.quarantined:
-                delta_tables.append(bad, quarantine_uri, app_id, batch_id)
-        with step("batch_stats"):
-            # The survey's statistics are those of every good record: the fresh ones unless a replay found some.
-            report.stats = good_stats if seen is None else batch_stats.collect(fresh)
-            report.changelog_rows = report.stats.rows
-        if report.changelog_rows:
-            with step("changelog_append"):
-                delta_tables.append(
-                    fresh, changelog_uri, app_id, batch_id, partition_by=list(settings.changelog_partition_by)
+            if bad is None or bad:
+                bad_seen = (
+                    None
+                    if quarantine_version is None
+                    else changelog.written_in(delta_tables.read_at(spark, quarantine_uri, quarantine_version), ranges)
                 )
+                rows = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_seen)
+                rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
+                pinned.append(rows)
+                report.quarantined = rows.count()
+                if report.quarantined:
+                    delta_tables.append(rows, quarantine_uri, app_id, batch_id)
+        with step("batch_stats"):
+            if seen is None:
+                # Nothing of the batch was in the changelog: its rows are those of its commit (or, replayed,
+                # of the commit it made before the crash).
+                report.stats = batch_stats.collect(changelog.appended(spark, changelog_uri, commit, ranges))
+            else:
+                report.stats = batch_stats.collect(changelog.not_yet_written(changelog.changelog_rows(decoded), seen))
+            report.changelog_rows = report.stats.rows
     finally:
         for frame in pinned:
             frame.unpersist()

@@ -4,9 +4,9 @@ The metrics that must describe what a micro-batch made *visible* (rows per
 source table and op, end-to-end freshness = commit time - event ``ts_ms``, the
 newest event time per table) come from the rows the batch appends to the
 changelog, not from the query progress (which counts Kafka records, quarantine
-and replays included). ``collect`` computes them in one small Spark job on the
-batch's ``fresh`` frame (already persisted by the batch) and brings a compact
-summary to the driver:
+and replays included). ``collect`` computes them in one small Spark job (the
+changelog batch reads the files its commit added; the mirror batch its
+changelog rows) and brings a compact summary to the driver:
 
 - one row per (source_table, op): the row count and the min/max ``ts_ms``;
 - an event-time histogram: counts per bucket of ``ts_ms``. Buckets are 100 ms
@@ -15,21 +15,18 @@ summary to the driver:
   while a backlog of days still collects a few thousand buckets at most.
 
 Both are grouping sets of a single aggregation (one shuffle, no
-tables x buckets product); the changelog batch adds them to the aggregation
-that finds its extent (``changelog.survey``), so they cost no pass of their
-own when nothing of the batch was written before. The freshness of a
-bucket's events is taken at the bucket's midpoint; the histogram observes it
-once per event (``count`` times).
+tables x buckets product). The freshness of a bucket's events is taken at the
+bucket's midpoint; the histogram observes it once per event (``count`` times).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
-from pyspark.sql import Column, DataFrame, GroupedData, Row
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 WIDTHS_MS: Final = ((120_000, 100), (3_600_000, 1_000), (86_400_000, 60_000))
@@ -127,33 +124,25 @@ def bucketed(rows: DataFrame, *columns: str | Column, now_ms: int | None = None)
 
 
 GROUPING_SETS: Final = (("source_table", "op"), (_BUCKET, _WIDTH))
-"""The statistics' grouping sets over a ``bucketed`` frame (other sets may join them in one aggregation)."""
+"""The statistics' grouping sets over a ``bucketed`` frame."""
 
 
-def grouped(frame: DataFrame, *other_sets: Sequence[str]) -> GroupedData:
-    """``frame`` (``bucketed``) grouped by ``other_sets`` and the statistics' ``GROUPING_SETS``."""
-    sets = [list(s) for s in (*other_sets, *GROUPING_SETS)]
-    return frame.groupingSets(sets, *dict.fromkeys(c for s in sets for c in s))
-
-
-def aggregates(counted: Column) -> list[Column]:
-    """The statistics' aggregates over the rows where ``counted`` holds, and which set a result row belongs to."""
-    ts = F.when(counted, F.col("ts_ms"))
+def _aggregates() -> list[Column]:
+    """The statistics' aggregates, and which set a result row belongs to."""
+    ts = F.col("ts_ms")
     return [
         F.grouping("source_table").alias(_BY_TABLE),
         F.grouping(_BUCKET).alias(_BY_TIME),
-        F.count(F.when(counted, F.lit(1))).alias(_ROWS),
+        F.count(F.lit(1)).alias(_ROWS),
         F.min(ts).alias(_MIN_TS),
         F.max(ts).alias(_MAX_TS),
     ]
 
 
 def summarize(rows: Iterable[Row]) -> BatchStats:
-    """The ``BatchStats`` of an aggregation's result rows (``GROUPING_SETS`` x ``aggregates``; other sets ignored)."""
+    """The ``BatchStats`` of an aggregation's result rows (``GROUPING_SETS`` x ``_aggregates``)."""
     stats = BatchStats()
     for row in rows:
-        if not row[_ROWS]:
-            continue  # a group of rows that are not counted (quarantined ones, in a combined aggregation)
         if row[_BY_TABLE] == 0:
             stats.by_table_op[(row["source_table"], row["op"])] = TableOp(row[_ROWS], row[_MIN_TS], row[_MAX_TS])
         elif row[_BY_TIME] == 0:
@@ -168,5 +157,6 @@ def summarize(rows: Iterable[Row]) -> BatchStats:
 def collect(fresh: DataFrame, *, now_ms: int | None = None) -> BatchStats:
     """Summarize the changelog rows of a batch (columns ``source_table``, ``op``, ``ts_ms``) on the driver."""
     frame = bucketed(fresh, "source_table", "op", "ts_ms", now_ms=now_ms)
-    aggregated = grouped(frame).agg(*aggregates(F.lit(True)))
+    sets = [list(s) for s in GROUPING_SETS]
+    aggregated = frame.groupingSets(sets, *dict.fromkeys(c for s in sets for c in s)).agg(*_aggregates())
     return summarize(aggregated.collect())

@@ -34,19 +34,18 @@ skipped where the query has proven the changelog holds nothing yet (``Frontier``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from spark_sink import batch_stats, delta_tables
-from spark_sink.batch_stats import BatchStats
+from spark_sink import delta_tables
 from spark_sink.source import EVENT, IMAGE_FIELDS, KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode, decoded_event
 
 COORDINATES: Final = ["_kafka_topic", "_kafka_partition", "_kafka_offset"]
-_BY_PARTITION: Final = "_g_partition"
-"""grouping(_kafka_partition): 0 in the extent set's rows of ``survey``."""
+BAD: Final = "bad"
+"""The observed metric of ``changelog_rows``: unreadable records in the batch."""
 
 
 def source_table(event: Column) -> Column:
@@ -88,12 +87,49 @@ def _with_reason(decoded: DataFrame, version: int = VERSION) -> DataFrame:
     )
 
 
-def changelog_rows(decoded: DataFrame, version: int = VERSION) -> DataFrame:
+def changelog_rows(decoded: DataFrame, version: int = VERSION, *, observed: Observation | None = None) -> DataFrame:
     """The good records of a decoded batch as changelog rows of ``version``.
 
     Version 2 needs only the envelope decoded (``decode(..., envelope=True)``); version 1 every field.
+    ``observed`` counts the batch's unreadable records (metric ``bad``) while the rows are computed: the
+    append learns whether anything needs quarantining without a pass of its own.
     """
-    return _with_reason(decoded, version).where(F.col(REASON).isNull()).drop(REASON)
+    rows = _with_reason(decoded, version)
+    if observed is not None:
+        rows = rows.observe(observed, F.count(REASON).alias(BAD))
+    return rows.where(F.col(REASON).isNull()).drop(REASON)
+
+
+def batch_commit(
+    spark: SparkSession, uri: str, *, after: int, app_id: str, batch_id: int
+) -> list[dict[str, Any]] | None:
+    """The actions of the commit a batch made (transaction app id and version) after version ``after``;
+    None when there is none (Delta skipped the batch's write: it had committed it before)."""
+    latest = delta_tables.current_version(spark, uri)
+    for version in range(after + 1, (latest if latest is not None else after) + 1):
+        actions = delta_tables.commit_actions(spark, uri, version)
+        txn = next((a["txn"] for a in actions if "txn" in a), None)
+        if txn is not None and txn.get("appId") == app_id and txn.get("version") == batch_id:
+            return actions
+    return None
+
+
+def appended(
+    spark: SparkSession, uri: str, commit: list[dict[str, Any]] | None, ranges: list[OffsetRange]
+) -> DataFrame:
+    """The rows a batch appended, where the changelog held none of them before: those of its ``commit``
+    (``batch_commit``), read straight from the files it added. A read of the table as of the new version
+    would first rebuild the table's state, about a second per batch. Without the commit (a replay whose
+    write was skipped; a file outside the table's folder), the rows of ``ranges`` at the latest version
+    (Delta's offset statistics skip the other files)."""
+    files = None if commit is None else delta_tables.added_files(uri, commit)
+    if files is None:
+        return spark.read.format("delta").load(uri).where(in_ranges(ranges))
+    schema = delta_tables.schema(spark, uri)
+    if not files:
+        return spark.createDataFrame([], schema)
+    # The table's schema types the partition columns as the table does (no type inference from paths).
+    return spark.read.schema(schema).option("basePath", uri).parquet(*files)
 
 
 def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> int:
@@ -143,58 +179,25 @@ def quarantine_rows(decoded: DataFrame) -> DataFrame:
 
 @dataclass(frozen=True, slots=True)
 class OffsetRange:
-    """The Kafka offsets of one topic partition in a micro-batch (inclusive)."""
+    """The Kafka offsets of one topic partition in a micro-batch: from ``first`` to ``last`` (inclusive;
+    None: not known, as far as the partition goes)."""
 
     topic: str
     partition: int
     first: int
-    last: int
+    last: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class Extent:
-    """Where a micro-batch's records are: Kafka offsets, and the changelog partitions of its good ones."""
-
-    ranges: list[OffsetRange]
-    partitions: dict[str, list[object]]
-    """Changelog partition column -> the values the batch's good records have (for partition pruning)."""
-    bad: int
-    """Records that are not readable events (quarantined, unless a replay finds them written)."""
+def offset_ranges(raw: DataFrame) -> list[OffsetRange]:
+    """The first and last offset of each topic partition in a batch of Kafka records: one small job over the
+    records' coordinates (nothing decoded)."""
+    found = raw.groupBy("topic", "partition").agg(F.min("offset"), F.max("offset")).collect()
+    return [OffsetRange(row[0], int(row[1]), int(row[2]), int(row[3])) for row in found]
 
 
-def survey(decoded: DataFrame, partition_by: list[str], *, now_ms: int | None = None) -> tuple[Extent, BatchStats]:
-    """The batch's ``Extent`` and the statistics of its good records, in one small job (a few rows to the driver).
-
-    One aggregation with three grouping sets: (topic, partition) for the extent,
-    (source_table, op) and the event-time bucket for ``batch_stats``. The
-    statistics describe every good record of the batch: they are the statistics
-    of what the batch appends when none of it is in the changelog yet (the usual
-    case, see ``batch``), so the batch needs no second pass over its rows.
-    """
-    reason = F.col(REASON)
-    good = reason.isNull()
-    partitions = F.when(good, F.struct(*[F.col(c) for c in partition_by]))
-    kafka = ["_kafka_topic", "_kafka_partition"]
-    needed = [*kafka, "_kafka_offset", "source_table", "op", "ts_ms", *partition_by, REASON]
-    found = (
-        batch_stats.grouped(batch_stats.bucketed(_with_reason(decoded), *dict.fromkeys(needed), now_ms=now_ms), kafka)
-        .agg(
-            F.grouping("_kafka_partition").alias(_BY_PARTITION),
-            F.min("_kafka_offset").alias("first"),
-            F.max("_kafka_offset").alias("last"),
-            F.collect_set(partitions).alias("partitions"),
-            F.count(reason).alias("bad"),
-            *batch_stats.aggregates(good),
-        )
-        .collect()
-    )
-    extents = [r for r in found if r[_BY_PARTITION] == 0]
-    ranges = [
-        OffsetRange(r["_kafka_topic"], int(r["_kafka_partition"]), int(r["first"]), int(r["last"])) for r in extents
-    ]
-    values = {c: sorted({p[i] for r in extents for p in r["partitions"]}) for i, c in enumerate(partition_by)}
-    where = Extent(ranges, values, sum(int(r["bad"]) for r in extents))
-    return where, batch_stats.summarize(found)
+def ranges_from(starts: dict[tuple[str, int], int]) -> list[OffsetRange]:
+    """The open ranges of a batch whose first offsets the query knows (``source.batch_starts``)."""
+    return [OffsetRange(topic, partition, first) for (topic, partition), first in sorted(starts.items())]
 
 
 def in_ranges(ranges: list[OffsetRange], *, to_end: bool = False) -> Column:
@@ -203,23 +206,19 @@ def in_ranges(ranges: list[OffsetRange], *, to_end: bool = False) -> Column:
     condition = F.lit(False)
     for r in ranges:
         offset = F.col("_kafka_offset")
+        within = offset >= r.first if to_end or r.last is None else offset.between(r.first, r.last)
         condition = condition | (
-            (F.col("_kafka_topic") == r.topic)
-            & (F.col("_kafka_partition") == r.partition)
-            & (offset >= r.first if to_end else offset.between(r.first, r.last))
+            (F.col("_kafka_topic") == r.topic) & (F.col("_kafka_partition") == r.partition) & within
         )
     return condition
 
 
-def written_in(written: DataFrame, prune: dict[str, list[object]], ranges: list[OffsetRange]) -> DataFrame:
+def written_in(written: DataFrame, ranges: list[OffsetRange]) -> DataFrame:
     """The Kafka coordinates ``written`` holds within ``ranges`` (a replayed batch's records, usually none).
 
-    ``prune`` (partition values) and ``ranges`` (the batch's offsets) restrict what is read of ``written``:
-    its partition pruning and Delta's per-file offset statistics leave only the files a replay of
-    this range would have written, usually none, so the check costs O(batch), not O(changelog).
+    Delta's per-file offset statistics leave only the files a replay of this range would have written,
+    so the check costs O(batch), not O(changelog).
     """
-    for column, values in prune.items():
-        written = written.where(F.col(column).isin(values)) if values else written.limit(0)
     return written.where(in_ranges(ranges)).select(*COORDINATES)
 
 
@@ -254,6 +253,16 @@ def held_from(written: DataFrame, ranges: list[OffsetRange]) -> dict[tuple[str, 
     held = written.where(in_ranges(ranges, to_end=True)).groupBy("_kafka_topic", "_kafka_partition")
     found = held.agg(F.min("_kafka_offset")).collect()
     return {(row[0], int(row[1])): int(row[2]) for row in found}
+
+
+def overlaps(held: dict[tuple[str, int], int], ranges: list[OffsetRange]) -> bool:
+    """Whether a partition's first held offset (``held_from``) lies within its range: the batch holds records
+    the changelog has (an open range: any held offset does)."""
+    for r in ranges:
+        at = held.get((r.topic, r.partition))
+        if at is not None and (r.last is None or at <= r.last):
+            return True
+    return False
 
 
 def not_yet_written(rows: DataFrame, seen: DataFrame | None) -> DataFrame:

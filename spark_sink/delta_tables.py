@@ -12,6 +12,7 @@ skipped by Delta itself, so a micro-batch replayed after a crash changes nothing
 from __future__ import annotations
 
 import json
+import urllib.parse
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -86,6 +87,46 @@ def holds_files(spark: SparkSession, uri: str) -> bool:
     checksum = snapshot.checksumOpt()
     files = checksum.get().numFiles() if checksum.isDefined() else snapshot.numOfFiles()
     return int(files) > 0
+
+
+def transactions(spark: SparkSession, uri: str) -> dict[str, int]:
+    """App id -> the last transaction version committed under it (Delta's ``txn`` actions; no Spark job)."""
+    snapshot = _snapshot(spark, uri)
+    if int(snapshot.version()) < 0:
+        return {}
+    jvm: Any = spark.sparkContext._jvm
+    found = jvm.scala.jdk.javaapi.CollectionConverters.asJava(snapshot.transactions())
+    return {str(app_id): int(found.get(app_id)) for app_id in found.keySet()}
+
+
+def commit_actions(spark: SparkSession, uri: str, version: int) -> list[dict[str, Any]]:
+    """The actions of one commit as the table's log holds them (``_delta_log/<version>.json``, one JSON
+    action per line, the Delta protocol's commit file): one small read, no Spark job, no table state."""
+    jvm: Any = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(f"{uri.rstrip('/')}/_delta_log/{version:020d}.json")
+    java_context: Any = spark._jsc
+    stream = path.getFileSystem(java_context.hadoopConfiguration()).open(path)
+    try:
+        text = str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+def added_files(uri: str, actions: list[dict[str, Any]]) -> list[str] | None:
+    """The data files a commit's ``add`` actions name, as paths to read (None: one lies outside the table's
+    folder, an absolute path, which only other writers make)."""
+    root = uri.rstrip("/")
+    found: list[str] = []
+    for action in actions:
+        add = action.get("add")
+        if add is None:
+            continue
+        path = str(add["path"])
+        if "://" in path or path.startswith("/"):
+            return None
+        found.append(f"{root}/{urllib.parse.unquote(path)}")  # the log holds each path URI-encoded
+    return found
 
 
 def release(frame: DataFrame) -> None:

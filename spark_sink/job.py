@@ -11,6 +11,7 @@ and it MERGEs the mirrors itself.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -27,7 +28,7 @@ from spark_sink.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkListener, Sink
 from spark_sink.mirror import SCHEDULER_POOL
 from spark_sink.mirror_batch import MirrorReport
 from spark_sink.settings import SinkSettings, TriggerKind
-from spark_sink.source import read_stream
+from spark_sink.source import batch_starts, read_stream
 
 log = logging.getLogger("binlake.sink")
 
@@ -185,10 +186,16 @@ def start_changelog(
     """
 
     frontier = changelog.Frontier()  # this query's own: a new start asks the changelog again
+    # The query itself, once started: its last progress report tells a batch where it starts. (Its first
+    # batch may run before ``start`` returns; it then finds its offsets with a job.)
+    query: list[StreamingQuery] = []
 
     def each_batch(frame: DataFrame, batch_id: int) -> None:
-        report = process(settings, app_id, frame, batch_id, version=version, frontier=frontier)
-        report.visible_at_s = time.time()  # the changelog commit, process's last step, is visible now
+        progress = query[0].lastProgress if query else None
+        starts = batch_starts(None if progress is None else json.loads(progress.json), batch_id)
+        report = process(settings, app_id, frame, batch_id, version=version, frontier=frontier, starts=starts)
+        if report.visible_at_s is None:
+            report.visible_at_s = time.time()  # the changelog commit is visible by now
         if metrics is not None:
             metrics.observe_batch(report)
         log.info(
@@ -207,7 +214,8 @@ def start_changelog(
         .option("checkpointLocation", settings.checkpoint())
         .queryName(QUERY_NAME)
     )
-    return _started(spark, writer, settings.trigger, settings.trigger_interval_s, pool="changelog")
+    query.append(_started(spark, writer, settings.trigger, settings.trigger_interval_s, pool="changelog"))
+    return query[0]
 
 
 def start_mirrors(
