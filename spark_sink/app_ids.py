@@ -31,12 +31,13 @@ from __future__ import annotations
 import json
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Final
 
 from pyspark.sql import SparkSession
 
 from shared.errors import BinlakeError
 from spark_sink import delta_tables
+from spark_sink.hadoop_files import HadoopFiles
 
 ID_FILE: Final = "_binlake_app_id"
 SUFFIXES: Final = (".truncate",)
@@ -90,46 +91,10 @@ def base_id(app_id: str) -> str:
     return app_id
 
 
-class _Files:
-    """The checkpoint folder through Hadoop's FileSystem (local paths, s3a://, abfss://... alike)."""
-
-    def __init__(self, spark: SparkSession) -> None:
-        self.jvm: Any = spark.sparkContext._jvm  # py4j gateway: untyped by nature
-        java_context: Any = spark.sparkContext._jsc
-        self.conf: Any = java_context.hadoopConfiguration()
-
-    def _path(self, uri: str) -> tuple[Any, Any]:
-        path = self.jvm.org.apache.hadoop.fs.Path(uri)
-        return path, path.getFileSystem(self.conf)
-
-    def exists(self, uri: str) -> bool:
-        path, fs = self._path(uri)
-        return bool(fs.exists(path))
-
-    def read(self, uri: str) -> str | None:
-        path, fs = self._path(uri)
-        if not fs.exists(path):
-            return None
-        stream = fs.open(path)
-        try:
-            return str(self.jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-        finally:
-            stream.close()
-
-    def create(self, uri: str, text: str) -> None:
-        """Write a new file; fails if it exists (two sinks starting on one checkpoint: one wins)."""
-        path, fs = self._path(uri)
-        stream = fs.create(path, False)
-        try:
-            stream.write(bytearray(text.encode()))
-        finally:
-            stream.close()
-
-
 def resolve(spark: SparkSession, checkpoint: str, *, configured: str | None, legacy: str) -> Resolved:
     """The checkpoint's app id: from its file; else ``legacy`` for a checkpoint an earlier release made;
     else a new one (``configured`` if set, otherwise random)."""
-    files = _Files(spark)
+    files = HadoopFiles(spark)
     text = files.read(f"{checkpoint}/{ID_FILE}")
     if text is not None:
         ident = CheckpointId.from_json(text)
@@ -188,5 +153,5 @@ def check(spark: SparkSession, resolved: Resolved, tables: list[str], *, known: 
 def keep(spark: SparkSession, resolved: Resolved) -> None:
     """Write a new checkpoint's id file (before its query starts: the id must exist before any commit)."""
     if resolved.new:
-        _Files(spark).create(f"{resolved.checkpoint}/{ID_FILE}", resolved.ident.to_json())
+        HadoopFiles(spark).create(f"{resolved.checkpoint}/{ID_FILE}", resolved.ident.to_json())
         resolved.new = False

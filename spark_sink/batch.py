@@ -34,6 +34,7 @@ from __future__ import annotations
 import time
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Observation
@@ -79,9 +80,13 @@ def process(
     spark = raw.sparkSession
     report = BatchReport(batch_id)
     inline = settings.mirrors == "inline"
+    # The records as Kafka gave them, kept (serialized, a few MB): a batch that reads them again (a run's
+    # first batch finding its offsets, a quarantine) does not fetch them again, and the query's count of
+    # records read (its progress' numInputRows) stays one per record.
+    raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
     # A version-2 changelog alone needs only the envelope (much cheaper); the mirrors need the images.
     decoded = decode(raw, envelope=version != 1 and not inline)
-    pinned: list[DataFrame] = []
+    pinned: list[DataFrame] = [raw]
     checkpointed: list[DataFrame] = []
     step = report.steps.step
     try:
@@ -119,18 +124,31 @@ def process(
             report.tables = mirror.apply(spark, settings, full, app_id, batch_id, step=step)
 
         after = -1 if changelog_version is None else changelog_version
-        with step("changelog_append"):
-            observed = Observation(f"binlake-batch-{uuid.uuid4().hex}")
-            fresh = changelog.not_yet_written(changelog.changelog_rows(decoded, version, observed=observed), seen)
-            delta_tables.append(
-                fresh, changelog_uri, app_id, batch_id, partition_by=list(settings.changelog_partition_by)
-            )
-            commit = changelog.batch_commit(spark, changelog_uri, after=after, app_id=app_id, batch_id=batch_id)
-            # No commit: Delta skipped the write (this batch committed it before a crash), so the job did not
-            # run and reports no observation; the quarantine then reads the batch for itself.
-            bad = None if commit is None else int(observed.get[changelog.BAD])
-            if commit is not None:
-                report.visible_at_s = time.time()
+        counted: BatchStats | None = None
+        if seen is not None:
+            # A replay found records already written: the others are counted first (a pass of their own, on
+            # this rare path), and with none left the batch commits nothing.
+            with step("batch_stats"):
+                counted = batch_stats.collect(changelog.not_yet_written(changelog.changelog_rows(decoded), seen))
+        commit: list[dict[str, Any]] | None = None
+        bad: int | None = None  # unknown: the append was skipped (see below) or not run
+        if counted is None or counted.rows:
+            with step("changelog_append"):
+                observed = Observation(f"binlake-batch-{uuid.uuid4().hex}")
+                rows = changelog.changelog_rows(decoded, version, observed=observed)
+                delta_tables.append(
+                    changelog.not_yet_written(rows, seen),
+                    changelog_uri,
+                    app_id,
+                    batch_id,
+                    partition_by=list(settings.changelog_partition_by),
+                )
+                commit = changelog.batch_commit(spark, changelog_uri, after=after, app_id=app_id, batch_id=batch_id)
+                # No commit: Delta skipped the write (this batch committed it before a crash), so the job did
+                # not run and reports no observation; the quarantine then reads the batch for itself.
+                if commit is not None:
+                    report.visible_at_s = time.time()
+                    bad = int(observed.get[changelog.BAD])
         with step("quarantine"):
             if bad is None or bad:
                 bad_seen = (
@@ -138,20 +156,19 @@ def process(
                     if quarantine_version is None
                     else changelog.written_in(delta_tables.read_at(spark, quarantine_uri, quarantine_version), ranges)
                 )
-                rows = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_seen)
-                rows = rows.persist(StorageLevel.MEMORY_AND_DISK)
-                pinned.append(rows)
-                report.quarantined = rows.count()
+                unreadable = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_seen)
+                unreadable = unreadable.persist(StorageLevel.MEMORY_AND_DISK)
+                pinned.append(unreadable)
+                report.quarantined = unreadable.count()
                 if report.quarantined:
-                    delta_tables.append(rows, quarantine_uri, app_id, batch_id)
-        with step("batch_stats"):
-            if seen is None:
+                    delta_tables.append(unreadable, quarantine_uri, app_id, batch_id)
+        if counted is None:
+            with step("batch_stats"):
                 # Nothing of the batch was in the changelog: its rows are those of its commit (or, replayed,
                 # of the commit it made before the crash).
-                report.stats = batch_stats.collect(changelog.appended(spark, changelog_uri, commit, ranges))
-            else:
-                report.stats = batch_stats.collect(changelog.not_yet_written(changelog.changelog_rows(decoded), seen))
-            report.changelog_rows = report.stats.rows
+                counted = batch_stats.collect(changelog.appended(spark, changelog_uri, commit, ranges))
+        report.stats = counted
+        report.changelog_rows = counted.rows
     finally:
         for frame in pinned:
             frame.unpersist()

@@ -60,6 +60,11 @@ VERSION: Final = 2
 PROP_VERSION: Final = "binlake.changelog_version"
 BODY: Final = "event_avro"
 """Version 2: the event's Avro single-object bytes, as on the topic."""
+CHANGE_FEED: Final = "delta.enableChangeDataFeed"
+"""On: Delta records which rows each version added (appends cost nothing more); the current-state reads
+(``current_state``) read the changelog's tail by it."""
+PROP_FEED_FROM: Final = "binlake.change_feed_from"
+"""The first version of a changelog whose feed was enabled after its creation (absent: version 0)."""
 STATS_COLUMNS: Final = "delta.dataSkippingStatsColumns"
 STATS: Final = ("_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_timestamp", "order_key", "ts_ms")
 """The columns a new changelog keeps per-file statistics of: the Kafka coordinates (the "not yet written"
@@ -132,19 +137,31 @@ def appended(
     return spark.read.schema(schema).option("basePath", uri).parquet(*files)
 
 
+def change_feed_from(properties: dict[str, str]) -> int | None:
+    """The first changelog version its change data feed holds (None: no feed), from its table properties."""
+    if properties.get(CHANGE_FEED, "false").lower() != "true":
+        return None
+    return int(properties.get(PROP_FEED_FROM, "0"))
+
+
 def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> int:
     """Create the changelog empty (version ``VERSION``) if it does not exist yet; return its version.
 
     The mirror query streams from it from the start. Its schema is what the first micro-batch would
-    append (``changelog_rows`` of decoded Kafka rows).
+    append (``changelog_rows`` of decoded Kafka rows). A changelog without a change data feed (an earlier
+    release's) gets one from its next version on (``current_state`` reads its tail by it).
     """
     found = delta_tables.state(spark, uri)
     if found is not None:
+        if change_feed_from(found.properties) is None:
+            # One commit, the property that says from where: the sink is the changelog's only writer.
+            feed = {CHANGE_FEED: "true", PROP_FEED_FROM: str(found.version + 1)}
+            delta_tables.set_properties(spark, uri, feed)
         return int(found.properties.get(PROP_VERSION, "1"))
     empty = changelog_rows(decode(spark.createDataFrame([], KAFKA_SCHEMA), envelope=True))
     # One commit with its version property: a crash cannot leave a table that reads as version 1.
     schema = StructType([StructField(f.name, f.dataType) for f in empty.schema.fields])
-    properties = {PROP_VERSION: str(VERSION), STATS_COLUMNS: ",".join(STATS)}
+    properties = {PROP_VERSION: str(VERSION), STATS_COLUMNS: ",".join(STATS), CHANGE_FEED: "true"}
     delta_tables.create(spark, uri, schema, partition_by=partition_by, properties=properties)
     return VERSION
 

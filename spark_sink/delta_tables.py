@@ -23,6 +23,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
+from spark_sink.hadoop_files import HadoopFiles
+
 TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
 
@@ -90,27 +92,30 @@ def holds_files(spark: SparkSession, uri: str) -> bool:
 
 
 def transactions(spark: SparkSession, uri: str) -> dict[str, int]:
-    """App id -> the last transaction version committed under it (Delta's ``txn`` actions; no Spark job)."""
+    """App id -> the last transaction version committed under it (Delta's ``txn`` actions).
+
+    From the version's checksum file where it lists them (Delta writes them there unless a table has very
+    many): ``Snapshot.transactions`` rebuilds the table's state with a Spark job, about a second per table.
+    """
     snapshot = _snapshot(spark, uri)
     if int(snapshot.version()) < 0:
         return {}
     jvm: Any = spark.sparkContext._jvm
-    found = jvm.scala.jdk.javaapi.CollectionConverters.asJava(snapshot.transactions())
+    convert = jvm.scala.jdk.javaapi.CollectionConverters
+    checksum = snapshot.checksumOpt()
+    listed = checksum.get().setTransactions() if checksum.isDefined() else None
+    if listed is not None and listed.isDefined():
+        return {str(txn.appId()): int(txn.version()) for txn in convert.asJava(listed.get())}
+    found = convert.asJava(snapshot.transactions())
     return {str(app_id): int(found.get(app_id)) for app_id in found.keySet()}
 
 
 def commit_actions(spark: SparkSession, uri: str, version: int) -> list[dict[str, Any]]:
     """The actions of one commit as the table's log holds them (``_delta_log/<version>.json``, one JSON
-    action per line, the Delta protocol's commit file): one small read, no Spark job, no table state."""
-    jvm: Any = spark.sparkContext._jvm
-    path = jvm.org.apache.hadoop.fs.Path(f"{uri.rstrip('/')}/_delta_log/{version:020d}.json")
-    java_context: Any = spark._jsc
-    stream = path.getFileSystem(java_context.hadoopConfiguration()).open(path)
-    try:
-        text = str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-    finally:
-        stream.close()
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    action per line, the Delta protocol's commit file): one small read, no Spark job, no table state.
+    None of them when the log holds no such commit (not yet made, or cleaned up)."""
+    text = HadoopFiles(spark).read(f"{uri.rstrip('/')}/_delta_log/{version:020d}.json")
+    return [] if text is None else [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def added_files(uri: str, actions: list[dict[str, Any]]) -> list[str] | None:

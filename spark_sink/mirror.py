@@ -90,6 +90,7 @@ SCHEDULER_POOL: Final = "spark.scheduler.pool"
 _Item = TypeVar("_Item")
 _Done = TypeVar("_Done")
 _DDL_DESCRIPTOR: Final = 0
+_IS_DELETE_SQL: Final = "op = 'DELETE'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -349,58 +350,26 @@ def _apply_rows(
     table, descs, result, key = work.table, work.descs, work.result, work.key
     uri = settings.mirror_uri(table)
     physical = list(result.types)
-    # Only this table's rows (partition pruning on a changelog read), their images decoded here, once.
-    fields = changelog.mirror_fields(descriptors_vary=len(descs) > 1)
-    events = changelog.expand(row_events.where(F.col("source_table") == table), fields)
-    if len(descs) > 1:
-        events = with_descriptor_id(events)
-    if work.truncated_at is not None:
-        events = events.where(sequence() > F.lit(work.truncated_at))
-    is_delete = "op = 'DELETE'"
-    # The image once, as a column: every physical column reads it (a smaller plan to analyze).
-    events = events.withColumn(IMAGE, F.expr(f"CASE WHEN {is_delete} THEN before ELSE after END"))
+    events = table_events(row_events, table, descs=descs, truncated_at=work.truncated_at)
     if not key:
         with step("append_keyless"):
-            carry = (f"{origin_sql()} AS {ORIGIN}",)
-            projected = project(events, IMAGE, is_delete, descs=descs, result=result, physical=physical, carry=carry)
+            projected = keyless_rows(events, descs=descs, result=result)
             _append_keyless(spark, uri, projected, physical, app_id=app_id, batch_id=batch_id, new=work.new)
         return
     key_index = [physical.index(k) for k in key]
-    key_cols = [f"_v{i}" for i in key_index]
     wants_history = settings.wants_history(table)
-    # An UPDATE that moves a row to another key deletes the old key: only the old key matters there.
-    differs = " OR ".join(
-        f"NOT ({convert(f'before[{sql_string(name)}]', result.types[name])}"
-        f" <=> {convert(f'after[{sql_string(name)}]', result.types[name])})"
-        for name in key
-    )
-    moved = f"op = 'UPDATE' AND before IS NOT NULL AND after IS NOT NULL AND ({differs})"
-    all_events = project_with_moves(
-        events,
-        IMAGE,
-        is_delete,
-        moved=moved,
-        descs=descs,
-        result=result,
-        physical=physical,
-        only=None if wants_history else set(key_index),
-    )
+    all_events = keyed_events(events, descs=descs, result=result, key=key, only_key=not wants_history)
     if wants_history:
         with step("persist_events"):
             all_events = all_events.persist(StorageLevel.MEMORY_AND_DISK_DESER)
     try:
-        tomb_uri = settings.tombstones_uri(table)
         with step("fold"):
-            floor = tombstones.floors(
-                spark, tomb_uri=tomb_uri, key=key, key_cols=key_cols, types=[result.types[k] for k in key]
-            )
             # Materialized once, lineage cut: the MERGE (told not to materialize its source again) and the
             # tombstones read plain rows; the floors are read at a pinned version, so this is reproducible.
             # The deleted keys are counted while the checkpoint is written (no job of their own).
             counted = Observation(f"binlake-fold-{uuid.uuid4().hex}")  # unique: tables fold concurrently
             folded = (
-                _fold(all_events, key_index, len(physical))
-                .join(floor, on=key_cols, how="left")
+                folded_with_floors(spark, settings, table, all_events, key=key, result=result)
                 .observe(counted, F.count_if("_delete").alias("deletes"))
                 .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
             )
@@ -435,6 +404,67 @@ def _apply_rows(
         if wants_history:
             with step("unpersist"):
                 all_events.unpersist()
+
+
+def table_events(row_events: DataFrame, table: str, *, descs: list[Descriptor], truncated_at: str | None) -> DataFrame:
+    """One table's row events newer than its TRUNCATE, their images decoded, the image to apply in ``IMAGE``."""
+    # Only this table's rows (partition pruning on a changelog read), their images decoded here, once.
+    fields = changelog.mirror_fields(descriptors_vary=len(descs) > 1)
+    events = changelog.expand(row_events.where(F.col("source_table") == table), fields)
+    if len(descs) > 1:
+        events = with_descriptor_id(events)
+    if truncated_at is not None:
+        events = events.where(sequence() > F.lit(truncated_at))
+    # The image once, as a column: every physical column reads it (a smaller plan to analyze).
+    return events.withColumn(IMAGE, F.expr(f"CASE WHEN {_IS_DELETE_SQL} THEN before ELSE after END"))
+
+
+def keyless_rows(events: DataFrame, *, descs: list[Descriptor], result: Plan) -> DataFrame:
+    """A key-less table's events (``table_events``) projected, with their origins (``_append_keyless``)."""
+    carry = (f"{origin_sql()} AS {ORIGIN}",)
+    return project(events, IMAGE, _IS_DELETE_SQL, descs=descs, result=result, physical=list(result.types), carry=carry)
+
+
+def keyed_events(
+    events: DataFrame, *, descs: list[Descriptor], result: Plan, key: list[str], only_key: bool
+) -> DataFrame:
+    """A keyed table's events (``table_events``) projected, an UPDATE that moves a row to another key also
+    as a DELETE of the old key (``only_key``: projecting only the key columns of that DELETE)."""
+    physical = list(result.types)
+    # An UPDATE that moves a row to another key deletes the old key: only the old key matters there.
+    differs = " OR ".join(
+        f"NOT ({convert(f'before[{sql_string(name)}]', result.types[name])}"
+        f" <=> {convert(f'after[{sql_string(name)}]', result.types[name])})"
+        for name in key
+    )
+    moved = f"op = 'UPDATE' AND before IS NOT NULL AND after IS NOT NULL AND ({differs})"
+    return project_with_moves(
+        events,
+        IMAGE,
+        _IS_DELETE_SQL,
+        moved=moved,
+        descs=descs,
+        result=result,
+        physical=physical,
+        only={physical.index(k) for k in key} if only_key else None,
+    )
+
+
+def folded_with_floors(
+    spark: SparkSession, settings: SinkSettings, table: str, events: DataFrame, *, key: list[str], result: Plan
+) -> DataFrame:
+    """A keyed table's events (``keyed_events``) folded per key (``_fold``), with each key's tombstone floor."""
+    physical = list(result.types)
+    key_index = [physical.index(k) for k in key]
+    key_cols = [f"_v{i}" for i in key_index]
+    floor = tombstones.floors(
+        spark,
+        tomb_uri=settings.tombstones_uri(table),
+        key=key,
+        key_cols=key_cols,
+        types=[result.types[k] for k in key],
+    )
+    return _fold(events, key_index, len(physical)).join(floor, on=key_cols, how="left")
 
 
 def _apply_folded(
@@ -598,29 +628,10 @@ def _merge(
     as much as the append it could save). ``new``: the mirror does not exist yet; the rows create it.
     """
     target_columns = [f.name for f in (new.schema if new is not None else delta_tables.schema(spark, uri)).fields]
-    condition = " AND ".join(f"t.{quote(physical[i])} = s._v{i}" for i in key_index)
-    floor = f"coalesce(t.{ORDER_KEY}, '')"
-    newer = f"{floor} < s.{ORDER_KEY}"
-    reset = f"s.{LAST_DELETE} > {floor}"
-    tomb = f"coalesce(s.{tombstones.FLOOR}, '')"
-    index = {phys: i for i, phys in enumerate(physical)}
-    update: dict[str, str | Column] = {ORDER_KEY: f"s.{ORDER_KEY}"}
-    insert: dict[str, str | Column] = {ORDER_KEY: f"s.{ORDER_KEY}"}
-    for name in target_columns:
-        if name == ORDER_KEY or name not in index:
-            if name != ORDER_KEY:
-                update[quote(name)] = f"CASE WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
-            continue
-        i = index[name]
-        if i in key_index:
-            insert[quote(name)] = f"s._v{i}"
-            continue
-        live = f"(s.{LAST_DELETE} IS NULL OR s._o{i} > s.{LAST_DELETE})"
-        update[quote(name)] = (
-            f"CASE WHEN s._o{i} > {floor} AND {live} THEN s._v{i} WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
-        )
-        insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
-    inserted = f"NOT s._delete AND {tomb} < s.{ORDER_KEY}"
+    clauses = merge_clauses(target_columns, physical=physical, key_index=key_index)
+    update: dict[str, str | Column] = dict(clauses.update)
+    insert: dict[str, str | Column] = dict(clauses.insert)
+    condition, newer, inserted = clauses.condition, clauses.newer, clauses.inserted
     # The rows a MERGE could only insert: what a new mirror is created with, or an append adds.
     inserted_rows = source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()])
     if new is not None:
@@ -643,6 +654,55 @@ def _merge(
             .whenNotMatchedInsert(condition=inserted, values=insert)
             .execute()
         )
+
+
+@dataclass(frozen=True, slots=True)
+class MergeClauses:
+    """How a mirror's row (``t``) and a key's folded batch (``s``, with its floor) combine, as SQL text: the
+    clauses of the MERGE (``_merge``), and what a current-state read computes (``current_state``)."""
+
+    condition: str
+    """The key columns equal."""
+    newer: str
+    """A matched key's batch is newer than its mirror row (else the row stays as it is)."""
+    inserted: str
+    """An unmatched key's batch makes a row (its newest event is no DELETE, newer than its tombstone)."""
+    update: dict[str, str]
+    """Target column -> its value in a matched row the batch updates (the batch deletes it when ``s._delete``)."""
+    insert: dict[str, str]
+    """Target column -> its value in an inserted row (columns missing here are NULL)."""
+
+
+def merge_clauses(target_columns: list[str], *, physical: list[str], key_index: list[int]) -> MergeClauses:
+    """The clauses of a folded batch's MERGE into a mirror with ``target_columns`` (see ``_merge``)."""
+    condition = " AND ".join(f"t.{quote(physical[i])} = s._v{i}" for i in key_index)
+    floor = f"coalesce(t.{ORDER_KEY}, '')"
+    reset = f"s.{LAST_DELETE} > {floor}"
+    tomb = f"coalesce(s.{tombstones.FLOOR}, '')"
+    index = {phys: i for i, phys in enumerate(physical)}
+    update: dict[str, str] = {ORDER_KEY: f"s.{ORDER_KEY}"}
+    insert: dict[str, str] = {ORDER_KEY: f"s.{ORDER_KEY}"}
+    for name in target_columns:
+        if name == ORDER_KEY or name not in index:
+            if name != ORDER_KEY:
+                update[quote(name)] = f"CASE WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
+            continue
+        i = index[name]
+        if i in key_index:
+            insert[quote(name)] = f"s._v{i}"
+            continue
+        live = f"(s.{LAST_DELETE} IS NULL OR s._o{i} > s.{LAST_DELETE})"
+        update[quote(name)] = (
+            f"CASE WHEN s._o{i} > {floor} AND {live} THEN s._v{i} WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
+        )
+        insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
+    return MergeClauses(
+        condition=condition,
+        newer=f"{floor} < s.{ORDER_KEY}",
+        inserted=f"NOT s._delete AND {tomb} < s.{ORDER_KEY}",
+        update=update,
+        insert=insert,
+    )
 
 
 def _holds_any(spark: SparkSession, uri: str, *, source: DataFrame, key_index: list[int], physical: list[str]) -> bool:

@@ -65,19 +65,7 @@ def prepare(
     mirror is new and ``create`` is False, the mirror its first write creates (``NewMirror.write``)."""
     uri = settings.mirror_uri(table)
     if not delta_tables.exists(spark, uri):
-        key = choose_key(table, None, descs, settings.primary_keys)
-        result = plan({}, {}, descs, widening=settings.type_widening)
-        ordered = key + [name for name in result.types if name not in key]
-        # Nullable, key included: a mirror created with its first rows (a CTAS) gets no NOT NULL, so none
-        # is declared here either; the sink never writes a row without its whole key.
-        fields = [StructField(name, result.types[name]) for name in ordered]
-        fields.append(StructField(ORDER_KEY, StringType()))
-        if not key:
-            fields += [StructField(OP, StringType()), StructField(ORIGIN, StringType())]
-        props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
-        if settings.type_widening:
-            props["delta.enableTypeWidening"] = "true"
-        new = NewMirror(uri, StructType(fields), partition_columns(settings, table, result.types), props)
+        result, key, new = _new_mirror(settings, table, descs)
         if not create:
             return result, key, new
         new.create(spark)
@@ -109,6 +97,47 @@ def prepare(
     if result.fallbacks != fallbacks:
         delta_tables.set_properties(spark, uri, {PROP_FALLBACKS: json.dumps(result.fallbacks)})
     return result, key, None
+
+
+def _new_mirror(settings: SinkSettings, table: str, descs: list[Descriptor]) -> tuple[Plan, list[str], NewMirror]:
+    """The plan, key and table of a mirror its first batch (with ``descs``) creates."""
+    key = choose_key(table, None, descs, settings.primary_keys)
+    result = plan({}, {}, descs, widening=settings.type_widening)
+    ordered = key + [name for name in result.types if name not in key]
+    # Nullable, key included: a mirror created with its first rows (a CTAS) gets no NOT NULL, so none
+    # is declared here either; the sink never writes a row without its whole key.
+    fields = [StructField(name, result.types[name]) for name in ordered]
+    fields.append(StructField(ORDER_KEY, StringType()))
+    if not key:
+        fields += [StructField(OP, StringType()), StructField(ORIGIN, StringType())]
+    props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
+    if settings.type_widening:
+        props["delta.enableTypeWidening"] = "true"
+    uri = settings.mirror_uri(table)
+    return result, key, NewMirror(uri, StructType(fields), partition_columns(settings, table, result.types), props)
+
+
+def planned(
+    spark: SparkSession, settings: SinkSettings, table: str, descs: list[Descriptor]
+) -> tuple[Plan, list[str], StructType]:
+    """The plan, key and schema the mirror would have once a batch with ``descs`` is applied, without changing
+    anything (current-state reads): a new mirror's, or the mirror's own with columns added and types widened.
+
+    A widening Delta would refuse (``prepare`` then routes the type to a fallback column) shows as widened.
+    """
+    found = delta_tables.state(spark, settings.mirror_uri(table))
+    if found is None:
+        result, key, new = _new_mirror(settings, table, descs)
+        return result, key, new.schema
+    key = choose_key(table, json.loads(found.properties.get(PROP_KEY, "[]")), descs, settings.primary_keys)
+    fallbacks: dict[str, str] = json.loads(found.properties.get(PROP_FALLBACKS, "{}"))
+    existing = {f.name: f.dataType for f in found.schema.fields}
+    result = plan(existing, fallbacks, descs, widening=settings.type_widening)
+    fields = [StructField(f.name, result.types.get(f.name, f.dataType)) for f in found.schema.fields]
+    fields += [StructField(name, result.types[name]) for name in result.added]
+    if not key and ORIGIN not in existing:
+        fields.append(StructField(ORIGIN, StringType()))
+    return result, key, StructType(fields)
 
 
 def partition_columns(settings: SinkSettings, table: str, types: dict[str, DataType]) -> list[str]:

@@ -17,7 +17,13 @@ keyed and partitioned like the normalizer does (``event_key``,
      (MERGE), exactly once;
    - ``textbook_peer`` (``sink_peer``): the Delta docs' CDC upsert a user would
      write instead: ``foreachBatch``, per table ``row_number()`` by key and one
-     MERGE (no changelog, floors, tombstones or partial images).
+     MERGE (no changelog, floors, tombstones or partial images);
+   - ``merge_on_read``: the sink's changelog query, then every table's current
+     state read in full (``spark_sink.current_state``: the fold of the
+     changelog over the mirror, merge on read), then the mirror query that
+     writes the physical mirrors; ``ratio_merge_on_read_vs_bare`` counts the
+     changelog and the reads (the current state of every table, equal to the
+     peer's mirrors in rows), not the physical mirrors' writing.
 
    Time runs from the query's start to its termination; ``ratio`` is
    sink / bare copy in events/s (target >= 0.6). A short warm-up of both on a
@@ -385,6 +391,38 @@ def sink_copy(
     return SinkRun(seconds, reports, progress, mirror_reports, ended[0] if ended else None)
 
 
+def merge_on_read(
+    spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path, *, tables: list[str]
+) -> dict[str, Any]:
+    """The sink with its mirrors read on merge (``current_state``): the changelog query alone, then every
+    table's current state read in full (mirror + fold of the changelog's tail; no mirror yet), then the
+    mirror query that writes the physical mirrors, each timed."""
+    from spark_sink import changelog, current_state, job
+
+    settings = _sink_settings(config, lake=lake.as_uri(), topic=topic)
+    started = time.perf_counter()
+    version = changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+    ids = job.owned_app_ids(spark, settings)
+    query = job.start_changelog(spark, settings, kafka, ids.changelog, version=version)
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise RuntimeError(f"the changelog query failed: {query.exception()}")
+    changelog_s = time.perf_counter() - started
+    rows = sum(current_state.current(spark, settings, table).count() for table in tables)
+    current_s = time.perf_counter() - started - changelog_s
+    mirrors = job.start_mirrors(spark, settings, ids.mirrors)
+    mirrors.awaitTermination()
+    if mirrors.exception() is not None:
+        raise RuntimeError(f"the mirror query failed: {mirrors.exception()}")
+    drained_s = time.perf_counter() - started - changelog_s - current_s
+    return {
+        "changelog_s": round(changelog_s, 3),
+        "current_read_s": round(current_s, 3),
+        "current_rows": rows,
+        "mirrors_written_s": round(drained_s, 3),
+    }
+
+
 def _rate(events: int, seconds: float) -> int:
     return round(events / seconds) if seconds > 0 else 0
 
@@ -597,6 +635,10 @@ def _throughput(
         spark, kafka, main, tmp / "peer", peer_tables, max_offsets=config.max_offsets_per_trigger
     )
     peer_rows = sink_peer.mirror_rows(spark, tmp / "peer", peer_tables)
+    mor = merge_on_read(spark, kafka, config, main, tmp / "mor", tables=[t.name for t in peer_tables])
+    if mor["current_rows"] != peer_rows:
+        raise RuntimeError(f"the current-state reads found {mor['current_rows']} rows, the peer {peer_rows}")
+    mor_s = mor["changelog_s"] + mor["current_read_s"]
     sink_settings = _sink_settings(config, lake=(tmp / "sink").as_uri(), topic=main)
     sink_rows = sum(spark.read.format("delta").load(sink_settings.mirror_uri(t.name)).count() for t in peer_tables)
     bare_rate, sink_rate, peer_rate = _rate(events, bare_s), _rate(events, sink.seconds), _rate(events, peer_s)
@@ -619,6 +661,10 @@ def _throughput(
         },
         # The Delta docs' CDC upsert (foreachBatch, row_number per key, one MERGE per table): sink_peer.
         "textbook_peer": {"seconds": round(peer_s, 3), "events_per_s": peer_rate, "mirror_rows": peer_rows},
+        # The changelog query, then every table's current state read (merge on read), then the mirror query.
+        "merge_on_read": mor,
+        "ratio_merge_on_read_vs_bare": round(bare_s / mor_s, 3) if mor_s else None,
+        "ratio_merge_on_read_vs_textbook_peer": round(peer_s / mor_s, 3) if mor_s else None,
         "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
         "ratio_sink_vs_textbook_peer": round(sink_rate / peer_rate, 3) if peer_rate else None,
         "ratio_textbook_peer_vs_bare": round(peer_rate / bare_rate, 3) if bare_rate else None,

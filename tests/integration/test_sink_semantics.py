@@ -5,6 +5,10 @@ Canonical events are written straight to a unified topic with chosen
 same checkpoint) and the Delta tables are checked against what the rules in
 docs/spark-sink.md say:
 
+With ``mirrors=follow`` each round also reads every table's current state
+(``current_state``, merge on read) between the changelog query and the mirror
+query, and each mirror must then equal what was read.
+
 1. inserts, a partial UPDATE (an absent column stays), deletes, a key-changing
    UPDATE; a key-less table (append-only); an int column;
 2. late events: an UPDATE older than the mirror's row (ignored by the mirror,
@@ -14,7 +18,8 @@ docs/spark-sink.md say:
    to bigint; in one batch, a late and a new UPDATE of one key, a delete and
    re-insert, and a DELETE older than the mirror's row;
 3. TRUNCATE (rows and tombstones gone, history versions closed, older events
-   ignored), a string into the integer column (fallback column).
+   ignored; a table's TRUNCATE with no row event after it), a string into the
+   integer column (fallback column).
 """
 
 from __future__ import annotations
@@ -25,16 +30,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.types import DecimalType, LongType
 
 from shared.codec import avro
 from shared.config.settings import kafka_settings
 from shared.event.model import ChangeEvent, Column, Columns, Ddl, Origin, Source
 from shared.event.values import Image
-from spark_sink import job
-from spark_sink.batch import BatchReport
+from spark_sink import changelog, current_state, job
+from spark_sink.delta_tables import quote
 from spark_sink.mirror import PROP_TRUNCATED
 from spark_sink.order import sequence_of
 from spark_sink.settings import MirrorMode, SinkSettings
@@ -141,16 +147,55 @@ ROUND_3 = [
     _event("TRUNCATE", "log", 95, columns=[], key=()),
     _event("INSERT", "log", 96, after={"msg": "three"}, columns=LOG, key=()),
     _event("INSERT", "types", 97, after={"id": 3, "q": "abc"}, columns=_types("varchar(3)", "string")),
+    _event("TRUNCATE", "late", 98, columns=[], key=()),  # a TRUNCATE and no row event: the mirror emptied
 ]
 
 
 async def _round(
-    bootstrap: str, topic: str, spark: SparkSession, settings: SinkSettings, events: list[ChangeEvent]
-) -> list[BatchReport]:
+    bootstrap: str,
+    topic: str,
+    spark: SparkSession,
+    settings: SinkSettings,
+    events: list[ChangeEvent],
+    *,
+    whole: SinkSettings | None = None,
+) -> None:
+    """Send ``events`` and run the sink over them. With ``mirrors=follow`` the changelog query runs first,
+    then every table's current state is read (``current_state``: merge on read, before the mirror query
+    runs), then the mirror query: each mirror must equal what was read. ``whole``: the same lake with the
+    mirror query's progress unknown, read too (the whole changelog folded over the mirror: the same rows)."""
     await kafka_tools.produce(bootstrap, topic, [(None, avro.encode(event)) for event in events])
-    reports: list[BatchReport] = []
-    await asyncio.to_thread(job.run, spark, settings, kafka_settings(bootstrap), on_batch=reports.append)
-    return reports
+    kafka = kafka_settings(bootstrap)
+    if settings.mirrors == "inline":
+        await asyncio.to_thread(job.run, spark, settings, kafka)
+        return
+    version = changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+    ids = job.owned_app_ids(spark, settings)
+    await asyncio.to_thread(_until_done, job.start_changelog(spark, settings, kafka, ids.changelog, version=version))
+    names = [f"t.{table}" for table in TABLES]
+    read: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}
+    for name, frame in current_state.current_tables(spark, settings, names).items():
+        read[name] = (frame.columns, _sorted(frame, frame.columns))
+    if whole is not None:
+        for name, frame in current_state.current_tables(spark, whole, names).items():
+            assert _sorted(frame, read[name][0]) == read[name][1], name
+    await asyncio.to_thread(_until_done, job.start_mirrors(spark, settings, ids.mirrors))
+    for table, (columns, rows) in read.items():
+        mirror = spark.read.format("delta").load(settings.mirror_uri(table))
+        assert sorted(mirror.columns) == sorted(columns), table
+        assert _sorted(mirror, columns) == rows, table
+
+
+TABLES = ("keyed", "log", "types", "mixed", "odd", "late")
+
+
+def _until_done(query: StreamingQuery) -> None:
+    query.awaitTermination()
+    assert query.exception() is None, query.exception()
+
+
+def _sorted(frame: DataFrame, columns: list[str]) -> list[tuple[Any, ...]]:
+    return sorted((tuple(row) for row in frame.select(*[quote(c) for c in columns]).collect()), key=repr)
 
 
 def _rows(spark: SparkSession, uri: str, *columns: str, order: str = "_binlake_order_key") -> list[tuple[Any, ...]]:
@@ -210,7 +255,9 @@ async def test_mirror_history_and_schema_rules(
         (7, 7, "n", Decimal("1.50")),
     ]
 
-    await _round(kafka_bootstrap, topic, spark, settings, ROUND_3)
+    # The last round also reads the current state as if the mirror query's progress were unknown.
+    whole = settings.model_copy(update={"mirror_checkpoint_uri": (tmp_path / "no-checkpoint").as_uri()})
+    await _round(kafka_bootstrap, topic, spark, settings, ROUND_3, whole=whole)
     assert _rows(spark, keyed, "id", "a", "b", "c") == [(8, 8, "z", Decimal("2.25"))]
     assert _rows(spark, tombs, "id", order="id") == []
     props = spark.sql(f"SHOW TBLPROPERTIES delta.`{keyed}`").collect()
@@ -218,6 +265,7 @@ async def test_mirror_history_and_schema_rules(
         ROUND_3[0].order_key, "vendor", 0, 90, 0
     )
     assert _rows(spark, log, "msg") == [("three",)]
+    assert _rows(spark, late, "id") == []
     assert _rows(spark, types, "id", "q", "q__string", order="id") == [(1, 5, None), (2, 2**40, None), (3, None, "abc")]
 
     assert _history(spark, history) == [

@@ -1,0 +1,228 @@
+"""Current-state reads: a source table as the changelog says it is now, however far its mirror lags.
+
+With ``mirrors=follow`` the mirror query applies the changelog to the mirrors
+in micro-batches of its own (``BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S``), so a
+physical mirror lags the changelog by up to that interval plus a batch.
+``current`` reads the table as it will be once the mirror query has applied
+everything the changelog holds now: merge on read,
+
+    current = mirror  (+)  fold(the changelog's tail for the table)
+
+where the tail is what the changelog committed after the last version the
+mirror query has applied in full (its checkpoint says which: the Delta
+source's end offset of its last committed batch, ``applied_through``), read as
+the changelog's change data feed. The fold and its combination with the mirror
+are the mirror's own rules (``mirror.folded_with_floors``,
+``mirror.MergeClauses``): columns absent from an image keep the mirror's
+value, a key's tombstone keeps an older event from bringing it back,
+TRUNCATE, ADD COLUMN and type widening apply. The tail may overlap what the
+mirror holds (a batch may end inside a changelog version; the mirror query may
+be committing while this reads): applying an event twice changes nothing,
+since each key's floor ignores what is not newer than it.
+
+Where the tail cannot be read as a change feed (a changelog of an earlier
+release, before the sink enabled it) or the mirror query's progress is not
+known (a new or deleted checkpoint), the whole changelog of the table is
+folded: the same result, more to read.
+
+Tables without a key: the mirror's rows plus the tail's events whose origin
+the mirror does not hold. With ``mirrors=inline`` the mirrors never lag the
+changelog: ``current`` is the mirror.
+"""
+
+from __future__ import annotations
+
+import json
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from shared.event.model import ROW_OPS
+from spark_sink import changelog, delta_tables, mirror, mirror_schema
+from spark_sink.control_events import TableControl, collect
+from spark_sink.delta_tables import quote
+from spark_sink.hadoop_files import HadoopFiles
+from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, Descriptor
+from spark_sink.settings import SinkSettings
+
+
+def applied_by(offsets_file: str | None) -> int:
+    """The newest changelog version a mirror batch applied in full, from its offset log entry (Spark's
+    ``offsets/<batch>`` file: ``v1``, the batch's metadata, then the Delta source's end offset as JSON);
+    -1 when it does not say.
+
+    The end offset is the last changelog file the batch read: ``reservoirVersion`` and the file's index in
+    it. The batch may have stopped inside that version, so only the versions before it count; an offset
+    inside the initial snapshot of a query started on an existing changelog (``isStartingVersion``)
+    counts nothing.
+    """
+    if offsets_file is None:
+        return -1
+    lines = offsets_file.splitlines()
+    if len(lines) < 3 or lines[0] != "v1":
+        return -1
+    try:
+        offset = json.loads(lines[2])
+    except ValueError:
+        return -1
+    if not isinstance(offset, dict) or "reservoirVersion" not in offset or offset.get("isStartingVersion"):
+        return -1
+    return int(offset["reservoirVersion"]) - 1
+
+
+def applied_through(spark: SparkSession, checkpoint: str) -> int:
+    """The newest changelog version the mirror query (checkpoint ``checkpoint``) has applied in full, or -1.
+
+    A batch's offsets are logged before it runs and its commit file after its every commit: the newest
+    committed batch's end offset is the mirror query's progress.
+    """
+    files = HadoopFiles(spark)
+    done = [int(name) for name in files.names(f"{checkpoint}/commits") if name.isdigit()]
+    if not done:
+        return -1
+    return applied_by(files.read(f"{checkpoint}/offsets/{max(done)}"))
+
+
+def tail(spark: SparkSession, uri: str, after: int) -> DataFrame:
+    """The changelog rows committed after version ``after`` (all of them when ``after`` is -1 or the change
+    feed does not reach back to it), in the changelog's columns."""
+    latest = delta_tables.state(spark, uri)
+    if latest is None:
+        raise ValueError(f"no changelog at {uri}")
+    whole = spark.read.format("delta").load(uri)
+    feed_from = changelog.change_feed_from(latest.properties)
+    if after < 0 or feed_from is None or after + 1 < feed_from:
+        return whole
+    if after >= latest.version:
+        return whole.limit(0)
+    feed = (
+        spark.read.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", str(after + 1))
+        .option("endingVersion", str(latest.version))
+        .load(uri)
+    )
+    return feed.where(F.col("_change_type") == "insert").select(*whole.columns)
+
+
+def current(spark: SparkSession, settings: SinkSettings, table: str) -> DataFrame:
+    """Source table ``table`` as the changelog holds it now: the mirror's columns (hidden ones included), one
+    row per key (per row event without a key); an empty frame for a table the changelog does not name."""
+    return current_tables(spark, settings, [table])[table]
+
+
+def current_tables(spark: SparkSession, settings: SinkSettings, tables: list[str]) -> dict[str, DataFrame]:
+    """``current`` of several tables, their tail's control events and column descriptors found at once."""
+    if settings.mirrors == "inline":
+        return {table: _mirror_or_empty(spark, settings.mirror_uri(table), None) for table in tables}
+    after = applied_through(spark, settings.mirror_checkpoint())
+    rows = tail(spark, settings.changelog_uri(), after).where(F.col("source_table").isin(tables))
+    control = collect(rows)
+    row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
+    descs = mirror.descriptors(row_events)[0]
+    return {
+        table: _current(
+            spark,
+            settings,
+            table,
+            row_events,
+            descs=descs.get(table, []),
+            control=control.get(table, TableControl()),
+        )
+        for table in tables
+    }
+
+
+def _current(
+    spark: SparkSession,
+    settings: SinkSettings,
+    table: str,
+    row_events: DataFrame,
+    *,
+    descs: list[Descriptor],
+    control: TableControl,
+) -> DataFrame:
+    """One table's current state from the tail's row events (all tables'), descriptors and control events."""
+    uri = settings.mirror_uri(table)
+    found = delta_tables.state(spark, uri)
+    truncated = (found.properties if found is not None else {}).get(mirror.PROP_TRUNCATED)
+    if control.truncated_at is not None and (truncated is None or control.truncated_at > truncated):
+        truncated = control.truncated_at
+    declared = [Descriptor(0, tuple(control.added), ())] if control.added else []
+    if not descs and not declared:
+        held = _mirror_or_empty(spark, uri, None)
+        return held if truncated is None or found is None else held.where(F.col(ORDER_KEY) >= F.lit(truncated))
+    result, key, schema = mirror_schema.planned(spark, settings, table, descs + declared)
+    held = _mirror_or_empty(spark, uri, schema)
+    if truncated is not None:
+        held = held.where(F.col(ORDER_KEY) >= F.lit(truncated))
+    if not descs:
+        return held  # the tail only declares columns (or truncates): no row event to fold
+    events = mirror.table_events(row_events, table, descs=descs, truncated_at=truncated)
+    if not key:
+        new = mirror.keyless_rows(events, descs=descs, result=result)
+        new = new.join(held.select(ORIGIN), on=ORIGIN, how="left_anti")
+        physical = list(result.types)
+        return held.unionByName(
+            new.selectExpr(
+                *[f"CASE WHEN _k{i} THEN _v{i} END AS {quote(name)}" for i, name in enumerate(physical)],
+                ORDER_KEY,
+                OP,
+                ORIGIN,
+            ).dropDuplicates([ORIGIN]),
+            allowMissingColumns=True,
+        )
+    folded = mirror.folded_with_floors(
+        spark,
+        settings,
+        table,
+        mirror.keyed_events(events, descs=descs, result=result, key=key, only_key=True),
+        key=key,
+        result=result,
+    )
+    return merged(held, folded, schema=schema, physical=list(result.types), key=key)
+
+
+def _mirror_or_empty(spark: SparkSession, uri: str, schema: StructType | None) -> DataFrame:
+    """The mirror's rows with ``schema``'s columns (added ones NULL, widened ones cast; None: as it is), or
+    none where there is no mirror yet."""
+    found = delta_tables.state(spark, uri)
+    if found is None:
+        return spark.createDataFrame([], schema if schema is not None else StructType([]))
+    rows = spark.read.format("delta").load(uri)
+    if schema is None:
+        return rows
+    have = set(rows.columns)
+    return rows.select(
+        *[
+            (F.col(quote(f.name)) if f.name in have else F.lit(None)).cast(f.dataType).alias(f.name)
+            for f in schema.fields
+        ]
+    )
+
+
+def merged(held: DataFrame, folded: DataFrame, *, schema: StructType, physical: list[str], key: list[str]) -> DataFrame:
+    """The mirror's rows (``held``, with ``schema``) after the MERGE of ``folded`` (its folded events with
+    their floors), computed as a full outer join: what ``mirror._merge`` would leave in the table."""
+    key_index = [physical.index(k) for k in key]
+    clauses = mirror.merge_clauses([f.name for f in schema.fields], physical=physical, key_index=key_index)
+    in_mirror = f"t.{quote(physical[key_index[0]])} IS NOT NULL"
+    in_batch = f"s._v{key_index[0]} IS NOT NULL"
+    keep = (
+        f"CASE WHEN NOT ({in_batch}) THEN true WHEN NOT ({in_mirror}) THEN {clauses.inserted}"
+        f" ELSE NOT (s._delete AND {clauses.newer}) END"
+    )
+    columns: list[str] = []
+    for field in schema.fields:
+        name = quote(field.name)
+        own = f"t.{name}"
+        updated = clauses.update.get(name, clauses.update.get(field.name, own))
+        inserted = clauses.insert.get(name, clauses.insert.get(field.name, "NULL"))
+        value = (
+            f"CASE WHEN NOT ({in_batch}) THEN {own} WHEN NOT ({in_mirror}) THEN {inserted}"
+            f" WHEN {clauses.newer} THEN {updated} ELSE {own} END"
+        )
+        columns.append(f"CAST({value} AS {field.dataType.simpleString()}) AS {name}")
+    joined = held.alias("t").join(folded.alias("s"), on=F.expr(clauses.condition), how="full_outer")
+    return joined.where(keep).selectExpr(*columns)
