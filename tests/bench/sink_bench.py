@@ -408,7 +408,7 @@ def merge_on_read(
     if query.exception() is not None:
         raise RuntimeError(f"the changelog query failed: {query.exception()}")
     changelog_s = time.perf_counter() - started
-    rows = sum(current_state.current(spark, settings, table).count() for table in tables)
+    rows = sum(frame.count() for frame in current_state.current_tables(spark, settings, tables).values())
     current_s = time.perf_counter() - started - changelog_s
     mirrors = job.start_mirrors(spark, settings, ids.mirrors)
     mirrors.awaitTermination()
