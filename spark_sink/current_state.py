@@ -43,7 +43,7 @@ from spark_sink import changelog, delta_tables, mirror, mirror_schema
 from spark_sink.control_events import TableControl, collect
 from spark_sink.delta_tables import quote
 from spark_sink.hadoop_files import HadoopFiles
-from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, Descriptor
+from spark_sink.mirror_plan import ORDER_KEY, ORIGIN, Descriptor
 from spark_sink.settings import SinkSettings
 
 
@@ -149,7 +149,7 @@ def _current(
     truncated = (found.properties if found is not None else {}).get(mirror.PROP_TRUNCATED)
     if control.truncated_at is not None and (truncated is None or control.truncated_at > truncated):
         truncated = control.truncated_at
-    declared = [Descriptor(0, tuple(control.added), ())] if control.added else []
+    declared = mirror.declared_descriptors(control)
     if not descs and not declared:
         held = _mirror_or_empty(spark, uri, None)
         return held if truncated is None or found is None else held.where(F.col(ORDER_KEY) >= F.lit(truncated))
@@ -162,17 +162,7 @@ def _current(
     events = mirror.table_events(row_events, table, descs=descs, truncated_at=truncated)
     if not key:
         new = mirror.keyless_rows(events, descs=descs, result=result)
-        new = new.join(held.select(ORIGIN), on=ORIGIN, how="left_anti")
-        physical = list(result.types)
-        return held.unionByName(
-            new.selectExpr(
-                *[f"CASE WHEN _k{i} THEN _v{i} END AS {quote(name)}" for i, name in enumerate(physical)],
-                ORDER_KEY,
-                OP,
-                ORIGIN,
-            ).dropDuplicates([ORIGIN]),
-            allowMissingColumns=True,
-        )
+        return held.unionByName(new.join(held.select(ORIGIN), on=ORIGIN, how="left_anti"), allowMissingColumns=True)
     folded = mirror.folded_with_floors(
         spark,
         settings,

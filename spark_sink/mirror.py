@@ -283,7 +283,7 @@ def _prepare_schema(
 ) -> tuple[Plan, list[str], NewMirror | None]:
     """Schema of one table's mirror (with the batch's ADD COLUMNs), tombstones and history: its plan, key,
     and the new mirror its first write creates (None: the mirror exists)."""
-    declared = [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
+    declared = declared_descriptors(ctl)
     with step("mirror_schema"):
         # A TRUNCATE is applied to an existing table (``_truncate``), before the rows are written.
         result, key, new = prepare(spark, settings, table, descs + declared, create=ctl.truncated_at is not None)
@@ -303,6 +303,11 @@ def _prepare_schema(
                 partition_by = partition_columns(settings, table, result.types)
             history.prepare(spark, history_uri, table, key, result.types, partition_by=partition_by)
     return result, key, new
+
+
+def declared_descriptors(ctl: TableControl) -> list[Descriptor]:
+    """The columns a batch's ``ALTER TABLE ... ADD`` declares, as one descriptor of their own (none if none)."""
+    return [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
 
 
 def _truncate(
@@ -353,8 +358,8 @@ def _apply_rows(
     events = table_events(row_events, table, descs=descs, truncated_at=work.truncated_at)
     if not key:
         with step("append_keyless"):
-            projected = keyless_rows(events, descs=descs, result=result)
-            _append_keyless(spark, uri, projected, physical, app_id=app_id, batch_id=batch_id, new=work.new)
+            rows = keyless_rows(events, descs=descs, result=result)
+            _append_keyless(spark, uri, rows, app_id=app_id, batch_id=batch_id, new=work.new)
         return
     key_index = [physical.index(k) for k in key]
     wants_history = settings.wants_history(table)
@@ -420,9 +425,17 @@ def table_events(row_events: DataFrame, table: str, *, descs: list[Descriptor], 
 
 
 def keyless_rows(events: DataFrame, *, descs: list[Descriptor], result: Plan) -> DataFrame:
-    """A key-less table's events (``table_events``) projected, with their origins (``_append_keyless``)."""
+    """A key-less table's events (``table_events``) as mirror rows: its columns (those an event does not know
+    NULL), ``ORDER_KEY``, ``OP`` and ``ORIGIN``, one row per origin (``_append_keyless``)."""
+    physical = list(result.types)
     carry = (f"{origin_sql()} AS {ORIGIN}",)
-    return project(events, IMAGE, _IS_DELETE_SQL, descs=descs, result=result, physical=list(result.types), carry=carry)
+    projected = project(events, IMAGE, _IS_DELETE_SQL, descs=descs, result=result, physical=physical, carry=carry)
+    return projected.selectExpr(
+        *[f"CASE WHEN _k{i} THEN _v{i} END AS {quote(phys)}" for i, phys in enumerate(physical)],
+        ORDER_KEY,
+        OP,
+        ORIGIN,
+    ).dropDuplicates([ORIGIN])
 
 
 def keyed_events(
@@ -542,14 +555,13 @@ def _write_folded(
 def _append_keyless(
     spark: SparkSession,
     uri: str,
-    projected: DataFrame,
-    physical: list[str],
+    rows: DataFrame,
     *,
     app_id: str,
     batch_id: int,
     new: NewMirror | None,
 ) -> None:
-    """Append a key-less table's row events whose origin the mirror does not hold yet.
+    """Append a key-less table's row events (``keyless_rows``) whose origin the mirror does not hold yet.
 
     The batch's own commit is skipped by Delta on a replay of the batch id; the
     origin check covers a replay under a new checkpoint (another app id) and a
@@ -557,12 +569,6 @@ def _append_keyless(
     between the batch's smallest and largest origin (file statistics skip the
     rest when origins grow with time, as they do within one input topic).
     """
-    rows = projected.selectExpr(
-        *[f"CASE WHEN _k{i} THEN _v{i} END AS {quote(phys)}" for i, phys in enumerate(physical)],
-        ORDER_KEY,
-        OP,
-        ORIGIN,
-    ).dropDuplicates([ORIGIN])
     if new is not None:
         new.write(rows)
         return
