@@ -12,11 +12,11 @@ Which records a batch may append: those neither table holds yet (by Kafka
 topic, partition and offset, at the table version pinned when the batch
 started). The query proves per Kafka partition, once per run, that the
 changelog holds nothing from the batch's first offset on (``Frontier``), and
-later batches start where the one before ended (the query's progress report
-says where, ``source.batch_starts``), so they need no "already written?"
-read. With ``mirrors=inline`` the batch MERGEs the mirrors first (from a
-cached decode of every field; with ``mirrors=follow`` the mirror query does
-that from the changelog, ``mirror_batch``). Every commit is under (app id,
+later batches start where the one before ended (the query's offset log says
+where, ``offset_log``), so they need no "already written?" read. With
+``mirrors=inline`` the batch MERGEs the mirrors first (from a cached decode
+of every field; with ``mirrors=follow`` the mirror query does that from the
+changelog, ``mirror_batch``). Every commit is under (app id,
 batch id).
 
 Crash safety: after a crash anywhere, Spark replays the same batch id with
@@ -49,6 +49,8 @@ from spark_sink.steps import StepClock
 @dataclass(slots=True)
 class BatchReport:
     batch_id: int
+    records: int = 0
+    """Kafka records in the batch, readable or not (metric ``binlake_sink_input_rows_total``)."""
     changelog_rows: int = 0
     quarantined: int = 0
     tables: list[str] = field(default_factory=list)
@@ -69,24 +71,22 @@ def process(
     *,
     version: int = changelog.VERSION,
     frontier: changelog.Frontier | None = None,
-    starts: dict[tuple[str, int], int] | None = None,
+    ranges: list[changelog.OffsetRange] | None = None,
 ) -> BatchReport:
     """One micro-batch into a changelog of layout ``version`` (``changelog``: 2, or 1 for an earlier lake).
 
     ``frontier``: the query's knowledge of where the changelog holds nothing yet (one per query run;
-    None: every batch asks the changelog). ``starts``: the batch's first offset per topic partition, when
-    the query knows them (``source.batch_starts``); None: one small job finds them.
+    None: every batch asks the changelog). ``ranges``: the batch's offsets per topic partition, when the
+    query knows them (from its offset log, ``offset_log.kafka_ranges``); None: one small job finds them.
     """
     spark = raw.sparkSession
     report = BatchReport(batch_id)
     inline = settings.mirrors == "inline"
-    # The records as Kafka gave them, kept (serialized, a few MB): a batch that reads them again (a run's
-    # first batch finding its offsets, a quarantine) does not fetch them again, and the query's count of
-    # records read (its progress' numInputRows) stays one per record.
-    raw = raw.persist(StorageLevel.MEMORY_AND_DISK)
+    # The records are read from Kafka once, by the append; only a rare batch reads them again (one with
+    # unreadable records, for the quarantine; a replay): caching them all would cost every batch more.
     # A version-2 changelog alone needs only the envelope (much cheaper); the mirrors need the images.
     decoded = decode(raw, envelope=version != 1 and not inline)
-    pinned: list[DataFrame] = [raw]
+    pinned: list[DataFrame] = []
     checkpointed: list[DataFrame] = []
     step = report.steps.step
     try:
@@ -95,7 +95,8 @@ def process(
             changelog_version = delta_tables.current_version(spark, changelog_uri)
             quarantine_version = delta_tables.current_version(spark, quarantine_uri)
         with step("offset_ranges"):
-            ranges = changelog.offset_ranges(raw) if starts is None else changelog.ranges_from(starts)
+            if ranges is None:
+                ranges = changelog.offset_ranges(raw)
         with step("not_yet_written"):
             seen = None
             unproven = ranges if frontier is None else frontier.unproven(ranges)
@@ -148,8 +149,11 @@ def process(
                 # not run and reports no observation; the quarantine then reads the batch for itself.
                 if commit is not None:
                     report.visible_at_s = time.time()
-                    bad = int(observed.get[changelog.BAD])
+                    seen_now = observed.get
+                    bad, report.records = int(seen_now[changelog.BAD]), int(seen_now[changelog.RECORDS])
         with step("quarantine"):
+            if bad is None:
+                report.records = raw.count()
             if bad is None or bad:
                 bad_seen = (
                     None
@@ -166,7 +170,7 @@ def process(
             with step("batch_stats"):
                 # Nothing of the batch was in the changelog: its rows are those of its commit (or, replayed,
                 # of the commit it made before the crash).
-                counted = batch_stats.collect(changelog.appended(spark, changelog_uri, commit, ranges))
+                counted = changelog.appended_stats(spark, changelog_uri, commit, ranges)
         report.stats = counted
         report.changelog_rows = counted.rows
     finally:

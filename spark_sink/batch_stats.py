@@ -5,8 +5,11 @@ source table and op, end-to-end freshness = commit time - event ``ts_ms``, the
 newest event time per table) come from the rows the batch appends to the
 changelog, not from the query progress (which counts Kafka records, quarantine
 and replays included). ``collect`` computes them in one small Spark job (the
-changelog batch reads the files its commit added; the mirror batch its
-changelog rows) and brings a compact summary to the driver:
+mirror batch over its changelog rows; the changelog batch over the files its
+commit added, where they are not on this machine) and brings a compact
+summary to the driver; ``collect_local`` computes the same with DuckDB in the
+driver, from the files a changelog commit added to a local lake (about 0.1 s
+where a Spark job over them takes about 1 s):
 
 - one row per (source_table, op): the row count and the min/max ``ts_ms``;
 - an event-time histogram: counts per bucket of ``ts_ms``. Buckets are 100 ms
@@ -22,9 +25,10 @@ bucket's midpoint; the histogram observes it once per event (``count`` times).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from pathlib import Path
+from typing import Any, Final
 
 from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
@@ -160,3 +164,62 @@ def collect(fresh: DataFrame, *, now_ms: int | None = None) -> BatchStats:
     sets = [list(s) for s in GROUPING_SETS]
     aggregated = frame.groupingSets(sets, *dict.fromkeys(c for s in sets for c in s)).agg(*_aggregates())
     return summarize(aggregated.collect())
+
+
+def _width_sql(reference_ms: int) -> str:
+    """``bucket_width`` in SQL, of column ``ts_ms`` (NULL for a row without one)."""
+    cases = " ".join(f"WHEN {reference_ms} - ts_ms < {below} THEN {ms}" for below, ms in WIDTHS_MS)
+    return f"CASE WHEN ts_ms IS NULL THEN NULL {cases} ELSE {OLD_WIDTH_MS} END"
+
+
+def collect_local(files: Sequence[tuple[Path, str | None]], *, now_ms: int | None = None) -> BatchStats | None:
+    """``collect`` of the changelog rows in local Parquet ``files`` (path, the file's ``source_table``
+    partition value: None when the table is not a partition column and the file holds it), with DuckDB;
+    None if DuckDB cannot read them as such (a table whose columns were renamed by column mapping)."""
+    import duckdb  # a dependency of the lake tools anyway; imported once, on the first batch
+
+    stats = BatchStats()
+    if not files:
+        return stats
+    reference = int(time.time() * 1000) if now_ms is None else now_ms
+    in_files = any(table is None for _, table in files)
+    con: Any = duckdb.connect()
+    try:
+        paths = [str(path) for path, _ in files]
+        con.execute(
+            "CREATE TEMP TABLE batch_rows AS SELECT filename, "
+            + ("source_table, " if in_files else "")
+            + f"op, ts_ms, {_width_sql(reference)} AS w FROM read_parquet($paths, filename = true)",
+            {"paths": paths},
+        )
+        if in_files:
+            by_table = "SELECT source_table, op, count(*), min(ts_ms), max(ts_ms) FROM batch_rows GROUP BY ALL"
+            found = con.execute(by_table).fetchall()
+        else:
+            table_of = {str(path): table for path, table in files}
+            per_file = "SELECT filename, op, count(*), min(ts_ms), max(ts_ms) FROM batch_rows GROUP BY ALL"
+            found = [(table_of[name], *rest) for name, *rest in con.execute(per_file).fetchall()]
+        for table, op, rows, low, high in found:
+            entry = stats.by_table_op.get((table, op))
+            if entry is not None:  # one table's files (one per event date): combine
+                rows += entry.rows
+                low = _combine(low, entry.min_ts_ms, min)
+                high = _combine(high, entry.max_ts_ms, max)
+            stats.by_table_op[(table, op)] = TableOp(rows, low, high)
+        # pmod, as Spark's: a bucket starts at or below its times, before 1970 too.
+        buckets = "SELECT ts_ms - ((ts_ms % w) + w) % w, w, count(*) FROM batch_rows GROUP BY ALL"
+        for start, width, count in con.execute(buckets).fetchall():
+            if start is None:
+                stats.without_ts += count
+            else:
+                stats.event_time.append(TimeBucket(start, width, count))
+    except duckdb.Error:
+        return None
+    finally:
+        con.close()
+    stats.event_time.sort(key=lambda b: b.start_ms)
+    return stats
+
+
+def _combine(a: int | None, b: int | None, pick: Any) -> int | None:
+    return b if a is None else a if b is None else int(pick(a, b))

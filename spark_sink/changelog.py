@@ -33,19 +33,25 @@ skipped where the query has proven the changelog holds nothing yet (``Frontier``
 
 from __future__ import annotations
 
+import urllib.parse
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Final
 
 from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from spark_sink import delta_tables
+from spark_sink import batch_stats, delta_tables
+from spark_sink.batch_stats import BatchStats
+from spark_sink.local_files import local_root
 from spark_sink.source import EVENT, IMAGE_FIELDS, KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode, decoded_event
 
 COORDINATES: Final = ["_kafka_topic", "_kafka_partition", "_kafka_offset"]
 BAD: Final = "bad"
-"""The observed metric of ``changelog_rows``: unreadable records in the batch."""
+"""An observed metric of ``changelog_rows``: unreadable records in the batch."""
+RECORDS: Final = "records"
+"""An observed metric of ``changelog_rows``: every record in the batch."""
 
 
 def source_table(event: Column) -> Column:
@@ -96,12 +102,12 @@ def changelog_rows(decoded: DataFrame, version: int = VERSION, *, observed: Obse
     """The good records of a decoded batch as changelog rows of ``version``.
 
     Version 2 needs only the envelope decoded (``decode(..., envelope=True)``); version 1 every field.
-    ``observed`` counts the batch's unreadable records (metric ``bad``) while the rows are computed: the
-    append learns whether anything needs quarantining without a pass of its own.
+    ``observed`` counts the batch's records and its unreadable ones (metrics ``records``, ``bad``) while the
+    rows are computed: the append learns whether anything needs quarantining without a pass of its own.
     """
     rows = _with_reason(decoded, version)
     if observed is not None:
-        rows = rows.observe(observed, F.count(REASON).alias(BAD))
+        rows = rows.observe(observed, F.count(REASON).alias(BAD), F.count(F.lit(1)).alias(RECORDS))
     return rows.where(F.col(REASON).isNull()).drop(REASON)
 
 
@@ -135,6 +141,33 @@ def appended(
         return spark.createDataFrame([], schema)
     # The table's schema types the partition columns as the table does (no type inference from paths).
     return spark.read.schema(schema).option("basePath", uri).parquet(*files)
+
+
+def appended_stats(
+    spark: SparkSession, uri: str, commit: list[dict[str, Any]] | None, ranges: list[OffsetRange]
+) -> BatchStats:
+    """The statistics (``batch_stats``) of the rows a batch appended (``appended``): read by DuckDB in the
+    driver from the files of its ``commit`` where the lake is on this machine, else by a Spark job."""
+    root = local_root(uri)
+    files = None if commit is None or root is None else _local_files(root, commit)
+    found = None if files is None else batch_stats.collect_local(files)
+    return found if found is not None else batch_stats.collect(appended(spark, uri, commit, ranges))
+
+
+def _local_files(root: Path, actions: list[dict[str, Any]]) -> list[tuple[Path, str | None]] | None:
+    """The files a commit added under ``root``, each with its ``source_table`` partition value (None: not a
+    partition column); None if one lies elsewhere (an absolute path, which only other writers make)."""
+    found: list[tuple[Path, str | None]] = []
+    for action in actions:
+        add = action.get("add")
+        if add is None:
+            continue
+        path = str(add["path"])
+        values = add.get("partitionValues") or {}
+        if "://" in path or path.startswith("/") or ("source_table" in values and values["source_table"] is None):
+            return None
+        found.append((root / urllib.parse.unquote(path), values.get("source_table")))
+    return found
 
 
 def change_feed_from(properties: dict[str, str]) -> int | None:
@@ -210,11 +243,6 @@ def offset_ranges(raw: DataFrame) -> list[OffsetRange]:
     records' coordinates (nothing decoded)."""
     found = raw.groupBy("topic", "partition").agg(F.min("offset"), F.max("offset")).collect()
     return [OffsetRange(row[0], int(row[1]), int(row[2]), int(row[3])) for row in found]
-
-
-def ranges_from(starts: dict[tuple[str, int], int]) -> list[OffsetRange]:
-    """The open ranges of a batch whose first offsets the query knows (``source.batch_starts``)."""
-    return [OffsetRange(topic, partition, first) for (topic, partition), first in sorted(starts.items())]
 
 
 def in_ranges(ranges: list[OffsetRange], *, to_end: bool = False) -> Column:

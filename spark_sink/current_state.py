@@ -32,14 +32,12 @@ changelog: ``current`` is the mirror.
 
 from __future__ import annotations
 
-import json
-
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from shared.event.model import ROW_OPS
-from spark_sink import changelog, delta_tables, mirror, mirror_schema
+from spark_sink import changelog, delta_tables, mirror, mirror_schema, offset_log
 from spark_sink.control_events import TableControl, collect
 from spark_sink.delta_tables import quote
 from spark_sink.hadoop_files import HadoopFiles
@@ -48,24 +46,15 @@ from spark_sink.settings import SinkSettings
 
 
 def applied_by(offsets_file: str | None) -> int:
-    """The newest changelog version a mirror batch applied in full, from its offset log entry (Spark's
-    ``offsets/<batch>`` file: ``v1``, the batch's metadata, then the Delta source's end offset as JSON);
-    -1 when it does not say.
+    """The newest changelog version a mirror batch applied in full, from its offset log entry
+    (``offset_log``: the Delta source's end offset); -1 when it does not say.
 
     The end offset is the last changelog file the batch read: ``reservoirVersion`` and the file's index in
     it. The batch may have stopped inside that version, so only the versions before it count; an offset
     inside the initial snapshot of a query started on an existing changelog (``isStartingVersion``)
     counts nothing.
     """
-    if offsets_file is None:
-        return -1
-    lines = offsets_file.splitlines()
-    if len(lines) < 3 or lines[0] != "v1":
-        return -1
-    try:
-        offset = json.loads(lines[2])
-    except ValueError:
-        return -1
+    offset = offset_log.source_offset(offsets_file)
     if not isinstance(offset, dict) or "reservoirVersion" not in offset or offset.get("isStartingVersion"):
         return -1
     return int(offset["reservoirVersion"]) - 1

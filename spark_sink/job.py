@@ -11,7 +11,6 @@ and it MERGEs the mirrors itself.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Callable
@@ -22,13 +21,14 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from shared.config.settings import KafkaSettings
-from spark_sink import app_ids, changelog, lake_tables, mirror_batch
+from spark_sink import app_ids, changelog, lake_tables, mirror_batch, offset_log
 from spark_sink.batch import BatchReport, process
+from spark_sink.hadoop_files import HadoopFiles
 from spark_sink.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkListener, SinkMetrics
 from spark_sink.mirror import SCHEDULER_POOL
 from spark_sink.mirror_batch import MirrorReport
 from spark_sink.settings import SinkSettings, TriggerKind
-from spark_sink.source import batch_starts, read_stream
+from spark_sink.source import read_stream
 
 log = logging.getLogger("binlake.sink")
 
@@ -186,14 +186,19 @@ def start_changelog(
     """
 
     frontier = changelog.Frontier()  # this query's own: a new start asks the changelog again
-    # The query itself, once started: its last progress report tells a batch where it starts. (Its first
-    # batch may run before ``start`` returns; it then finds its offsets with a job.)
-    query: list[StreamingQuery] = []
+    files = HadoopFiles(spark)
+    checkpoint = settings.checkpoint()
 
     def each_batch(frame: DataFrame, batch_id: int) -> None:
-        progress = query[0].lastProgress if query else None
-        starts = batch_starts(None if progress is None else json.loads(progress.json), batch_id)
-        report = process(settings, app_id, frame, batch_id, version=version, frontier=frontier, starts=starts)
+        # The batch's offsets from the offset log (a few ms): no job over its records to find them.
+        start = (
+            offset_log.kafka_offsets(files.read(f"{checkpoint}/offsets/{batch_id - 1}"))
+            if batch_id > 0
+            else offset_log.initial_kafka_offsets(files.read(f"{checkpoint}/sources/0/0"))
+        )
+        end = offset_log.kafka_offsets(files.read(f"{checkpoint}/offsets/{batch_id}"))
+        ranges = offset_log.kafka_ranges(start, end)
+        report = process(settings, app_id, frame, batch_id, version=version, frontier=frontier, ranges=ranges)
         if report.visible_at_s is None:
             report.visible_at_s = time.time()  # the changelog commit is visible by now
         if metrics is not None:
@@ -214,8 +219,7 @@ def start_changelog(
         .option("checkpointLocation", settings.checkpoint())
         .queryName(QUERY_NAME)
     )
-    query.append(_started(spark, writer, settings.trigger, settings.trigger_interval_s, pool="changelog"))
-    return query[0]
+    return _started(spark, writer, settings.trigger, settings.trigger_interval_s, pool="changelog")
 
 
 def start_mirrors(

@@ -32,10 +32,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import unquote, urlparse
 
 from shared.event.model import OPS, ROW_OPS
 from spark_sink.lake_errors import LakeError
+from spark_sink.local_files import local_root
 from spark_sink.settings import SinkSettings, table_dir
 
 MIRROR_DIR: Final = "mirror"
@@ -92,16 +92,6 @@ class SourceStats:
     last_ts_ms: int | None = None
     last_order_key: str | None = None
     """The newest ``order_key`` of its row events (INSERT, UPDATE, DELETE, SNAPSHOT, UPSERT)."""
-
-
-def local_root(uri: str) -> Path | None:
-    """The file-system path of a lake URI (a path or ``file:``), None for another scheme (``s3a://``)."""
-    parsed = urlparse(uri)
-    if parsed.scheme == "file":
-        return Path(unquote(parsed.path))
-    if parsed.scheme and len(parsed.scheme) > 1:  # "C:" is a drive, not a scheme
-        return None
-    return Path(uri).expanduser().resolve()
 
 
 def sql_text(text: str) -> str:

@@ -14,7 +14,7 @@ Two feeds, on two kinds of threads of the driver's Python process:
   and ``onQueryTerminated`` arrives after every progress event of the run.
 - **the micro-batch** (``SinkMetrics.observe_batch``, called by the job's
   ``foreachBatch`` function once the changelog commit is visible): rows per
-  table and op, quarantined rows, end-to-end freshness, newest event time per
+  table and op, Kafka records, quarantined rows, end-to-end freshness, newest event time per
   table, all from the batch's ``BatchStats``.
 
 Metric names (docs/spark-sink.md, "Metrics") all start with ``binlake_sink_``.
@@ -164,7 +164,6 @@ class SinkMetrics:
         self.processed_rate = Gauge(
             "binlake_sink_processed_rows_per_second", "Kafka records/s processed, per the last progress", registry=r
         )
-        self.input_rows = Counter("binlake_sink_input_rows", "Kafka records read by micro-batches", registry=r)
         self.batches = Counter("binlake_sink_batches", "Micro-batches completed (progress events)", registry=r)
         self.batch_seconds = Histogram(
             "binlake_sink_batch_duration_seconds",
@@ -199,6 +198,9 @@ class SinkMetrics:
         )
         self.query_active = Gauge("binlake_sink_query_active", "1 while the sink's streaming query runs", registry=r)
         # ---- from the micro-batch, once its changelog commit is visible
+        self.input_rows = Counter(
+            "binlake_sink_input_rows", "Kafka records in the changelog query's micro-batches", registry=r
+        )
         self.changelog_rows = Counter(
             "binlake_sink_changelog_rows", "Events appended to the changelog", ["table", "op"], registry=r
         )
@@ -288,6 +290,8 @@ class SinkMetrics:
         self.freshness.observe_many(stats.freshness(visible_at))
         if stats.without_ts:
             self.without_ts.inc(stats.without_ts)
+        if report.records:
+            self.input_rows.inc(report.records)
         if report.quarantined:
             self.quarantined.inc(report.quarantined)
         self.last_commit.set(visible_at)
@@ -297,9 +301,6 @@ class SinkMetrics:
     def observe_progress(self, progress: Mapping[str, Any]) -> None:
         """One ``StreamingQueryProgress`` (or its JSON as a dict)."""
         self.batches.inc()
-        rows = progress.get("numInputRows")
-        if isinstance(rows, int) and rows > 0:
-            self.input_rows.inc(rows)
         for gauge, key in ((self.input_rate, "inputRowsPerSecond"), (self.processed_rate, "processedRowsPerSecond")):
             value = _finite(progress.get(key))
             if value is not None:

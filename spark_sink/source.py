@@ -11,7 +11,7 @@ body with spark-avro's ``from_avro``, resolved to the current schema (option
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import Final
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -83,35 +83,6 @@ def read_stream(spark: SparkSession, settings: SinkSettings, kafka: KafkaSetting
 
 IMAGE_FIELDS: Final = frozenset({"columns", "before", "after", "changed_columns"})
 """The event's per-row payload: what the changelog keeps in the Avro body only (``changelog``)."""
-
-
-def batch_starts(progress: dict[str, Any] | None, batch_id: int) -> dict[tuple[str, int], int] | None:
-    """The first offset of every topic partition in micro-batch ``batch_id``, from the query's progress
-    report of the batch before it (its Kafka source's end offsets: where this batch starts), as JSON.
-
-    None when the report is not the previous batch's (the query's first batch, a batch run again after a
-    restart) or does not hold Kafka offsets: the batch then measures its ranges (``changelog.offset_ranges``).
-    """
-    if progress is None or progress.get("batchId") != batch_id - 1:
-        return None
-    sources = progress.get("sources") or []
-    if len(sources) != 1:
-        return None
-    end = sources[0].get("endOffset")
-    if isinstance(end, str):
-        try:
-            end = json.loads(end)
-        except ValueError:
-            return None
-    if not isinstance(end, dict) or not end:
-        return None
-    starts: dict[tuple[str, int], int] = {}
-    for topic, partitions in end.items():
-        if not isinstance(partitions, dict):
-            return None
-        for partition, offset in partitions.items():
-            starts[(str(topic), int(partition))] = int(offset)
-    return starts
 
 
 def reader_schema(*, envelope: bool = False, only: frozenset[str] | None = None) -> dict[str, object]:

@@ -64,7 +64,7 @@ def test_one_pass_appends_counts_and_quarantines_exactly_once(
     assert report.changelog_rows == 240 and len(report.stats.by_table_op) > 4
     assert sum(b.count for b in report.stats.event_time) == 240
     assert {b.width_ms for b in report.stats.event_time} == {b.width_ms for b in expected.event_time}
-    assert report.quarantined == len(GARBAGE)
+    assert report.quarantined == len(GARBAGE) and report.records == 240 + len(GARBAGE)
     assert {"offset_ranges", "not_yet_written", "changelog_append", "batch_stats"} <= set(report.steps.seconds)
     quarantine = spark.read.format("delta").load(settings.quarantine_uri())
     assert sorted(r["_kafka_offset"] for r in quarantine.collect()) == [240, 241, 242]
@@ -80,12 +80,16 @@ def test_one_pass_appends_counts_and_quarantines_exactly_once(
     assert (other.changelog_rows, other.quarantined) == (0, 0)
     assert lake() == (240, 3)
 
-    # The next batch starts where the first ended (its first offsets from the query's progress), and is
+    # The next batch starts where the first ended (its offsets as the query's offset log gives them), and is
     # killed after its changelog commit, before its quarantine commit: run again (a retry: the same app id
     # and batch id), it appends the quarantine only. The changelog append is skipped, and its rows, counted
     # by no report before the crash, are not counted now either: a retry reports only what it appends.
-    second = spark.createDataFrame(_records(60, seed=4, first_offset=243), KAFKA_SCHEMA)
-    starts = {("t", p): 243 for p in range(4)}
+    records = _records(60, seed=4, first_offset=243)
+    second = spark.createDataFrame(records, KAFKA_SCHEMA)
+    ends: dict[int, int] = {}
+    for record in records:
+        ends[record[3]] = max(ends.get(record[3], 0), record[4])
+    ranges = [changelog.OffsetRange("t", partition, 243, last) for partition, last in sorted(ends.items())]
     append = delta_tables.append
 
     def crash_at_quarantine(frame: DataFrame, uri: str, *args: Any, **kwargs: Any) -> None:
@@ -95,11 +99,11 @@ def test_one_pass_appends_counts_and_quarantines_exactly_once(
 
     monkeypatch.setattr(delta_tables, "append", crash_at_quarantine)
     with pytest.raises(RuntimeError, match="killed"):
-        batch.process(settings, "app", second, 1, starts=starts)
+        batch.process(settings, "app", second, 1, ranges=ranges)
     monkeypatch.setattr(delta_tables, "append", append)
     assert lake() == (300, 3)
-    retried = batch.process(settings, "app", second, 1, starts=starts)
-    assert (retried.changelog_rows, retried.quarantined) == (0, len(GARBAGE))
+    retried = batch.process(settings, "app", second, 1, ranges=ranges)
+    assert (retried.changelog_rows, retried.quarantined, retried.records) == (0, len(GARBAGE), 60 + len(GARBAGE))
     assert lake() == (300, 6)
 
 
@@ -115,3 +119,22 @@ def test_offset_ranges_and_overlaps(spark: SparkSession) -> None:
     assert changelog.overlaps({("t", 0): 20}, bounded)
     assert changelog.overlaps({("t", 0): 0}, [changelog.OffsetRange("t", 0, 0)])  # open range, offset 0
     assert not changelog.overlaps({("t", 1): 5}, [changelog.OffsetRange("t", 0, 0)])
+
+
+@pytest.mark.parametrize("partition_by", [["source_table", "event_date"], ["event_date"]])
+def test_local_statistics_equal_a_spark_jobs(spark: SparkSession, tmp_path: Path, partition_by: list[str]) -> None:
+    """The statistics DuckDB reads from a local commit's files are those a Spark job computes from them,
+    whether the source table is a partition column (a file's partition value) or a column of the files."""
+    settings = sink_settings_for_tests(lake_uri=tmp_path.as_uri(), changelog_partition_by=partition_by)
+    uri = settings.changelog_uri()
+    changelog.ensure_table(spark, uri, partition_by)
+    raw = spark.createDataFrame(_records(200, seed=8), KAFKA_SCHEMA)
+    delta_tables.append(changelog.changelog_rows(decode(raw, envelope=True)), uri, "app", 0, partition_by=partition_by)
+    commit = changelog.batch_commit(spark, uri, after=0, app_id="app", batch_id=0)
+    assert commit is not None
+    files = changelog._local_files(Path(tmp_path / "changelog"), commit)
+    assert files is not None and all((table is None) == ("source_table" not in partition_by) for _, table in files)
+    now_ms = int(time.time() * 1000)
+    local = batch_stats.collect_local(files, now_ms=now_ms)
+    assert local is not None and local.rows == 200
+    assert local == batch_stats.collect(changelog.appended(spark, uri, commit, []), now_ms=now_ms)

@@ -23,7 +23,8 @@ from deltalake import DeltaTable, write_deltalake
 
 from spark_sink import lake_cli, lake_native, lake_show
 from spark_sink.lake_errors import LakeError
-from spark_sink.lake_native import LakeReader, local_root
+from spark_sink.lake_native import LakeReader
+from spark_sink.local_files import local_root
 from spark_sink.settings import SinkSettings
 
 pytestmark = pytest.mark.unit

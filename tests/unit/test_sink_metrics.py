@@ -94,7 +94,6 @@ def test_progress_feeds_rates_durations_and_lag() -> None:
     metrics.observe_progress(StreamingQueryProgress.fromJson(_progress(numInputRows=0, inputRowsPerSecond=math.nan)))
     r = metrics.registry
     assert _value(r, "binlake_sink_batches_total") == 2
-    assert _value(r, "binlake_sink_input_rows_total") == 5000
     assert _value(r, "binlake_sink_input_rows_per_second") == 4000.0  # NaN is not a rate: the last one stays
     assert _value(r, "binlake_sink_processed_rows_per_second") == 2000.0
     assert _value(r, "binlake_sink_batch_duration_seconds_count") == 2
@@ -130,12 +129,13 @@ def test_batch_stats_summaries() -> None:
 
 def test_batch_feeds_rows_quarantine_freshness_and_last_event() -> None:
     metrics = SinkMetrics()
-    report = BatchReport(7, changelog_rows=7, quarantined=2, stats=_stats(), visible_at_s=1_002.05)
+    report = BatchReport(7, records=9, changelog_rows=7, quarantined=2, stats=_stats(), visible_at_s=1_002.05)
     metrics.observe_batch(report)
     r = metrics.registry
     assert _value(r, "binlake_sink_changelog_rows_total", table="shop.a", op="INSERT") == 3
     assert _value(r, "binlake_sink_changelog_rows_total", table="shop.c", op="DDL") == 1
     assert _value(r, "binlake_sink_quarantined_rows_total") == 2
+    assert _value(r, "binlake_sink_input_rows_total") == 9
     assert _value(r, "binlake_sink_events_without_ts_total") == 1
     assert _value(r, "binlake_sink_event_freshness_seconds_count") == 6
     assert _value(r, "binlake_sink_event_freshness_seconds_bucket", le="0.25") == 1
