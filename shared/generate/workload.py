@@ -98,6 +98,51 @@ class Change:
         return image["id"]
 
 
+class InsertionOrder:
+    """A table's live keys in insertion order, for ``rng.choice(list(rows))`` in O(log n), not O(n).
+
+    ``Random.choice(seq)`` draws an index below ``len(seq)`` (as ``choice(range(len(seq)))`` does, without a
+    copy); ``nth`` finds that live key of
+    ``list(rows)`` (a dict keeps insertion order, an update leaves a key in place) with a Fenwick tree
+    over insertion slots, so a long run draws exactly the keys it drew before, without copying every
+    key per change (quadratic: a million changes took tens of minutes).
+    """
+
+    def __init__(self) -> None:
+        self._keys: list[int] = []
+        self._slot: dict[int, int] = {}
+        self._tree: list[int] = [0]  # 1-based: _tree[i] counts the live slots in (i - lowbit(i), i]
+
+    def _prefix(self, i: int) -> int:
+        total = 0
+        while i > 0:
+            total += self._tree[i]
+            i -= i & -i
+        return total
+
+    def add(self, key: int) -> None:
+        self._keys.append(key)
+        i = len(self._keys)
+        self._slot[key] = i
+        self._tree.append(1 + self._prefix(i - 1) - self._prefix(i - (i & -i)))
+
+    def remove(self, key: int) -> None:
+        i = self._slot.pop(key)
+        while i < len(self._tree):
+            self._tree[i] -= 1
+            i += i & -i
+
+    def nth(self, n: int) -> int:
+        """The ``n``-th live key (0-based) in insertion order."""
+        pos, step = 0, 1 << (len(self._tree) - 1).bit_length()
+        while step:
+            if pos + step < len(self._tree) and self._tree[pos + step] <= n:
+                pos += step
+                n -= self._tree[pos]
+            step >>= 1
+        return self._keys[pos]
+
+
 @dataclass(slots=True)
 class Workload:
     seed: int = 1
@@ -117,10 +162,12 @@ class Workload:
     _tx_ts_ms: int = field(init=False, default=START_MS)
     _clock_ms: int = field(init=False, default=START_MS)
     _last_key: int = field(init=False, default=0)
+    _order: dict[str, InsertionOrder] = field(init=False)
 
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         self.state = {name: {} for name in self.table_names()}
+        self._order = {name: InsertionOrder() for name in self.table_names()}
         self.changes = []
 
     def table_names(self) -> list[str]:
@@ -199,8 +246,7 @@ class Workload:
         if key is None or key not in rows:
             return self._random_change()  # not planned: only a safety net
         if op == "DELETE":
-            before = rows.pop(key)
-            return self._emit("DELETE", table, dict(before), None)
+            return self._delete(table, key)
         return self._update(table, key)
 
     def _begin_transaction(self) -> None:
@@ -232,14 +278,24 @@ class Workload:
         roll = self.rng.random()
         if roll < self.insert_share:
             return ("INSERT", table, None)
-        key = self.rng.choice(list(self.state[table]))
+        key = self._choice(table)
         return ("DELETE" if roll < self.insert_share + self.delete_share else "UPDATE", table, key)
 
     def _insert(self, table: str) -> Change:
         key = self._key()
         row = self._row(key)
         self.state[table][key] = row
+        self._order[table].add(key)
         return self._emit("INSERT", table, None, dict(row))
+
+    def _delete(self, table: str, key: int) -> Change:
+        before = self.state[table].pop(key)
+        self._order[table].remove(key)
+        return self._emit("DELETE", table, dict(before), None)
+
+    def _choice(self, table: str) -> int:
+        """``rng.choice(list(self.state[table]))``, drawing the same number, in O(log n)."""
+        return self._order[table].nth(self.rng.choice(range(len(self.state[table]))))
 
     def _update(self, table: str, key: int) -> Change:
         rows = self.state[table]
@@ -259,10 +315,9 @@ class Workload:
         roll = rng.random()
         if not rows or roll < self.insert_share:
             return self._insert(table)
-        key = rng.choice(list(rows))
+        key = self._choice(table)
         if roll < self.insert_share + self.delete_share:
-            before = rows.pop(key)
-            return self._emit("DELETE", table, dict(before), None)
+            return self._delete(table, key)
         return self._update(table, key)
 
     def run(self, events: int) -> Iterator[Change]:

@@ -1,0 +1,163 @@
+"""What the sink's sustained run measures besides the changelog's freshness (``sink_bench.freshness``).
+
+- **Current-state reads** (``CurrentReader``): a reader thread reads the
+  current state of every table (``spark_sink.current_state.current_tables``:
+  the mirror combined with the fold of the changelog's tail, merge on read),
+  ``pause_s`` after the previous read ended (a dashboard refreshing), while
+  the sink runs. An event is visible to current-state
+  readers once a read that started after its changelog commit has ended:
+  its current-state freshness is that end minus its ``ts_ms``
+  (``read_freshness``).
+- **The ground truth** (``truth_mismatches``): at the end, every table's
+  current state holds exactly the keys the generator's tables hold.
+- **Memory** (``RssSampler``): the resident set of the bench process and its
+  children (the Spark driver's JVM), sampled every second.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from shared.generate.workload import Workload
+
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        children = task / "children"
+        if children.exists():
+            found += [int(p) for p in children.read_text().split()]
+    return found
+
+
+def tree_rss_bytes(pid: int) -> int:
+    """Resident bytes of process ``pid`` and all its descendants (Linux ``/proc``)."""
+    total, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        try:
+            total += int(Path(f"/proc/{current}/statm").read_text().split()[1]) * PAGE_BYTES
+            todo += _children(current)
+        except (OSError, ValueError, IndexError):
+            continue  # the process ended meanwhile
+    return total
+
+
+@dataclass
+class RssSampler:
+    """Samples ``tree_rss_bytes`` of this process every ``every_s`` seconds from a thread of its own."""
+
+    every_s: float = 1.0
+    samples: list[int] = field(default_factory=list)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="bench-rss", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self.samples.append(tree_rss_bytes(os.getpid()))
+
+    def stop(self) -> dict[str, Any]:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        mib = sorted(s / 2**20 for s in self.samples)
+        return {
+            "samples": len(mib),
+            "max_mib": round(mib[-1]) if mib else None,
+            "median_mib": round(mib[len(mib) // 2]) if mib else None,
+        }
+
+
+@dataclass
+class CurrentReader:
+    """Reads the current state of ``tables`` in full, ``pause_s`` after the previous read, until stopped."""
+
+    spark: Any
+    settings: Any
+    tables: list[str]
+    pause_s: float = 5.0
+    reads: list[tuple[float, float, int]] = field(default_factory=list)
+    """(wall time started, wall time ended, rows) per completed read."""
+    error: BaseException | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="bench-current-reader", daemon=True)
+        self._thread.start()
+
+    def read_once(self) -> dict[str, Any]:
+        from spark_sink import current_state
+
+        return current_state.current_tables(self.spark, self.settings, self.tables)
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.is_set():
+                started = time.time()
+                rows = sum(frame.count() for frame in self.read_once().values())
+                self.reads.append((started, time.time(), rows))
+                self._stop.wait(self.pause_s)
+        except BaseException as exc:  # noqa: BLE001 - reported by stop()
+            self.error = exc
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise RuntimeError(f"a current-state read failed: {self.error!r}") from self.error
+
+
+def read_freshness(
+    reports: Iterable[Any], reads: Sequence[tuple[float, float, int]], *, sent_from_ms: float
+) -> Iterator[tuple[float, int]]:
+    """(current-state freshness s, events) per event-time bucket of every changelog batch: the end of the
+    first read that started after the batch's commit, minus the bucket's midpoint. Events no read saw
+    yet are left out (``unseen_events`` counts them)."""
+    ordered = sorted(reads)
+    for report in reports:
+        if report.visible_at_s is None:
+            continue
+        seen_at = next((ended for started, ended, _ in ordered if started >= report.visible_at_s), None)
+        if seen_at is None:
+            continue
+        for bucket in report.stats.event_time:
+            if bucket.mid_ms >= sent_from_ms:
+                yield max(0.0, seen_at - bucket.mid_ms / 1000), bucket.count
+
+
+def unseen_events(reports: Iterable[Any], reads: Sequence[tuple[float, float, int]]) -> int:
+    last_start = max((started for started, _, _ in reads), default=float("inf"))
+    return sum(r.changelog_rows for r in reports if r.visible_at_s is None or r.visible_at_s > last_start)
+
+
+def truth_mismatches(frames: dict[str, Any], *, events: int, seed: int, tables: int, database: str) -> list[str]:
+    """The tables whose current state (``frames``, by source table) does not hold exactly the keys of the
+    generator's table after ``events`` changes, each with what differs; empty when every table matches."""
+    workload = Workload(seed=seed, tables=tables, database=database)
+    for _ in workload.run(events):
+        pass
+    wrong: list[str] = []
+    for name, rows in workload.state.items():
+        table = f"{database}.{name}"
+        frame = frames.get(table)
+        got = set() if frame is None else {int(r[0]) for r in frame.select("id").collect()}
+        want = {int(key) for key in rows}
+        if got != want:
+            wrong.append(f"{table}: {len(got - want)} keys too many, {len(want - got)} missing")
+    return wrong
