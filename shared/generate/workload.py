@@ -288,6 +288,11 @@ class Workload:
         self._order[table].add(key)
         return self._emit("INSERT", table, None, dict(row))
 
+    def truncate(self, table: str) -> None:
+        """Empty ``table`` (a TRUNCATE): later changes insert into it anew."""
+        self.state[table].clear()
+        self._order[table] = InsertionOrder()
+
     def _delete(self, table: str, key: int) -> Change:
         before = self.state[table].pop(key)
         self._order[table].remove(key)

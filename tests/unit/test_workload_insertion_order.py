@@ -41,3 +41,15 @@ def test_the_workload_keeps_every_live_key_in_its_order() -> None:
     for table, rows in workload.state.items():
         keys = list(rows)
         assert [workload._order[table].nth(n) for n in range(len(keys))] == keys
+
+
+def test_a_truncated_table_draws_only_rows_inserted_after() -> None:
+    workload = Workload(seed=4, tables=2)
+    for _ in workload.run(500):
+        pass
+    workload.truncate("t00")
+    assert workload.state["t00"] == {}
+    for _ in workload.run(500):
+        pass  # updates and deletes of t00 pick among its new rows only
+    keys = list(workload.state["t00"])
+    assert [workload._order["t00"].nth(n) for n in range(len(keys))] == keys

@@ -131,7 +131,7 @@ def build(format_id: str, *, changes: int, tables: int, seed: int, now_s: int | 
                     traffic.added_columns.setdefault(name, []).append(controls.ADDED_COLUMN)
                 else:
                     traffic.controls.append(f"TRUNCATE {name}")
-                    workload.state[table].clear()  # the source table is empty now
+                    workload.truncate(table)  # the source table is empty now
         if index in poison_at:
             traffic.messages.append((b"poison", poison_at[index]))
             traffic.poison += 1
