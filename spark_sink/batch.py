@@ -39,7 +39,7 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Observation
 
-from spark_sink import batch_stats, changelog, delta_tables, mirror
+from spark_sink import batch_stats, changelog, delta_tables, mirror, offset_log
 from spark_sink.batch_stats import BatchStats
 from spark_sink.settings import SinkSettings
 from spark_sink.source import decode
@@ -71,7 +71,7 @@ def process(
     *,
     version: int = changelog.VERSION,
     frontier: changelog.Frontier | None = None,
-    ranges: list[changelog.OffsetRange] | None = None,
+    ranges: list[offset_log.OffsetRange] | None = None,
 ) -> BatchReport:
     """One micro-batch into a changelog of layout ``version`` (``changelog``: 2, or 1 for an earlier lake).
 

@@ -33,8 +33,6 @@ skipped where the query has proven the changelog holds nothing yet (``Frontier``
 
 from __future__ import annotations
 
-import urllib.parse
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -45,6 +43,7 @@ from pyspark.sql.types import StructField, StructType
 from spark_sink import batch_stats, delta_tables
 from spark_sink.batch_stats import BatchStats
 from spark_sink.local_files import local_root
+from spark_sink.offset_log import OffsetRange
 from spark_sink.source import EVENT, IMAGE_FIELDS, KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode, decoded_event
 
 COORDINATES: Final = ["_kafka_topic", "_kafka_partition", "_kafka_offset"]
@@ -156,18 +155,11 @@ def appended_stats(
 
 def _local_files(root: Path, actions: list[dict[str, Any]]) -> list[tuple[Path, str | None]] | None:
     """The files a commit added under ``root``, each with its ``source_table`` partition value (None: not a
-    partition column); None if one lies elsewhere (an absolute path, which only other writers make)."""
-    found: list[tuple[Path, str | None]] = []
-    for action in actions:
-        add = action.get("add")
-        if add is None:
-            continue
-        path = str(add["path"])
-        values = add.get("partitionValues") or {}
-        if "://" in path or path.startswith("/") or ("source_table" in values and values["source_table"] is None):
-            return None
-        found.append((root / urllib.parse.unquote(path), values.get("source_table")))
-    return found
+    partition column); None if one lies elsewhere or has a null table (which only other writers make)."""
+    found = delta_tables.added(actions)
+    if found is None or any("source_table" in values and values["source_table"] is None for _, values in found):
+        return None
+    return [(root / path, values.get("source_table")) for path, values in found]
 
 
 def change_feed_from(properties: dict[str, str]) -> int | None:
@@ -225,17 +217,6 @@ def quarantine_rows(decoded: DataFrame) -> DataFrame:
     return decoded.where(F.col(REASON).isNotNull()).select(
         *KAFKA_COLUMNS, "key", "value", F.col(REASON).alias("reason")
     )
-
-
-@dataclass(frozen=True, slots=True)
-class OffsetRange:
-    """The Kafka offsets of one topic partition in a micro-batch: from ``first`` to ``last`` (inclusive;
-    None: not known, as far as the partition goes)."""
-
-    topic: str
-    partition: int
-    first: int
-    last: int | None = None
 
 
 def offset_ranges(raw: DataFrame) -> list[OffsetRange]:

@@ -118,11 +118,11 @@ def commit_actions(spark: SparkSession, uri: str, version: int) -> list[dict[str
     return [] if text is None else [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def added_files(uri: str, actions: list[dict[str, Any]]) -> list[str] | None:
-    """The data files a commit's ``add`` actions name, as paths to read (None: one lies outside the table's
-    folder, an absolute path, which only other writers make)."""
-    root = uri.rstrip("/")
-    found: list[str] = []
+def added(actions: list[dict[str, Any]]) -> list[tuple[str, dict[str, str | None]]] | None:
+    """The data files a commit's ``add`` actions name, each as (path relative to the table's folder, decoded;
+    its partition values). None if one lies outside the folder (an absolute path, which only other writers
+    make)."""
+    found: list[tuple[str, dict[str, str | None]]] = []
     for action in actions:
         add = action.get("add")
         if add is None:
@@ -130,8 +130,15 @@ def added_files(uri: str, actions: list[dict[str, Any]]) -> list[str] | None:
         path = str(add["path"])
         if "://" in path or path.startswith("/"):
             return None
-        found.append(f"{root}/{urllib.parse.unquote(path)}")  # the log holds each path URI-encoded
+        found.append((urllib.parse.unquote(path), dict(add.get("partitionValues") or {})))  # paths are URI-encoded
     return found
+
+
+def added_files(uri: str, actions: list[dict[str, Any]]) -> list[str] | None:
+    """The data files a commit's ``add`` actions name, as paths to read (None: see ``added``)."""
+    found = added(actions)
+    root = uri.rstrip("/")
+    return None if found is None else [f"{root}/{path}" for path, _ in found]
 
 
 def release(frame: DataFrame) -> None:

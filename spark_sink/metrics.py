@@ -27,7 +27,6 @@ freshness ``count`` times in one step.
 from __future__ import annotations
 
 import bisect
-import json
 import logging
 import math
 import threading
@@ -48,6 +47,7 @@ from pyspark.sql.streaming.listener import (
     StreamingQueryListener,
 )
 
+from spark_sink import offset_log
 from spark_sink.batch import BatchReport
 from spark_sink.mirror_batch import MirrorReport
 
@@ -120,25 +120,13 @@ def kafka_lag(end_offset: str | None, latest_offset: str | None) -> dict[tuple[s
     Both are the Kafka source's offset JSON, ``{"topic": {"0": 42, ...}}``; a
     partition missing from either side is left out (no number is better than a wrong one).
     """
-    end, latest = _offsets(end_offset), _offsets(latest_offset)
-    return {tp: max(0, latest[tp] - offset) for tp, offset in end.items() if tp in latest}
-
-
-def _offsets(text: str | None) -> dict[tuple[str, str], int]:
-    if not text:
-        return {}
-    try:
-        document = json.loads(text)
-    except ValueError:
-        return {}  # "None" or a source that does not report offsets as JSON
-    out: dict[tuple[str, str], int] = {}
-    if isinstance(document, dict):
-        for topic, partitions in document.items():
-            if isinstance(partitions, dict):
-                for partition, offset in partitions.items():
-                    if isinstance(offset, int):
-                        out[(str(topic), str(partition))] = offset
-    return out
+    end = offset_log.kafka_offset_json(end_offset) or {}
+    latest = offset_log.kafka_offset_json(latest_offset) or {}
+    return {
+        (topic, str(partition)): max(0, latest[topic, partition] - offset)
+        for (topic, partition), offset in end.items()
+        if (topic, partition) in latest
+    }
 
 
 def _finite(value: object) -> float | None:

@@ -19,9 +19,19 @@ and the caller finds out another way.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from spark_sink.changelog import OffsetRange
+
+@dataclass(frozen=True, slots=True)
+class OffsetRange:
+    """The Kafka offsets of one topic partition in a micro-batch: from ``first`` to ``last`` (inclusive;
+    None: not known, as far as the partition goes)."""
+
+    topic: str
+    partition: int
+    first: int
+    last: int | None = None
 
 
 def source_offset(text: str | None) -> Any:
@@ -40,6 +50,17 @@ def source_offset(text: str | None) -> Any:
 def kafka_offsets(entry: str | None) -> dict[tuple[str, int], int] | None:
     """The Kafka source's end offset per topic partition in an offset log entry; None if it does not say."""
     return _kafka_offsets(source_offset(entry))
+
+
+def kafka_offset_json(text: str | None) -> dict[tuple[str, int], int] | None:
+    """A Kafka source offset as a query's progress reports it (``{"<topic>": {"<partition>": <offset>}}``)
+    per topic partition; None if it does not say."""
+    if not text:
+        return None
+    try:
+        return _kafka_offsets(json.loads(text))
+    except ValueError:
+        return None  # "None", or a source that does not report offsets as JSON
 
 
 def initial_kafka_offsets(text: str | None) -> dict[tuple[str, int], int] | None:

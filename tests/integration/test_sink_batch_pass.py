@@ -20,7 +20,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from shared.codec import avro
-from spark_sink import batch, batch_stats, changelog, delta_tables
+from spark_sink import batch, batch_stats, changelog, delta_tables, offset_log
 from spark_sink.source import KAFKA_SCHEMA, decode
 from tests.bench import sink_bench
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
@@ -89,7 +89,7 @@ def test_one_pass_appends_counts_and_quarantines_exactly_once(
     ends: dict[int, int] = {}
     for record in records:
         ends[record[3]] = max(ends.get(record[3], 0), record[4])
-    ranges = [changelog.OffsetRange("t", partition, 243, last) for partition, last in sorted(ends.items())]
+    ranges = [offset_log.OffsetRange("t", partition, 243, last) for partition, last in sorted(ends.items())]
     append = delta_tables.append
 
     def crash_at_quarantine(frame: DataFrame, uri: str, *args: Any, **kwargs: Any) -> None:
@@ -114,11 +114,11 @@ def test_offset_ranges_and_overlaps(spark: SparkSession) -> None:
     for (topic, partition), (first, last) in ranges.items():
         mine = [r["offset"] for r in rows if (r["topic"], r["partition"]) == (topic, partition)]
         assert (first, last) == (min(mine), max(mine))
-    bounded = [changelog.OffsetRange("t", 0, 10, 20)]
+    bounded = [offset_log.OffsetRange("t", 0, 10, 20)]
     assert not changelog.overlaps({("t", 0): 21}, bounded)
     assert changelog.overlaps({("t", 0): 20}, bounded)
-    assert changelog.overlaps({("t", 0): 0}, [changelog.OffsetRange("t", 0, 0)])  # open range, offset 0
-    assert not changelog.overlaps({("t", 1): 5}, [changelog.OffsetRange("t", 0, 0)])
+    assert changelog.overlaps({("t", 0): 0}, [offset_log.OffsetRange("t", 0, 0)])  # open range, offset 0
+    assert not changelog.overlaps({("t", 1): 5}, [offset_log.OffsetRange("t", 0, 0)])
 
 
 @pytest.mark.parametrize("partition_by", [["source_table", "event_date"], ["event_date"]])

@@ -11,8 +11,7 @@ import json
 
 import pytest
 
-from spark_sink.changelog import OffsetRange
-from spark_sink.offset_log import initial_kafka_offsets, kafka_offsets, kafka_ranges, source_offset
+from spark_sink.offset_log import OffsetRange, initial_kafka_offsets, kafka_offsets, kafka_ranges, source_offset
 
 pytestmark = pytest.mark.unit
 
