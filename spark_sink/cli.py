@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import argparse
 import logging
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any
 
 from shared import logs
 from shared.cli import stopping
 from shared.config.settings import KafkaSettings, kafka_settings, load
 from spark_sink.settings import SinkSettings
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from spark_sink.metrics_server import MetricsServer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -87,11 +93,19 @@ def run(args: argparse.Namespace) -> int:
         try:
             if _stop_asked(log, "while Spark started"):
                 return 0
+            if settings.queries == "mirrors" and not _changelog_made(spark, settings, log, server):
+                return 0  # stopped while waiting
             job.attach_listener(spark, metrics)
             queries = job.start(spark, settings, kafka, metrics=metrics)
             server.ready = True
             app_id = queries.app_ids.changelog if queries.app_ids is not None else None
-            started = {"topic": settings.topic, "lake": settings.lake(), "app_id": app_id, "metrics_port": port}
+            started = {
+                "topic": settings.topic,
+                "lake": settings.lake(),
+                "queries": settings.queries,
+                "app_id": app_id,
+                "metrics_port": port,
+            }
             log.info("sink started", extra=started)
             try:
                 while not queries.wait(1):
@@ -112,6 +126,22 @@ def run(args: argparse.Namespace) -> int:
         log.error("the sink query failed: %s", error)
         return 1
     return 0
+
+
+def _changelog_made(spark: SparkSession, settings: SinkSettings, log: logging.Logger, server: MetricsServer) -> bool:
+    """queries=mirrors: wait until the changelog's process has made the changelog; False if stopped first."""
+    from spark_sink import job
+
+    waited = False
+    while not job.changelog_exists(spark, settings):
+        if _stop_asked(log, "while waiting for the changelog"):
+            return False
+        if not waited:
+            log.info("waiting for the changelog at %s (its sink process makes it)", settings.changelog_uri())
+            waited = True
+        server.beat()
+        time.sleep(2)
+    return True
 
 
 def _stop_asked(log: logging.Logger, when: str) -> bool:

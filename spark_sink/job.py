@@ -5,8 +5,10 @@ SparkSession: the changelog query (Kafka source -> ``batch.process``: decode,
 quarantine, changelog) and the mirror query (the changelog as a Delta
 streaming source -> ``mirror_batch.process``: mirrors, tombstones, history),
 each with its own checkpoint, trigger interval, Delta transaction app id and
-fair-scheduler pool. With ``mirrors=inline`` only the changelog query runs,
-and it MERGEs the mirrors itself.
+fair-scheduler pool. With ``queries=changelog`` or ``queries=mirrors`` a
+process runs one of them: two processes, two Spark applications, one lake.
+With ``mirrors=inline`` only the changelog query runs, and it MERGEs the
+mirrors itself.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from shared.config.settings import KafkaSettings
-from spark_sink import app_ids, changelog, lake_tables, mirror_batch, offset_log
+from spark_sink import app_ids, changelog, delta_tables, lake_tables, mirror_batch, offset_log
 from spark_sink.batch import BatchReport, process
 from spark_sink.hadoop_files import HadoopFiles
 from spark_sink.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkListener, SinkMetrics
@@ -50,7 +52,8 @@ class SinkQueries:
     with everything the changelog holds.
     """
 
-    changelog: StreamingQuery
+    changelog: StreamingQuery | None
+    """None with ``queries=mirrors``: another process runs it."""
     mirrors: StreamingQuery | None = None
     then: Callable[[], StreamingQuery] | None = None
     """Available-now: starts the mirror query, called by ``over`` when the changelog query has ended well."""
@@ -59,7 +62,7 @@ class SinkQueries:
     app_ids: AppIds | None = None
 
     def all(self) -> list[StreamingQuery]:
-        return [self.changelog] if self.mirrors is None else [self.changelog, self.mirrors]
+        return [query for query in (self.changelog, self.mirrors) if query is not None]
 
     def over(self) -> bool:
         """Whether the sink has ended: a query failed, or (processing-time) one stopped, or (available-now)
@@ -67,7 +70,7 @@ class SinkQueries:
         if self.error() is not None:
             return True
         if self.then is not None:
-            if self.changelog.isActive:
+            if self.changelog is not None and self.changelog.isActive:
                 return False
             self.mirrors, self.then = self.then(), None
         active = [query.isActive for query in self.all()]
@@ -79,7 +82,11 @@ class SinkQueries:
         while not self.over():
             if time.monotonic() >= deadline:
                 return False
-            (self.mirrors if self.mirrors is not None and self.mirrors.isActive else self.changelog).awaitTermination(1)
+            active = [query for query in self.all() if query.isActive]
+            if active:
+                active[-1].awaitTermination(1)  # the mirrors' while both run: the changelog query may end first
+            else:
+                time.sleep(0.1)  # between the changelog query's end and the mirror query's start (``over``)
         return True
 
     def stop(self) -> None:
@@ -106,30 +113,47 @@ def start(
     on_mirror_batch: Callable[[MirrorReport], None] | None = None,
     metrics: SinkMetrics | None = None,
 ) -> SinkQueries:
-    """Start the sink's queries: the changelog query and, with ``mirrors=follow``, the mirror query.
+    """Start the sink's queries: the changelog query and, with ``mirrors=follow``, the mirror query
+    (``queries``: both, or the one this process runs).
 
     Offsets live in each query's checkpoint and every commit is idempotent per
     batch id. ``metrics`` gets each batch's rows, quarantine and freshness once
     its commits are visible; the query-level metrics need ``attach_listener`` as well.
     With the available-now trigger the mirror query starts when the changelog
-    query has finished, from ``SinkQueries.wait``.
+    query has finished, from ``SinkQueries.wait``. ``queries=mirrors`` needs the
+    changelog to exist (``changelog_exists``): the changelog's process makes it.
     """
-    version = changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+    runs_changelog = settings.queries != "mirrors"
+    runs_mirrors = settings.mirrors == "follow" and settings.queries != "changelog"
+    if runs_changelog:
+        version = changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+    elif not changelog_exists(spark, settings):
+        raise RuntimeError(
+            f"no changelog at {settings.changelog_uri()} yet: BINLAKE_SINK_QUERIES=mirrors reads the changelog "
+            "another sink process (BINLAKE_SINK_QUERIES=changelog) writes; start that one with the same lake"
+        )
     ids = owned_app_ids(spark, settings)
-    changelog_query = start_changelog(
-        spark, settings, kafka, ids.changelog, version=version, on_batch=on_batch, metrics=metrics
+    changelog_query = (
+        start_changelog(spark, settings, kafka, ids.changelog, version=version, on_batch=on_batch, metrics=metrics)
+        if runs_changelog
+        else None
     )
     queries = SinkQueries(changelog_query, available_now=settings.trigger == "available-now", app_ids=ids)
-    if settings.mirrors == "follow":
+    if runs_mirrors:
 
         def mirrors() -> StreamingQuery:
             return start_mirrors(spark, settings, ids.mirrors, on_batch=on_mirror_batch, metrics=metrics)
 
-        if settings.trigger == "available-now":
+        if settings.trigger == "available-now" and changelog_query is not None:
             queries.then = mirrors
         else:
             queries.mirrors = mirrors()
     return queries
+
+
+def changelog_exists(spark: SparkSession, settings: SinkSettings) -> bool:
+    """Whether the lake's changelog table exists (its process has made it)."""
+    return delta_tables.exists(spark, settings.changelog_uri())
 
 
 def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
@@ -153,13 +177,19 @@ def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
         if uri is not None
     ]
     log_tables = [settings.changelog_uri(), settings.quarantine_uri()]
+    # Each process writes only the id file of the query it runs (queries=changelog / mirrors): two processes
+    # starting at once on a new lake must not each make, and write, the other's id.
+    own_log, own_mirrors = settings.queries != "mirrors", settings.queries != "changelog"
     if settings.mirrors == "inline":  # the changelog query writes the mirrors too
         app_ids.check(spark, log_id, log_tables + mirror_tables, known=mirror_id.known(), adopt=settings.adopt_lake)
     else:
-        app_ids.check(spark, log_id, log_tables, known=mirror_id.known(), adopt=settings.adopt_lake)
-        app_ids.check(spark, mirror_id, mirror_tables, known=log_id.known(), adopt=settings.adopt_lake)
-        app_ids.keep(spark, mirror_id)
-    app_ids.keep(spark, log_id)
+        if own_log:
+            app_ids.check(spark, log_id, log_tables, known=mirror_id.known(), adopt=settings.adopt_lake)
+        if own_mirrors:
+            app_ids.check(spark, mirror_id, mirror_tables, known=log_id.known(), adopt=settings.adopt_lake)
+            app_ids.keep(spark, mirror_id)
+    if own_log:
+        app_ids.keep(spark, log_id)
     for resolved in (log_id, mirror_id):
         if resolved.foreign:
             log.warning(
@@ -297,10 +327,16 @@ def run(
         queries.stop()
     finally:
         if listener is not None:
-            detach_listener(spark, listener, None if queries is None else queries.changelog.runId)
+            detach_listener(spark, listener, None if queries is None else _run_id(queries))
     error = queries.error()
     if error is not None:
         raise RuntimeError(f"the sink query failed: {error}")
+
+
+def _run_id(queries: SinkQueries) -> str | None:
+    """The run whose termination event the listener waits for: the changelog query's, else the mirrors'."""
+    first = queries.changelog or queries.mirrors
+    return None if first is None else str(first.runId)
 
 
 def attach_listener(spark: SparkSession, metrics: SinkMetrics) -> SinkListener:

@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 TriggerKind = Literal["processing-time", "available-now"]
 PartitionColumn = Literal["source_table", "event_date"]
 MirrorMode = Literal["follow", "inline"]
+Queries = Literal["both", "changelog", "mirrors"]
 T = TypeVar("T")
 
 DEFAULT_PACKAGES: tuple[str, ...] = (
@@ -77,6 +78,14 @@ class SinkSettings(BaseSettings):
         description="follow: a second streaming query reads the changelog (Delta source) and MERGEs the mirrors "
         "and history tables on its own trigger, so the changelog stays fresh while MERGE costs are shared by "
         "larger batches; inline: the mirrors are MERGEd in the changelog's own micro-batch, before its commit.",
+    )
+    queries: Queries = Field(
+        "both",
+        description="Which of the sink's queries this process runs (mirrors=follow): both, in one Spark "
+        "application; changelog, only the changelog query; mirrors, only the mirror query. Run one process of "
+        "each, both with the same lake and checkpoint settings, to give each query its own driver and cores: "
+        "the mirror process at a lower CPU priority (nice), or on other machines, cannot slow the changelog "
+        "down. The mirrors process waits for the changelog to exist; it never creates it.",
     )
     mirror_trigger_interval_s: float = Field(
         30.0, gt=0, description="Seconds between the mirror query's micro-batches (mirrors=follow, processing-time)."
@@ -176,6 +185,15 @@ class SinkSettings(BaseSettings):
         # reference documented BINLAKE_SINK_SPARK_IVY_DIR; an old name left set must not be ignored silently.
         if "BINLAKE_SPARK_IVY_DIR" in os.environ:
             raise ValueError("BINLAKE_SPARK_IVY_DIR is no longer read: set BINLAKE_SINK_SPARK_IVY_DIR instead")
+        return self
+
+    @model_validator(mode="after")
+    def _queries_need_follow(self) -> SinkSettings:
+        if self.mirrors == "inline" and self.queries == "mirrors":
+            raise ValueError(
+                "BINLAKE_SINK_QUERIES=mirrors needs BINLAKE_SINK_MIRRORS=follow (inline: the changelog query "
+                "writes the mirrors itself, there is no mirror query)"
+            )
         return self
 
     @model_validator(mode="after")

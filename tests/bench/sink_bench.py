@@ -58,7 +58,14 @@ keyed and partitioned like the normalizer does (``event_key``,
    that falls behind works through bounded batches. The events are encoded
    before the run with a placeholder ``ts_ms``, whose 6 varint bytes are
    overwritten at send time: the producer's per-event cost is a byte
-   splice, not an Avro encoding.
+   splice, not an Avro encoding. Before the sink, the bare copy runs alone
+   under the same input (rate, trigger, batch bound; ``bare_copy``): the
+   freshness this machine gives a query that only copies, with the producer
+   and the broker on the same cores. Both are also measured by when each
+   trigger ended (``freshness_steady_by_commits``, from the queries'
+   progress), the one measure they share. ``BINLAKE_BENCH_SINK_MIRRORS_APART=1``
+   runs the mirror query as its own ``binlake sink`` process at nice 10
+   (``BINLAKE_SINK_QUERIES``; its freshness is then not reported).
 
 3. **Scale**: ``BINLAKE_BENCH_SINK_SCALE_EVENTS`` events (default 20,000) of
    1, 10 and 100 tables, each case one changelog batch and one mirror batch
@@ -143,6 +150,7 @@ class BenchConfig:
     trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_TRIGGER_S", 1.0))
     warmup_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_WARMUP_S", 10.0))
     read_pause_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_READ_PAUSE_S", 5.0))
+    mirrors_apart: bool = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRRORS_APART") == "1")
     shuffle_partitions: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS", CORES))
     warmup_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_WARMUP_EVENTS", 5_000))
     scale_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SCALE_EVENTS", 20_000))
@@ -326,7 +334,10 @@ class PacedProducer:
 def _session(config: BenchConfig) -> Any:
     from spark_sink.session import build_session
 
-    return build_session(_sink_settings(config, lake="unused", topic="unused"), app_name="binlake-sink-bench")
+    spark = build_session(_sink_settings(config, lake="unused", topic="unused"), app_name="binlake-sink-bench")
+    # Every trigger's progress is kept (Spark keeps the last 100): the sustained run's commit times need all.
+    spark.conf.set("spark.sql.streaming.numRecentProgressUpdates", "100000")
+    return spark
 
 
 def _sink_settings(config: BenchConfig, *, lake: str, topic: str, **overrides: Any) -> Any:
@@ -394,6 +405,7 @@ def sink_copy(
     queries = job.start(
         spark, settings, kafka, on_batch=reports.append, on_mirror_batch=mirror_reports.append, metrics=metrics
     )
+    assert queries.changelog is not None  # queries=both
     while not queries.wait(1):
         if not ended and not queries.changelog.isActive:
             ended.append(time.perf_counter() - started)
@@ -523,18 +535,67 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 3)
 
 
-def freshness(
-    spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path, *, rate: int | None = None
-) -> dict[str, Any]:
-    """A steady input rate (``rate``, default ``config.rate``) while the sink runs with the processing-time
+def bare_freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> dict[str, Any]:
+    """The bare copy under the sustained run's input (rate, trigger, batch bound), alone: the freshness this
+    machine gives a Kafka -> Delta query that does nothing else, by its commit times (``progress_commits``)."""
+    items = generate(int(config.rate * config.seconds), seed=23)
+    frame = sink_peer.kafka_stream(spark, kafka, topic, max_offsets=config.rate * 20).select(
+        "key", "value", "topic", "partition", "offset"
+    )
+    query = (
+        frame.writeStream.format("delta")
+        .option("checkpointLocation", (lake / "_checkpoint").as_uri())
+        .trigger(processingTime=f"{config.trigger_s} seconds")
+        .start((lake / "raw").as_uri())
+    )
+    producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
+    try:
+        producer.start()
+        producer.join()
+        deadline = time.monotonic() + max(120.0, config.seconds)
+        while time.monotonic() < deadline and query.isActive:
+            if _progress_rows(query) >= producer.sent:
+                break
+            time.sleep(0.5)
+        caught_up_at = time.time()
+    finally:
+        query.stop()
+    if query.exception() is not None:
+        raise RuntimeError(f"the bare copy failed: {query.exception()}")
+    progress = [json.loads(p.json) for p in query.recentProgress]
+    commits = sink_sustained.progress_commits(progress)
+    steady_from_ms = producer.started_at * 1000 + config.warmup_s * 1000
+    durations = sorted(int(p["durationMs"].get("triggerExecution", 0)) for p in progress if p.get("numInputRows"))
+    caught_up = bool(commits) and commits[-1][1] >= producer.sent
+    return {
+        "sent": producer.sent,
+        "committed": commits[-1][1] if commits else 0,
+        "caught_up_after_input_s": round(caught_up_at - producer.finished_at, 3) if caught_up else None,
+        "freshness_steady": {
+            **_summary(sink_sustained.commit_freshness(producer.ticks, commits, sent_from_ms=steady_from_ms)),
+            "after_s": config.warmup_s,
+        },
+        "batches": len(durations),
+        "batch_ms_p50_p90_max": _p50_p90_max(durations),
+    }
+
+
+def _progress_rows(query: Any) -> int:
+    return sum(int(json.loads(p.json).get("numInputRows", 0)) for p in query.recentProgress)
+
+
+def _p50_p90_max(durations: Sequence[int]) -> list[int] | None:
+    return [durations[len(durations) // 2], durations[int(len(durations) * 0.9)], durations[-1]] if durations else None
+
+
+def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> dict[str, Any]:
+    """A steady input rate (``config.rate``) while the sink runs with the processing-time
     trigger and a reader reads every table's current state again and again (``sink_sustained``): freshness
     percentiles of the changelog, the current-state reads and the mirrors, the reads against the ground
     truth at the end, and memory."""
     from spark_sink import current_state, job
     from spark_sink.metrics import SinkMetrics
 
-    if rate is not None:
-        config = replace(config, rate=rate)
     total = int(config.rate * config.seconds)
     seed = 23
     items = generate(total, seed=seed)
@@ -547,6 +608,7 @@ def freshness(
         # 20 s of input at most per batch: a sink that falls behind reads bounded batches (and the
         # run ends) instead of one batch of the whole backlog; below 20 s of lag it changes nothing.
         max_offsets_per_trigger=config.rate * 20,
+        queries="changelog" if config.mirrors_apart else "both",
     )
     reports: list[Any] = []
     committed = threading.Condition()
@@ -566,6 +628,10 @@ def freshness(
         spark, settings, kafka, on_batch=on_batch, on_mirror_batch=mirror_reports.append, metrics=metrics
     )
     query = queries.changelog
+    assert query is not None  # queries=both or changelog
+    apart = sink_sustained.MirrorProcess(settings, kafka.bootstrap_servers) if config.mirrors_apart else None
+    if apart is not None:
+        apart.start()
     producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     tables = [f"bench.t{index:02d}" for index in range(TABLES)]
     reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s)
@@ -590,6 +656,8 @@ def freshness(
         reader.stop()
         memory = rss.stop()
         queries.stop()  # without catching up: interrupts the running batches, which the lake never sees
+        if apart is not None:
+            apart.stop()
         job.detach_listener(spark, listener, query.runId)
     all_samples = list(freshness_samples(reports))
     steady_samples = list(freshness_samples(reports, sent_from_ms=producer.started_at * 1000 + config.warmup_s * 1000))
@@ -600,7 +668,7 @@ def freshness(
     ]
     reader.check()
     progress = [json.loads(p.json) for p in query.recentProgress]
-    durations = sorted(int(p["durationMs"].get("triggerExecution", 0)) for p in progress)
+    durations = sorted(int(p["durationMs"].get("triggerExecution", 0)) for p in progress if p.get("numInputRows"))
     send_seconds = producer.finished_at - producer.started_at
     steady_from_ms = producer.started_at * 1000 + config.warmup_s * 1000
     half_ms = (producer.started_at + producer.finished_at) / 2 * 1000
@@ -636,11 +704,18 @@ def freshness(
         "target_current_state_p99_s": TARGET_CURRENT_P99_S,
         "batches": len(reports),
         "batch_rows_median": sorted(r.changelog_rows for r in reports)[len(reports) // 2] if reports else 0,
-        "batch_ms_p50_p90_max": [durations[len(durations) // 2], durations[int(len(durations) * 0.9)], durations[-1]]
-        if durations
-        else None,
+        "batch_ms_p50_p90_max": _p50_p90_max(durations),
+        # Measured as the bare copy's is (``bare_copy``): when each trigger ended, after the batch's last step.
+        "freshness_steady_by_commits": _summary(
+            sink_sustained.commit_freshness(
+                producer.ticks, sink_sustained.progress_commits(progress), sent_from_ms=steady_from_ms
+            )
+        ),
         "progress": _phases(progress),
         "mirrors": settings.mirrors,
+        # The mirror query in a Spark application of its own (BINLAKE_SINK_QUERIES), at nice 10: its
+        # batches are not reported to this process, so the mirrors' freshness below is empty.
+        "mirrors_apart": config.mirrors_apart,
         "mirror_trigger_interval_s": settings.mirror_trigger_interval_s,
         # mirrors=follow: when the mirror commits made the events visible in the mirrors (what they held by
         # the end of the run; the mirror query is not waited for).
@@ -670,6 +745,15 @@ def freshness(
 
 
 # ---------------------------------------------------------------- entry points
+
+
+def _warm_up(spark: Any, kafka: KafkaSettings, config: BenchConfig, bootstrap: str, tmp: Path) -> None:
+    """The bare copy and the sink over a small topic: neither contender pays the JVM's first-use costs alone."""
+    warm = f"bench-sink-warm-{os.urandom(4).hex()}"
+    asyncio.run(create_topic(bootstrap, warm))
+    asyncio.run(produce(bootstrap, warm, generate(config.warmup_events, seed=5)))
+    bare_copy(spark, kafka, config, warm, tmp / "warm-up-bare")
+    sink_copy(spark, kafka, config, warm, tmp / "warm-up-sink")
 
 
 def _throughput(
@@ -815,9 +899,15 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
             if "scale" in parts:
                 report["scale"] = scale(spark, kafka, config, tmp)
             if "freshness" in parts:
-                topic = f"bench-sink-fresh-{os.urandom(4).hex()}"
-                asyncio.run(create_topic(bootstrap, topic))
-                report["freshness"] = freshness(spark, kafka, config, topic, tmp / "fresh", rate=rate)
+                fresh_config = config if rate is None else replace(config, rate=rate)
+                if "throughput" not in parts:
+                    _warm_up(spark, kafka, config, bootstrap, tmp)
+                bare_topic, topic = (f"bench-sink-{name}-{os.urandom(4).hex()}" for name in ("bare", "fresh"))
+                for name in (bare_topic, topic):
+                    asyncio.run(create_topic(bootstrap, name))
+                bare = bare_freshness(spark, kafka, fresh_config, bare_topic, tmp / "bare-fresh")
+                report["freshness"] = freshness(spark, kafka, fresh_config, topic, tmp / "fresh")
+                report["freshness"]["bare_copy"] = bare
         finally:
             spark.stop()
     # Other processes' CPU use shows here: the numbers above are only comparable at a low load.

@@ -12,11 +12,22 @@
   current state holds exactly the keys the generator's tables hold.
 - **Memory** (``RssSampler``): the resident set of the bench process and its
   children (the Spark driver's JVM), sampled every second.
+- **The mirrors apart** (``MirrorProcess``, ``BINLAKE_BENCH_SINK_MIRRORS_APART=1``):
+  the mirror query runs as its own ``binlake sink`` process
+  (``BINLAKE_SINK_QUERIES=mirrors``) at nice 10, the bench's session runs the
+  changelog query alone.
 """
 
 from __future__ import annotations
 
+import datetime
+import json
+import math
 import os
+import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -78,6 +89,60 @@ class RssSampler:
             "max_mib": round(mib[-1]) if mib else None,
             "median_mib": round(mib[len(mib) // 2]) if mib else None,
         }
+
+
+@dataclass
+class MirrorProcess:
+    """``binlake sink`` running the mirror query alone (``queries=mirrors``) on the sink's lake, at nice 10."""
+
+    settings: Any
+    bootstrap: str
+    nice: int = 10
+    log: Path | None = None
+    _process: subprocess.Popen[bytes] | None = None
+
+    def env(self) -> dict[str, str]:
+        s = self.settings
+        env = {k: v for k, v in os.environ.items() if not k.startswith("BINLAKE_")}
+        env.update(
+            {
+                "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
+                "BINLAKE_SINK_TOPIC": s.topic,
+                "BINLAKE_SINK_LAKE_URI": s.lake_uri,
+                "BINLAKE_SINK_QUERIES": "mirrors",
+                "BINLAKE_SINK_MASTER": s.master,
+                "BINLAKE_SINK_SHUFFLE_PARTITIONS": str(s.shuffle_partitions),
+                "BINLAKE_SINK_SPARK_CONF": json.dumps(s.spark_conf),
+                "BINLAKE_SINK_TRIGGER": "processing-time",
+                "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": str(s.mirror_trigger_interval_s),
+                "BINLAKE_SINK_LOG_LEVEL": "ERROR",
+                "BINLAKE_SINK_METRICS_PORT": "0",
+                "BINLAKE_SINK_SPARK_IVY_DIR": s.spark_ivy_dir,
+            }
+        )
+        return env
+
+    def start(self) -> None:
+        self.log = Path(tempfile.mkstemp(prefix="bench-mirrors-", suffix=".log")[1])
+        binlake = Path(sys.executable).parent / "binlake"
+        command = [str(binlake)] if binlake.exists() else [sys.executable, "-m", "shared.cli.main"]
+        with self.log.open("wb") as out:
+            self._process = subprocess.Popen(
+                ["nice", "-n", str(self.nice), *command, "sink"], env=self.env(), stdout=out, stderr=subprocess.STDOUT
+            )
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        self._process.send_signal(signal.SIGTERM)
+        try:
+            status = self._process.wait(120)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            status = self._process.wait()
+        if status != 0:
+            tail = "" if self.log is None else self.log.read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"the mirrors process ended with status {status}:\n{tail}")
 
 
 @dataclass
@@ -161,3 +226,42 @@ def truth_mismatches(frames: dict[str, Any], *, events: int, seed: int, tables: 
         if got != want:
             wrong.append(f"{table}: {len(got - want)} keys too many, {len(want - got)} missing")
     return wrong
+
+
+def progress_commits(progress: Iterable[dict[str, Any]]) -> list[tuple[float, int]]:
+    """(wall time the batch committed, rows read so far) per progress event of a query: its trigger start
+    plus its trigger's duration. For a query without a report of its own (the bare copy), this is when each
+    batch's rows became visible."""
+    out: list[tuple[float, int]] = []
+    rows = 0
+    for event in progress:
+        started = datetime.datetime.strptime(event["timestamp"], "%Y-%m-%dT%H:%M:%S.%fZ")
+        started_s = started.replace(tzinfo=datetime.UTC).timestamp()
+        rows += int(event.get("numInputRows", 0))
+        out.append((started_s + int(event["durationMs"].get("triggerExecution", 0)) / 1000, rows))
+    return out
+
+
+def commit_freshness(
+    ticks: Sequence[tuple[int, int]], commits: Sequence[tuple[float, int]], *, sent_from_ms: float = -math.inf
+) -> list[tuple[float, int]]:
+    """(freshness s, events) of the events the producer sent (``ticks``: events sent so far and their
+    ``ts_ms``, in send order), each made visible by the first commit whose rows so far reach it
+    (``commits``, in order). The partitions are read in offset order and sent to round-robin, so the
+    n-th event sent is about the n-th read. Events no commit reached are left out."""
+    out: list[tuple[float, int]] = []
+    before = 0
+    at = 0
+    for cumulative, ts_ms in ticks:
+        first = before
+        while first < cumulative:
+            while at < len(commits) and commits[at][1] <= first:
+                at += 1
+            if at == len(commits):
+                break
+            last = min(cumulative, commits[at][1])
+            if ts_ms >= sent_from_ms:
+                out.append((max(0.0, commits[at][0] - ts_ms / 1000), last - first))
+            first = last
+        before = cumulative
+    return out

@@ -51,6 +51,18 @@ def test_sink_table_names_and_partitions_from_env(monkeypatch: pytest.MonkeyPatc
     assert settings.mirror_partition_by("other.t") == []
 
 
+def test_sink_queries_split_needs_a_mirror_query(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spark_sink.settings import SinkSettings
+
+    monkeypatch.setenv("BINLAKE_SINK_QUERIES", "mirrors")
+    assert SinkSettings().queries == "mirrors"
+    monkeypatch.setenv("BINLAKE_SINK_MIRRORS", "inline")
+    with pytest.raises(ValidationError, match="BINLAKE_SINK_QUERIES=mirrors needs BINLAKE_SINK_MIRRORS=follow"):
+        SinkSettings()
+    monkeypatch.setenv("BINLAKE_SINK_QUERIES", "changelog")  # inline: the changelog query is the whole sink
+    assert SinkSettings().queries == "changelog"
+
+
 def test_sasl_needs_credentials_and_hides_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BINLAKE_KAFKA_SECURITY_PROTOCOL", "SASL_SSL")
     with pytest.raises(ValidationError, match="BINLAKE_KAFKA_SASL_USERNAME"):

@@ -1,0 +1,135 @@
+"""The sink's two queries in two Spark applications (``BINLAKE_SINK_QUERIES``), on one lake.
+
+The mirror query runs as its own ``binlake sink`` process (``queries=mirrors``),
+started before the lake exists: it waits for the changelog, which only the
+changelog's process makes. The changelog query runs in the test's session
+(``queries=changelog``, available-now). The mirrors process then applies what
+the changelog holds: every mirror equals the generator's ground truth, the
+changelog holds every record once, each process wrote its own checkpoint's app
+id and committed only under it, and a SIGTERM stops the mirrors process cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from pyspark.sql import SparkSession
+
+from shared.config.settings import kafka_settings
+from shared.generate.workload import Workload
+from spark_sink import app_ids, delta_tables, job
+from tests.integration import kafka_tools
+from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
+from tests.integration.spark_fixtures import sink_settings_for_tests, spark
+from tests.integration.test_sink_kill import _mirror_rows, _same
+from tests.signal_probe import binlake_command
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+__all__ = ["spark"]
+
+FORMAT, DATABASE = "canal-json", "db_split"
+EVENTS, TABLES, SEED = 240, 2, 31
+
+
+def _logged(log: Path, text: str) -> bool:
+    return log.exists() and text in log.read_text(errors="replace")
+
+
+async def test_changelog_and_mirrors_in_two_applications(
+    kafka_bootstrap: str, spark: SparkSession, tmp_path: Path
+) -> None:
+    unified = kafka_tools.unique("split-events")
+    await kafka_tools.create_topics(kafka_bootstrap, {unified: 2})
+    lake = tmp_path / "lake"
+    settings = sink_settings_for_tests(topic=unified, lake_uri=lake.as_uri(), queries="changelog")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BINLAKE_")}
+    env.update(
+        {
+            "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
+            "BINLAKE_SINK_TOPIC": unified,
+            "BINLAKE_SINK_LAKE_URI": lake.as_uri(),
+            "BINLAKE_SINK_QUERIES": "mirrors",
+            "BINLAKE_SINK_MASTER": "local[1]",
+            "BINLAKE_SINK_SHUFFLE_PARTITIONS": str(settings.shuffle_partitions),
+            "BINLAKE_SINK_SPARK_CONF": json.dumps(settings.spark_conf),
+            "BINLAKE_SINK_TRIGGER": "processing-time",
+            "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": "1",
+            "BINLAKE_SINK_LOG_LEVEL": "ERROR",
+            "BINLAKE_SINK_METRICS_PORT": "0",
+        }
+    )
+    if "BINLAKE_SINK_SPARK_IVY_DIR" in os.environ:
+        env["BINLAKE_SINK_SPARK_IVY_DIR"] = os.environ["BINLAKE_SINK_SPARK_IVY_DIR"]
+    log = tmp_path / "mirrors.log"
+    truth = Workload(seed=SEED, tables=TABLES, database=DATABASE)
+    for _ in truth.run(EVENTS):
+        pass
+    expected = {f"{DATABASE}.{table}": rows for table, rows in truth.state.items()}
+
+    # Started first: its JVM starts while the topic fills.
+    with log.open("wb") as out:
+        mirrors = subprocess.Popen(binlake_command("sink"), env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        topics = Topics.fresh(FORMAT)
+        topics.events = unified
+        await kafka_tools.create_topics(kafka_bootstrap, {topics.vendor: 2, topics.dlq: 1})
+        await send_workload(
+            kafka_bootstrap, FORMAT, topics, events=EVENTS, seed=SEED, zone_name="UTC", database=DATABASE, tables=TABLES
+        )
+        await run_normalizer_until_caught_up(kafka_bootstrap, normalizer_settings(FORMAT, topics, tmp_path, "UTC"), 2)
+        records = len(await kafka_tools.read_all(kafka_bootstrap, unified))
+        deadline = time.monotonic() + 180
+        while not _logged(log, "waiting for the changelog") and mirrors.poll() is None:
+            assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
+            await asyncio.sleep(0.5)
+        assert mirrors.poll() is None, log.read_text(errors="replace")[-3000:]
+        assert not delta_tables.exists(spark, settings.changelog_uri())  # the mirrors process made nothing
+
+        await asyncio.to_thread(job.run, spark, settings, kafka_settings(kafka_bootstrap))
+
+        def caught_up() -> bool:
+            for table, rows in expected.items():
+                uri = settings.mirror_uri(table)
+                if not delta_tables.exists(spark, uri) or sorted(_mirror_rows(spark, uri)) != sorted(rows):
+                    return False
+            return True
+
+        deadline = time.monotonic() + 240
+        while not await asyncio.to_thread(caught_up):
+            assert mirrors.poll() is None, log.read_text(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, "the mirrors process did not apply the changelog in 240 s"
+            await asyncio.sleep(2)
+        mirrors.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(mirrors.wait, 120) == 0, log.read_text(errors="replace")[-3000:]
+    finally:
+        if mirrors.poll() is None:
+            mirrors.kill()
+            mirrors.wait()
+    output = log.read_text(errors="replace")
+    assert "Traceback" not in output, output[-3000:]
+
+    changelog = spark.read.format("delta").load(settings.changelog_uri())
+    assert changelog.count() == records
+    assert changelog.select("_kafka_partition", "_kafka_offset").distinct().count() == records
+    for table, rows in expected.items():
+        got = _mirror_rows(spark, settings.mirror_uri(table))
+        for key, row in rows.items():
+            wrong = {c: (v, got[key][c]) for c, v in row.items() if not _same(v, got[key][c])}
+            assert not wrong, (table, key, wrong)
+
+    # Each process kept its own checkpoint's id and committed only under it.
+    log_id = app_ids.resolve(spark, settings.checkpoint(), configured=None, legacy="-").ident.app_id
+    mirror_id = app_ids.resolve(spark, settings.mirror_checkpoint(), configured=None, legacy="-").ident.app_id
+    assert log_id != mirror_id
+    mirror_uris = sorted(settings.mirror_uri(table) for table in expected)
+    by_id = app_ids.lake_app_ids(spark, [settings.changelog_uri(), *mirror_uris])
+    assert sorted(by_id) == sorted([log_id, mirror_id])
+    assert by_id[log_id] == [settings.changelog_uri()]
+    assert sorted(by_id[mirror_id]) == mirror_uris
