@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
             job.attach_listener(spark, metrics)
             queries = job.start(spark, settings, kafka, metrics=metrics)
             server.ready = True
-            app_id = queries.app_ids.changelog if queries.app_ids is not None else None
+            ids = queries.app_ids
+            app_id = None if ids is None else ids.mirrors if settings.queries == "mirrors" else ids.changelog
             started = {
                 "topic": settings.topic,
                 "lake": settings.lake(),
