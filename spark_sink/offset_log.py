@@ -71,10 +71,7 @@ def initial_kafka_offsets(text: str | None) -> dict[tuple[str, int], int] | None
     lines = text.removeprefix("\x00").splitlines()
     if len(lines) != 2 or lines[0] != "v1":
         return None
-    try:
-        return _kafka_offsets(json.loads(lines[1]))
-    except ValueError:
-        return None
+    return kafka_offset_json(lines[1])
 
 
 def _kafka_offsets(found: Any) -> dict[tuple[str, int], int] | None:

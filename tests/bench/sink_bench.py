@@ -362,21 +362,26 @@ def _sink_settings(config: BenchConfig, *, lake: str, topic: str, **overrides: A
 
 def bare_copy(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path) -> float:
     """Kafka -> Delta append of the raw records, available-now; seconds from start to termination."""
-    frame = sink_peer.kafka_stream(spark, kafka, topic, max_offsets=config.max_offsets_per_trigger).select(
-        "key", "value", "topic", "partition", "offset"
-    )
     started = time.perf_counter()
-    query = (
-        frame.writeStream.format("delta")
-        .option("checkpointLocation", (lake / "_checkpoint").as_uri())
-        .trigger(availableNow=True)
-        .start((lake / "raw").as_uri())
-    )
+    query = _bare_query(spark, kafka, topic, lake, max_offsets=config.max_offsets_per_trigger, availableNow=True)
     query.awaitTermination()
     seconds = time.perf_counter() - started
     if query.exception() is not None:
         raise RuntimeError(f"the bare copy failed: {query.exception()}")
     return seconds
+
+
+def _bare_query(spark: Any, kafka: KafkaSettings, topic: str, lake: Path, *, max_offsets: int, **trigger: Any) -> Any:
+    """The bare copy's query (the raw records appended to ``lake``/raw), started with ``trigger``."""
+    frame = sink_peer.kafka_stream(spark, kafka, topic, max_offsets=max_offsets).select(
+        "key", "value", "topic", "partition", "offset"
+    )
+    return (
+        frame.writeStream.format("delta")
+        .option("checkpointLocation", (lake / "_checkpoint").as_uri())
+        .trigger(**trigger)
+        .start((lake / "raw").as_uri())
+    )
 
 
 @dataclass
@@ -539,14 +544,8 @@ def bare_freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic:
     """The bare copy under the sustained run's input (rate, trigger, batch bound), alone: the freshness this
     machine gives a Kafka -> Delta query that does nothing else, by its commit times (``progress_commits``)."""
     items = generate(int(config.rate * config.seconds), seed=23)
-    frame = sink_peer.kafka_stream(spark, kafka, topic, max_offsets=config.rate * 20).select(
-        "key", "value", "topic", "partition", "offset"
-    )
-    query = (
-        frame.writeStream.format("delta")
-        .option("checkpointLocation", (lake / "_checkpoint").as_uri())
-        .trigger(processingTime=f"{config.trigger_s} seconds")
-        .start((lake / "raw").as_uri())
+    query = _bare_query(
+        spark, kafka, topic, lake, max_offsets=config.rate * 20, processingTime=f"{config.trigger_s} seconds"
     )
     producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     try:
@@ -747,28 +746,26 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
 # ---------------------------------------------------------------- entry points
 
 
-def _warm_up(spark: Any, kafka: KafkaSettings, config: BenchConfig, bootstrap: str, tmp: Path) -> None:
-    """The bare copy and the sink over a small topic: neither contender pays the JVM's first-use costs alone."""
+def _warm_up(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path, items: Sequence[Encoded]) -> str:
+    """The bare copy and the sink over a small topic of the first ``items``, which it returns: no contender
+    pays the JVM's first-use costs alone."""
     warm = f"bench-sink-warm-{os.urandom(4).hex()}"
-    asyncio.run(create_topic(bootstrap, warm))
-    asyncio.run(produce(bootstrap, warm, generate(config.warmup_events, seed=5)))
-    bare_copy(spark, kafka, config, warm, tmp / "warm-up-bare")
-    sink_copy(spark, kafka, config, warm, tmp / "warm-up-sink")
+    asyncio.run(create_topic(kafka.bootstrap_servers, warm))
+    asyncio.run(produce(kafka.bootstrap_servers, warm, items[: config.warmup_events]))
+    bare_copy(spark, kafka, config, warm, tmp / "warm-bare")
+    sink_copy(spark, kafka, config, warm, tmp / "warm-sink")
+    return warm
 
 
 def _throughput(
     spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path, items: list[Encoded]
 ) -> dict[str, Any]:
     bootstrap = kafka.bootstrap_servers
-    suffix = os.urandom(4).hex()
-    warm, main = f"bench-sink-warm-{suffix}", f"bench-sink-{suffix}"
-    asyncio.run(create_topic(bootstrap, warm))
+    warm = _warm_up(spark, kafka, config, tmp, items)
+    main = f"bench-sink-{os.urandom(4).hex()}"
     asyncio.run(create_topic(bootstrap, main))
-    asyncio.run(produce(bootstrap, warm, items[: config.warmup_events]))
     asyncio.run(produce(bootstrap, main, items))
     peer_tables = sink_peer.tables_of([item.value for item in items])
-    bare_copy(spark, kafka, config, warm, tmp / "warm-bare")
-    sink_copy(spark, kafka, config, warm, tmp / "warm-sink")
     sink_peer.textbook_copy(
         spark, kafka, warm, tmp / "warm-peer", peer_tables, max_offsets=config.max_offsets_per_trigger
     )
@@ -901,7 +898,7 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
             if "freshness" in parts:
                 fresh_config = config if rate is None else replace(config, rate=rate)
                 if "throughput" not in parts:
-                    _warm_up(spark, kafka, config, bootstrap, tmp)
+                    _warm_up(spark, kafka, config, tmp, generate(config.warmup_events))
                 bare_topic, topic = (f"bench-sink-{name}-{os.urandom(4).hex()}" for name in ("bare", "fresh"))
                 for name in (bare_topic, topic):
                     asyncio.run(create_topic(bootstrap, name))

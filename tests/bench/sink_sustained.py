@@ -21,12 +21,10 @@
 from __future__ import annotations
 
 import datetime
-import json
 import math
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -36,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.generate.workload import Workload
+from tests.signal_probe import binlake_command
+from tests.sink_process import sink_env
 
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 
@@ -101,34 +101,17 @@ class MirrorProcess:
     log: Path | None = None
     _process: subprocess.Popen[bytes] | None = None
 
-    def env(self) -> dict[str, str]:
-        s = self.settings
-        env = {k: v for k, v in os.environ.items() if not k.startswith("BINLAKE_")}
-        env.update(
-            {
-                "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": self.bootstrap,
-                "BINLAKE_SINK_TOPIC": s.topic,
-                "BINLAKE_SINK_LAKE_URI": s.lake_uri,
-                "BINLAKE_SINK_QUERIES": "mirrors",
-                "BINLAKE_SINK_MASTER": s.master,
-                "BINLAKE_SINK_SHUFFLE_PARTITIONS": str(s.shuffle_partitions),
-                "BINLAKE_SINK_SPARK_CONF": json.dumps(s.spark_conf),
-                "BINLAKE_SINK_TRIGGER": "processing-time",
-                "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": str(s.mirror_trigger_interval_s),
-                "BINLAKE_SINK_LOG_LEVEL": "ERROR",
-                "BINLAKE_SINK_METRICS_PORT": "0",
-                "BINLAKE_SINK_SPARK_IVY_DIR": s.spark_ivy_dir,
-            }
-        )
-        return env
-
     def start(self) -> None:
+        env = sink_env(
+            self.settings,
+            self.bootstrap,
+            BINLAKE_SINK_QUERIES="mirrors",
+            BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S=str(self.settings.mirror_trigger_interval_s),
+        )
         self.log = Path(tempfile.mkstemp(prefix="bench-mirrors-", suffix=".log")[1])
-        binlake = Path(sys.executable).parent / "binlake"
-        command = [str(binlake)] if binlake.exists() else [sys.executable, "-m", "shared.cli.main"]
         with self.log.open("wb") as out:
             self._process = subprocess.Popen(
-                ["nice", "-n", str(self.nice), *command, "sink"], env=self.env(), stdout=out, stderr=subprocess.STDOUT
+                ["nice", "-n", str(self.nice), *binlake_command("sink")], env=env, stdout=out, stderr=subprocess.STDOUT
             )
 
     def stop(self) -> None:

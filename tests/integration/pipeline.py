@@ -87,6 +87,21 @@ async def send_workload(
     return Sent(changes, dict(zip(positions, changes, strict=True)))
 
 
+async def normalize_workload(
+    bootstrap: str, format_id: str, unified: str, tmp: Path, *, events: int, seed: int, database: str, tables: int
+) -> None:
+    """A generated workload (UTC) in ``format_id`` on a fresh vendor topic, through a real normalizer into the
+    existing topic ``unified``; every message must be normalized (no dead letter)."""
+    topics = Topics.fresh(format_id)
+    topics.events = unified
+    await kafka_tools.create_topics(bootstrap, {topics.vendor: 2, topics.dlq: 1})
+    await send_workload(
+        bootstrap, format_id, topics, events=events, seed=seed, zone_name="UTC", database=database, tables=tables
+    )
+    await run_normalizer_until_caught_up(bootstrap, normalizer_settings(format_id, topics, tmp, "UTC"), 2)
+    assert await kafka_tools.read_all(bootstrap, topics.dlq) == []
+
+
 async def run_normalizer_until_caught_up(bootstrap: str, settings: NormalizerSettings, partitions: int) -> Normalizer:
     normalizer = Normalizer(settings, kafka_settings(bootstrap))
     task = asyncio.create_task(normalizer.run())

@@ -35,7 +35,7 @@ from shared.generate.workload import Workload
 from spark_sink import job
 from spark_sink.mirror_plan import HIDDEN
 from tests.integration import kafka_tools
-from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
+from tests.integration.pipeline import normalize_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
@@ -57,14 +57,9 @@ async def _fill_unified_topic(bootstrap: str, tmp_path: Path) -> tuple[str, int]
     unified = kafka_tools.unique("kill-events")
     await kafka_tools.create_topics(bootstrap, {unified: 3})
     for format_id, database in FORMATS.items():
-        topics = Topics.fresh(format_id)
-        topics.events = unified
-        await kafka_tools.create_topics(bootstrap, {topics.vendor: 2, topics.dlq: 1})
-        await send_workload(
-            bootstrap, format_id, topics, events=EVENTS, seed=SEED, zone_name="UTC", database=database, tables=TABLES
+        await normalize_workload(
+            bootstrap, format_id, unified, tmp_path, events=EVENTS, seed=SEED, database=database, tables=TABLES
         )
-        await run_normalizer_until_caught_up(bootstrap, normalizer_settings(format_id, topics, tmp_path, "UTC"), 2)
-        assert await kafka_tools.read_all(bootstrap, topics.dlq) == []
     return unified, len(await kafka_tools.read_all(bootstrap, unified))
 
 

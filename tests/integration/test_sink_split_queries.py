@@ -12,8 +12,6 @@ id and committed only under it, and a SIGTERM stops the mirrors process cleanly.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import signal
 import subprocess
 import time
@@ -26,10 +24,11 @@ from shared.config.settings import kafka_settings
 from shared.generate.workload import Workload
 from spark_sink import app_ids, delta_tables, job
 from tests.integration import kafka_tools
-from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
+from tests.integration.pipeline import normalize_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 from tests.integration.test_sink_kill import _mirror_rows, _same
 from tests.signal_probe import binlake_command
+from tests.sink_process import sink_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 __all__ = ["spark"]
@@ -49,24 +48,13 @@ async def test_changelog_and_mirrors_in_two_applications(
     await kafka_tools.create_topics(kafka_bootstrap, {unified: 2})
     lake = tmp_path / "lake"
     settings = sink_settings_for_tests(topic=unified, lake_uri=lake.as_uri(), queries="changelog")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BINLAKE_")}
-    env.update(
-        {
-            "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
-            "BINLAKE_SINK_TOPIC": unified,
-            "BINLAKE_SINK_LAKE_URI": lake.as_uri(),
-            "BINLAKE_SINK_QUERIES": "mirrors",
-            "BINLAKE_SINK_MASTER": "local[1]",
-            "BINLAKE_SINK_SHUFFLE_PARTITIONS": str(settings.shuffle_partitions),
-            "BINLAKE_SINK_SPARK_CONF": json.dumps(settings.spark_conf),
-            "BINLAKE_SINK_TRIGGER": "processing-time",
-            "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": "1",
-            "BINLAKE_SINK_LOG_LEVEL": "ERROR",
-            "BINLAKE_SINK_METRICS_PORT": "0",
-        }
+    env = sink_env(
+        settings,
+        kafka_bootstrap,
+        BINLAKE_SINK_QUERIES="mirrors",
+        BINLAKE_SINK_MASTER="local[1]",
+        BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S="1",
     )
-    if "BINLAKE_SINK_SPARK_IVY_DIR" in os.environ:
-        env["BINLAKE_SINK_SPARK_IVY_DIR"] = os.environ["BINLAKE_SINK_SPARK_IVY_DIR"]
     log = tmp_path / "mirrors.log"
     truth = Workload(seed=SEED, tables=TABLES, database=DATABASE)
     for _ in truth.run(EVENTS):
@@ -77,13 +65,9 @@ async def test_changelog_and_mirrors_in_two_applications(
     with log.open("wb") as out:
         mirrors = subprocess.Popen(binlake_command("sink"), env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
-        topics = Topics.fresh(FORMAT)
-        topics.events = unified
-        await kafka_tools.create_topics(kafka_bootstrap, {topics.vendor: 2, topics.dlq: 1})
-        await send_workload(
-            kafka_bootstrap, FORMAT, topics, events=EVENTS, seed=SEED, zone_name="UTC", database=DATABASE, tables=TABLES
+        await normalize_workload(
+            kafka_bootstrap, FORMAT, unified, tmp_path, events=EVENTS, seed=SEED, database=DATABASE, tables=TABLES
         )
-        await run_normalizer_until_caught_up(kafka_bootstrap, normalizer_settings(FORMAT, topics, tmp_path, "UTC"), 2)
         records = len(await kafka_tools.read_all(kafka_bootstrap, unified))
         deadline = time.monotonic() + 180
         while not _logged(log, "waiting for the changelog") and mirrors.poll() is None:

@@ -10,8 +10,6 @@ sink runs, after pyspark's SparkContext had installed its own SIGINT handler
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import shutil
 import signal
 import subprocess
@@ -23,6 +21,7 @@ import pytest
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests
 from tests.signal_probe import binlake_command, children, signal_during_start
+from tests.sink_process import sink_env
 
 pytestmark = [
     pytest.mark.integration,
@@ -32,26 +31,8 @@ pytestmark = [
 
 
 def _sink_env(bootstrap: str, topic: str, lake: Path) -> dict[str, str]:
-    settings = sink_settings_for_tests()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BINLAKE_")}
-    env.update(
-        {
-            "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
-            "BINLAKE_SINK_TOPIC": topic,
-            "BINLAKE_SINK_LAKE_URI": lake.as_uri(),
-            "BINLAKE_SINK_MASTER": settings.master,
-            "BINLAKE_SINK_SHUFFLE_PARTITIONS": str(settings.shuffle_partitions),
-            "BINLAKE_SINK_SPARK_CONF": json.dumps(settings.spark_conf),
-            "BINLAKE_SINK_TRIGGER": "processing-time",
-            "BINLAKE_SINK_TRIGGER_INTERVAL_S": "1",
-            "BINLAKE_SINK_LOG_LEVEL": "ERROR",
-            "BINLAKE_SINK_METRICS_PORT": "0",
-            "BINLAKE_SINK_METRICS_HOST": "127.0.0.1",
-        }
-    )
-    if "BINLAKE_SINK_SPARK_IVY_DIR" in os.environ:
-        env["BINLAKE_SINK_SPARK_IVY_DIR"] = os.environ["BINLAKE_SINK_SPARK_IVY_DIR"]
-    return env
+    settings = sink_settings_for_tests(topic=topic, lake_uri=lake.as_uri())
+    return sink_env(settings, bootstrap, BINLAKE_SINK_TRIGGER_INTERVAL_S="1")
 
 
 def _jvm_starting(process: subprocess.Popen[bytes]) -> bool:
