@@ -54,7 +54,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final, TypeVar
 
 from delta.tables import DeltaTable
@@ -173,7 +173,7 @@ def apply(
     work: list[_TableWork] = []
     for (table, descs, ctl), (result, key, new) in zip(candidates, schemas, strict=True):
         with step("truncate"):
-            truncated_at = _truncate(spark, settings, table, ctl=ctl, app_id=app_id, batch_id=batch_id)
+            truncated_at, new = _truncate(spark, settings, table, ctl=ctl, new=new, app_id=app_id, batch_id=batch_id)
         touched.append(table)
         if descs:
             counts = row_counts.get(table, RowCounts())
@@ -285,8 +285,7 @@ def _prepare_schema(
     and the new mirror its first write creates (None: the mirror exists)."""
     declared = declared_descriptors(ctl)
     with step("mirror_schema"):
-        # A TRUNCATE is applied to an existing table (``_truncate``), before the rows are written.
-        result, key, new = prepare(spark, settings, table, descs + declared, create=ctl.truncated_at is not None)
+        result, key, new = prepare(spark, settings, table, descs + declared)
     if not descs or not key:
         return result, key, new
     missing = [k for k in key if k not in result.types]
@@ -311,17 +310,33 @@ def declared_descriptors(ctl: TableControl) -> list[Descriptor]:
 
 
 def _truncate(
-    spark: SparkSession, settings: SinkSettings, table: str, *, ctl: TableControl, app_id: str, batch_id: int
-) -> str | None:
-    """Apply the batch's TRUNCATE (if newer than the last one); return the table's truncation sequence."""
+    spark: SparkSession,
+    settings: SinkSettings,
+    table: str,
+    *,
+    ctl: TableControl,
+    new: NewMirror | None,
+    app_id: str,
+    batch_id: int,
+) -> tuple[str | None, NewMirror | None]:
+    """Apply the batch's TRUNCATE (if newer than the last one); return the table's truncation sequence and
+    the mirror this batch creates (``new``, with the TRUNCATE in its properties)."""
     uri = settings.mirror_uri(table)
-    previous = delta_tables.properties(spark, uri).get(PROP_TRUNCATED)
     wanted = ctl.truncated_at
+    if new is not None:
+        # Nothing to delete from a mirror not yet written: its creating write records the TRUNCATE (a creation
+        # and a property change of their own would cost two more commits, seconds of a small table's batch).
+        previous = None
+        if wanted is not None:
+            new = replace(new, properties={**new.properties, PROP_TRUNCATED: wanted})
+    else:
+        previous = delta_tables.properties(spark, uri).get(PROP_TRUNCATED)
     if wanted is None or (previous is not None and wanted <= previous):
-        return previous
+        return previous, new
     older = F.col(ORDER_KEY) < F.lit(wanted)
-    with delta_tables.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
-        DeltaTable.forPath(spark, uri).delete(older)
+    if new is None:
+        with delta_tables.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
+            DeltaTable.forPath(spark, uri).delete(older)
     tomb_uri = settings.tombstones_uri(table)
     if delta_tables.exists(spark, tomb_uri):
         with delta_tables.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
@@ -337,8 +352,9 @@ def _truncate(
             batch_id=batch_id,
         )
     # Set last: a crash before this line replays the deletes (skipped by their txn ids) and comes here again.
-    delta_tables.set_properties(spark, uri, {PROP_TRUNCATED: wanted})
-    return wanted
+    if new is None:
+        delta_tables.set_properties(spark, uri, {PROP_TRUNCATED: wanted})
+    return wanted, new
 
 
 def _apply_rows(

@@ -4,8 +4,8 @@ The mirror is created on the first batch that describes its table, with the
 key fixed in the table property ``binlake.primary_key``, the source table's
 name in ``binlake.source_table`` and the configured partition columns
 (``SinkSettings.partition_by``): by that batch's first write to it
-(``NewMirror``, one commit holding the table and its first rows), or at once
-where the batch must change the table before writing rows (a TRUNCATE).
+(``NewMirror``, one commit holding the table and its first rows; a TRUNCATE in
+that batch is recorded in its properties, since there is nothing to delete yet).
 Later batches add columns, widen types (Delta type widening) or route a type
 to a fallback column. Schema changes are not
 tagged with a Delta transaction id: each is idempotent by value (adding a
@@ -44,10 +44,6 @@ class NewMirror:
     partition_by: list[str]
     properties: dict[str, str]
 
-    def create(self, spark: SparkSession) -> None:
-        """Create it empty (before a change that is not a write of rows)."""
-        delta_tables.create(spark, self.uri, self.schema, partition_by=self.partition_by, properties=self.properties)
-
     def write(self, rows: DataFrame) -> None:
         """Create it holding ``rows`` (the mirror's columns), in one commit.
 
@@ -59,17 +55,13 @@ class NewMirror:
 
 
 def prepare(
-    spark: SparkSession, settings: SinkSettings, table: str, descs: list[Descriptor], *, create: bool = True
+    spark: SparkSession, settings: SinkSettings, table: str, descs: list[Descriptor]
 ) -> tuple[Plan, list[str], NewMirror | None]:
-    """Create or evolve the mirror's schema for this batch; return the column plan, the key, and, where the
-    mirror is new and ``create`` is False, the mirror its first write creates (``NewMirror.write``)."""
+    """Evolve the mirror's schema for this batch; return the column plan, the key, and, where the mirror is
+    new, the mirror its first write creates (``NewMirror.write``)."""
     uri = settings.mirror_uri(table)
     if not delta_tables.exists(spark, uri):
-        result, key, new = _new_mirror(settings, table, descs)
-        if not create:
-            return result, key, new
-        new.create(spark)
-        return result, key, None
+        return _new_mirror(settings, table, descs)
     props = delta_tables.properties(spark, uri)
     owner = props.get(PROP_SOURCE)
     if owner is not None and owner != table:

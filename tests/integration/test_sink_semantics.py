@@ -3,9 +3,7 @@
 Canonical events are written straight to a unified topic with chosen
 ``order_key``s, in three rounds; after each round the sink runs (available-now,
 same checkpoint) and the Delta tables are checked against what the rules in
-docs/spark-sink.md say:
-
-With ``mirrors=follow`` each round also reads every table's current state
+docs/spark-sink.md say. Each round also reads every table's current state
 (``current_state``, merge on read) between the changelog query and the mirror
 query, and each mirror must then equal what was read.
 
@@ -43,7 +41,7 @@ from spark_sink import changelog, current_state, job
 from spark_sink.delta_tables import quote
 from spark_sink.mirror import PROP_TRUNCATED
 from spark_sink.order import sequence_of
-from spark_sink.settings import MirrorMode, SinkSettings
+from spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 
@@ -160,15 +158,12 @@ async def _round(
     *,
     whole: SinkSettings | None = None,
 ) -> None:
-    """Send ``events`` and run the sink over them. With ``mirrors=follow`` the changelog query runs first,
-    then every table's current state is read (``current_state``: merge on read, before the mirror query
+    """Send ``events`` and run the sink over them: the changelog query first, then every table's current
+    state is read (``current_state``: merge on read, before the mirror query
     runs), then the mirror query: each mirror must equal what was read. ``whole``: the same lake with the
     mirror query's progress unknown, read too (the whole changelog folded over the mirror: the same rows)."""
     await kafka_tools.produce(bootstrap, topic, [(None, avro.encode(event)) for event in events])
     kafka = kafka_settings(bootstrap)
-    if settings.mirrors == "inline":
-        await asyncio.to_thread(job.run, spark, settings, kafka)
-        return
     version = changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
     ids = job.owned_app_ids(spark, settings)
     await asyncio.to_thread(_until_done, job.start_changelog(spark, settings, kafka, ids.changelog, version=version))
@@ -209,21 +204,15 @@ def _history(spark: SparkSession, uri: str, *extra: str) -> list[tuple[Any, ...]
     return [tuple(r) for r in frame.select("id", "a", "b", *extra, "_binlake_op", "is_current", *stamp).collect()]
 
 
-@pytest.mark.parametrize("mirrors", ["follow", "inline"])
-async def test_mirror_history_and_schema_rules(
-    kafka_bootstrap: str, spark: SparkSession, tmp_path: Path, mirrors: MirrorMode
-) -> None:
+async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: SparkSession, tmp_path: Path) -> None:
     topic = f"sem-{tmp_path.name}"
     await kafka_tools.create_topics(kafka_bootstrap, {topic: 1})
     lake = (tmp_path / "lake").as_uri()
-    # follow: the small keyed tables share one fold (mirror_fold); inline: every table folds on its own.
-    shared_fold_rows = 5000 if mirrors == "follow" else 0
+    # Both ways of folding: a table with fewer than 4 row events in a batch shares the batch's one fold
+    # (mirror_fold: "late", "types"), one with more folds on its own ("mixed", "odd"; "keyed" has a history).
+    # The rules are the same code with mirrors=inline (test_sink_changelog_layout runs that mode).
     settings = sink_settings_for_tests(
-        topic=topic,
-        lake_uri=lake,
-        history_tables=["t.keyed"],
-        mirrors=mirrors,
-        mirror_shared_fold_rows=shared_fold_rows,
+        topic=topic, lake_uri=lake, history_tables=["t.keyed"], mirrors="follow", mirror_shared_fold_rows=4
     )
     keyed, log, types, mixed = (settings.mirror_uri(f"t.{name}") for name in ("keyed", "log", "types", "mixed"))
     tombs, history = settings.tombstones_uri("t.keyed"), settings.history_uri("t.keyed")

@@ -6,7 +6,9 @@ changelog's process makes. The changelog query runs in the test's session
 (``queries=changelog``, available-now). The mirrors process then applies what
 the changelog holds: every mirror equals the generator's ground truth, the
 changelog holds every record once, each process wrote its own checkpoint's app
-id and committed only under it, and a SIGTERM stops the mirrors process cleanly.
+id and committed only under it, and a SIGINT (Ctrl-C) stops the running mirrors process cleanly: after
+pyspark's SparkContext installed its own SIGINT handler (which would cancel the jobs and raise
+KeyboardInterrupt: a traceback and status 1), the sink's handler still decides.
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ async def test_changelog_and_mirrors_in_two_applications(
             assert mirrors.poll() is None, log.read_text(errors="replace")[-3000:]
             assert time.monotonic() < deadline, "the mirrors process did not apply the changelog in 240 s"
             await asyncio.sleep(2)
-        mirrors.send_signal(signal.SIGTERM)
+        mirrors.send_signal(signal.SIGINT)
         assert await asyncio.to_thread(mirrors.wait, 120) == 0, log.read_text(errors="replace")[-3000:]
     finally:
         if mirrors.poll() is None:
@@ -98,6 +100,7 @@ async def test_changelog_and_mirrors_in_two_applications(
             mirrors.wait()
     output = log.read_text(errors="replace")
     assert "Traceback" not in output, output[-3000:]
+    assert "stopping on signal 2" in output, output[-3000:]
 
     changelog = spark.read.format("delta").load(settings.changelog_uri())
     assert changelog.count() == records

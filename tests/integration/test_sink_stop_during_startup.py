@@ -1,19 +1,16 @@
 """``binlake sink`` (a real process, real Spark) stopped during its start: status 0, no traceback.
 
-Three moments: a SIGTERM while the command modules are imported (before the
+Two moments: a SIGTERM while the command modules are imported (before the
 handlers came first this killed the sink with status -15); a SIGTERM while
-Spark's JVM starts (the queries are then never started); and a SIGINT once the
-sink runs, after pyspark's SparkContext had installed its own SIGINT handler
-(cancel the jobs, raise KeyboardInterrupt: a traceback and status 1).
+Spark's JVM starts (the queries are then never started). A SIGINT once the sink
+runs is tested on the mirrors process of ``test_sink_split_queries``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shutil
-import signal
 import subprocess
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -39,10 +36,6 @@ def _jvm_starting(process: subprocess.Popen[bytes]) -> bool:
     return bool(children(process.pid))
 
 
-def _logged(log: Path, text: str) -> Callable[[subprocess.Popen[bytes]], bool]:
-    return lambda _process: log.exists() and text in log.read_text(errors="replace")
-
-
 def _assert_clean(returncode: int, output: str, when: str) -> None:
     assert returncode == 0, f"{when}: status {returncode}\n{output[-3000:]}"
     assert "Traceback" not in output, f"{when}:\n{output[-3000:]}"
@@ -66,17 +59,3 @@ async def test_sink_stops_cleanly_during_start(kafka_bootstrap: str, tmp_path: P
     _assert_clean(in_spark.returncode, in_spark.output, "SIGTERM while Spark starts")
     assert "stopping on signal 15" in in_spark.output
     assert "sink started" not in in_spark.output  # stopped before its queries ran
-
-    log = tmp_path / "running.log"
-    running = await asyncio.to_thread(
-        signal_during_start,
-        command,
-        env,
-        moment_s=0,
-        signum=signal.SIGINT,
-        log=log,
-        after=_logged(log, '"msg":"sink started"'),
-        timeout_s=300,
-    )
-    _assert_clean(running.returncode, running.output, "SIGINT once the sink runs")
-    assert "stopping on signal 2" in running.output

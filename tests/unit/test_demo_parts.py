@@ -210,3 +210,9 @@ def test_ctrl_c_while_the_broker_starts_leaves_no_broker(tmp_path: Path, monkeyp
         broker._launch(tmp_path, stand_in, tmp_path / "server.properties", free_port(), free_port(), timeout_s=60)
     assert set(broker._CHILDREN) == before  # the stand-in terminated and reaped (its exit read, no zombie)
     assert not (tmp_path / broker.STATE_FILE).exists()
+
+
+def test_one_table_gets_the_add_column_then_the_truncate() -> None:
+    item = traffic.build("canal-json", changes=90, tables=1, seed=4, now_s=1_800_000_000)
+    assert item.controls == ["ADD COLUMN canal_json.t00", "TRUNCATE canal_json.t00"]
+    assert item.added_columns == {"canal_json.t00": [controls.ADDED_COLUMN]}

@@ -4,8 +4,9 @@ Each format gets its own database (``canal_json``, ``oms_default``...) of
 ``tables`` tables and its own topic ``vendor.<format>``. The workload
 (``shared.generate.workload``: inserts, updates and deletes over every common
 MySQL type) is rendered in the format; a third of the way in, the first table
-gets ``ALTER TABLE ... ADD COLUMN``, two thirds in the second table a
-``TRUNCATE`` (where the format carries them, ``controls``), and the workload
+gets ``ALTER TABLE ... ADD COLUMN``, two thirds in the second table (the
+first when there is one) a ``TRUNCATE`` (where the format carries them,
+``controls``), and the workload
 forgets that table's rows so later changes start it afresh, as the source
 would. Poison messages (not JSON, cut short, invalid UTF-8, another format's
 message) are mixed in: each must be dead-lettered, none may stop anything.
@@ -108,9 +109,8 @@ def build(format_id: str, *, changes: int, tables: int, seed: int, now_s: int | 
     traffic = Traffic(format_id, topic_of(format_id), database)
     names = workload.table_names()
     plan: dict[int, tuple[controls.Kind, str]] = {}
-    if tables >= 2:
-        plan[max(1, changes // 3)] = ("add_column", names[0])
-        plan[max(2, 2 * changes // 3)] = ("truncate", names[1])
+    plan[max(1, changes // 3)] = ("add_column", names[0])
+    plan[max(2, 2 * changes // 3)] = ("truncate", names[min(1, len(names) - 1)])
     poison = _poison(format_id)
     poison_at = {max(1, changes * (i + 1) // (len(poison) + 1)): message for i, message in enumerate(poison)}
     slots = 2 * changes + 2
