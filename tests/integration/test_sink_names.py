@@ -1,7 +1,8 @@
 """Configured mirror names and partitions: the errors that stop the sink rather than mix or lose rows.
 
-Real Spark and Delta, ``mirror_schema.prepare`` (the step that creates and
-evolves a mirror) called the way a mirror batch calls it.
+Real Spark and Delta, ``mirror_schema.prepare`` (the step that plans and
+evolves a mirror) called the way a mirror batch calls it, and a new mirror
+created by its first write (``NewMirror.write``) as the batch creates it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ def test_two_tables_under_one_name_stop_the_sink(spark: SparkSession, tmp_path: 
     settings = sink_settings_for_tests(
         lake_uri=tmp_path.as_uri(), table_names={"shop.*": "everything"}, partition_by={"shop.*": ["region"]}
     )
-    prepare(spark, settings, "shop.orders", [DESCRIPTOR])
+    _, _, new = prepare(spark, settings, "shop.orders", [DESCRIPTOR])
+    assert new is not None  # created by the batch's first write, here with no rows
+    new.write(spark.createDataFrame([], new.schema))
     detail = DeltaTable.forPath(spark, settings.mirror_uri("shop.orders")).detail().first()
     assert detail is not None
     assert detail["partitionColumns"] == ["region"]
