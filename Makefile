@@ -48,15 +48,17 @@ typecheck: $(STAMP)
 # wait on Kafka, Spark's driver or a subprocess, so two run side by side on two cores. TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 test: lint typecheck $(NATIVE) tools
-	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal
+	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal -m "not peer"
 
 bench: $(NATIVE)
 	$(BIN)/python -m tests.bench.run
 
-# The SIGKILL tests with more kills than `make test` gives them (minutes per kill: a Spark start each).
+# The SIGKILL tests with more kills than `make test` gives them (minutes per kill: a Spark start each), and the
+# faust peer under the normalizer's kill test (marked `peer`: it tests no binlake code, so `make test` leaves it out).
 CHAOS_KILLS ?= 8
 chaos: $(NATIVE)
-	BINLAKE_CHAOS_SINK_KILLS=$(CHAOS_KILLS) $(BIN)/pytest tests/integration/test_sink_kill.py tests/integration/test_exactly_once.py
+	BINLAKE_CHAOS_SINK_KILLS=$(CHAOS_KILLS) $(BIN)/pytest tests/integration/test_sink_kill.py tests/integration/test_exactly_once.py \
+		tests/integration/test_faust_peer.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info

@@ -2,9 +2,10 @@
 
 The server is versitygw (an S3 gateway over a local folder, built from its Go module by ``make tools``):
 a server speaking the S3 protocol over HTTP, not a mock of a client library. ``binlake sink`` and
-``binlake lake verify`` run as processes, configured as the chart configures them (the lake URI, the
-endpoint and path-style access in BINLAKE_SINK_SPARK_CONF, the credentials as AWS_ACCESS_KEY_ID /
-AWS_SECRET_ACCESS_KEY, hadoop-aws added by BINLAKE_SINK_SPARK_EXTRA_PACKAGES as the sink image does).
+``binlake lake verify`` run as processes, configured as the chart's local mode configures them (the lake URI,
+the checkpoints on the sink's own disk, the endpoint and path-style access in BINLAKE_SINK_SPARK_CONF, the
+credentials as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, hadoop-aws added by BINLAKE_SINK_SPARK_EXTRA_PACKAGES
+as the sink image does).
 Skipped, saying so, where the server is not installed (``make tools``); in CI that is a failure.
 """
 
@@ -107,13 +108,16 @@ def _hadoop_aws() -> str:
     return match.group(1)
 
 
-def _env(bootstrap: str, topic: str, endpoint: str) -> dict[str, str]:
+def _env(bootstrap: str, topic: str, endpoint: str, checkpoints: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("BINLAKE_")}
     env.update(
         {
             "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": bootstrap,
             "BINLAKE_SINK_TOPIC": topic,
             "BINLAKE_SINK_LAKE_URI": f"s3a://{BUCKET}/binlake",
+            # As the chart's local mode keeps them: on the sink's own disk (a PVC), the lake on the object store.
+            "BINLAKE_SINK_CHECKPOINT_URI": (checkpoints / "sink").as_uri(),
+            "BINLAKE_SINK_MIRROR_CHECKPOINT_URI": (checkpoints / "mirrors").as_uri(),
             "BINLAKE_SINK_MASTER": "local[2]",
             "BINLAKE_SINK_SHUFFLE_PARTITIONS": "2",
             "BINLAKE_SINK_TRIGGER": "available-now",
@@ -167,7 +171,7 @@ async def test_sink_writes_and_verify_reads_a_lake_on_s3(
     await kafka_tools.create_topics(kafka_bootstrap, {topics.vendor: 2, topics.events: 2, topics.dlq: 1})
     await send_workload(kafka_bootstrap, "canal-json", topics, events=100, seed=5, zone_name="UTC", tables=1)
     await run_normalizer_until_caught_up(kafka_bootstrap, normalizer_settings("canal-json", topics, tmp_path, "UTC"), 2)
-    env = _env(kafka_bootstrap, topics.events, endpoint)
+    env = _env(kafka_bootstrap, topics.events, endpoint, tmp_path / "checkpoints")
     sink = _binlake(env, "sink")
     assert sink.returncode == 0, _why(sink)
     verify = _binlake(env, "lake", "verify")

@@ -10,7 +10,8 @@ a ``read_committed`` consumer.
 
 faust 0.15.3 does not pass it, so the contract assertion is an expected
 failure (strict: a pass would be reported). The setup checks (the peer ran,
-caught up, was killed often enough) fail the test for real.
+caught up, was killed often enough) fail the test for real. It runs in
+``make chaos`` (marker ``peer``): it measures a peer, not binlake's code.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from tests.bench.kafka_bench import spawn_faust
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, decode
 
-pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+pytestmark = [pytest.mark.integration, pytest.mark.peer, pytest.mark.asyncio]
 
 EVENTS = 20000
 PARTITIONS = 3
