@@ -126,8 +126,8 @@ class NormalizerSettings(BaseSettings):
     avro_schema_file: str | None = Field(None, description="The vendor's Avro schema file (drs-avro).")
     fast_lane: bool = Field(
         True,
-        description="Use the native fast lane where the format has one (canal-json): same records, "
-        "several times faster; messages it does not take go to the Python parser (docs/fast-lane.md).",
+        description="Use the format's native fast lane where it has one (docs/fast-lane.md): same records, "
+        "several times faster; messages it does not take go to the Python parser.",
     )
     batch_max_messages: int = Field(
         2000,
