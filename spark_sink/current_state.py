@@ -37,7 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from shared.event.model import ROW_OPS
-from spark_sink import changelog, delta_tables, mirror, mirror_schema, offset_log
+from spark_sink import changelog, delta_tables, mirror, mirror_schema, offset_log, tombstones
 from spark_sink.control_events import TableControl, collect
 from spark_sink.delta_tables import quote
 from spark_sink.hadoop_files import HadoopFiles
@@ -110,6 +110,7 @@ def current_tables(spark: SparkSession, settings: SinkSettings, tables: list[str
     control = collect(rows)
     row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
     descs = mirror.descriptors(row_events)[0]
+    pinned = tombstones.pin(spark, settings.tombstones_uri())
     return {
         table: _current(
             spark,
@@ -118,6 +119,7 @@ def current_tables(spark: SparkSession, settings: SinkSettings, tables: list[str
             row_events,
             descs=descs.get(table, []),
             control=control.get(table, TableControl()),
+            pinned=pinned,
         )
         for table in tables
     }
@@ -131,6 +133,7 @@ def _current(
     *,
     descs: list[Descriptor],
     control: TableControl,
+    pinned: tombstones.Pinned,
 ) -> DataFrame:
     """One table's current state from the tail's row events (all tables'), descriptors and control events."""
     uri = settings.mirror_uri(table)
@@ -159,6 +162,7 @@ def _current(
         mirror.keyed_events(events, descs=descs, result=result, key=key, only_key=True),
         key=key,
         result=result,
+        pinned=pinned,
     )
     return merged(held, folded, schema=schema, physical=list(result.types), key=key)
 

@@ -91,6 +91,20 @@ def holds_files(spark: SparkSession, uri: str) -> bool:
     return int(files) > 0
 
 
+def partition_values(spark: SparkSession, uri: str, column: str) -> set[str]:
+    """The values of partition column ``column`` among the table's current files (none: no table).
+
+    From Delta's state of the table (its log, cached in the JVM after the first read), not its data files:
+    one small job over the file list, however many rows the files hold.
+    """
+    snapshot = _snapshot(spark, uri)
+    if int(snapshot.version()) < 0:
+        return set()
+    files = DataFrame(snapshot.allFiles().toDF(), spark)
+    values = files.select(F.col("partitionValues")[column].alias("v")).distinct().collect()
+    return {str(row["v"]) for row in values if row["v"] is not None}
+
+
 def transactions(spark: SparkSession, uri: str) -> dict[str, int]:
     """App id -> the last transaction version committed under it (Delta's ``txn`` actions).
 

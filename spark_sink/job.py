@@ -176,6 +176,8 @@ def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
         for uri in (entry.mirror, entry.tombstones, entry.history)
         if uri is not None
     ]
+    if delta_tables.exists(spark, settings.tombstones_uri()):
+        mirror_tables.append(settings.tombstones_uri())
     log_tables = [settings.changelog_uri(), settings.quarantine_uri()]
     # Each process writes only the id file of the query it runs (queries=changelog / mirrors): two processes
     # starting at once on a new lake must not each make, and write, the other's id.

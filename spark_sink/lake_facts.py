@@ -51,6 +51,7 @@ from spark_sink.mirror_plan import ORDER_KEY
 from spark_sink.order import origin_sql, sequence
 from spark_sink.settings import SinkSettings
 from spark_sink.source import REASON, decode, kafka_options
+from spark_sink.tombstones import TABLE as TOMBSTONE_TABLE
 
 _ROW_OPS: Final = sorted(ROW_OPS)
 _KEY: Final = "_key"
@@ -161,7 +162,16 @@ def _changelog_tables(changelog: DataFrame, events: DataFrame) -> dict[str, Chan
     return out
 
 
-def _mirror(spark: SparkSession, entry: SourceTableDirs) -> MirrorTable | None:
+def _deleted_keys(spark: SparkSession, uri: str) -> dict[str, str]:
+    """Per source table, the newest ``_binlake_order_key`` of its rows in the lake's tombstone table."""
+    if not delta_tables.exists(spark, uri):
+        return {}
+    newest = spark.read.format("delta").load(uri).groupBy(TOMBSTONE_TABLE).agg(F.max(ORDER_KEY).alias("newest"))
+    return {str(row[TOMBSTONE_TABLE]): str(row["newest"]) for row in newest.collect() if row["newest"] is not None}
+
+
+def _mirror(spark: SparkSession, entry: SourceTableDirs, deleted: str | None) -> MirrorTable | None:
+    """A mirror's facts; ``deleted``: the newest order key of its keys in the lake's tombstone table."""
     if entry.mirror is None:
         return None
     props = delta_tables.properties(spark, entry.mirror)
@@ -169,7 +179,7 @@ def _mirror(spark: SparkSession, entry: SourceTableDirs) -> MirrorTable | None:
     newest_in_mirror = F.max(ORDER_KEY) if ORDER_KEY in mirror.columns else F.lit(None).cast("string")
     counted = mirror.agg(F.count(F.lit(1)), newest_in_mirror).first()  # one job: rows and newest sequence
     assert counted is not None
-    newest = [counted[1], lake_tables.max_order_key(spark, entry.tombstones)]
+    newest = [counted[1], lake_tables.max_order_key(spark, entry.tombstones), deleted]
     known = [str(value) for value in newest if value is not None]
     history_current: int | None = None
     if entry.history is not None:
@@ -180,7 +190,7 @@ def _mirror(spark: SparkSession, entry: SourceTableDirs) -> MirrorTable | None:
         key=tuple(lake_tables.primary_key(props)),
         rows=int(counted[0]),
         last_order_key=max(known) if known else None,
-        tombstones=entry.tombstones is not None,
+        tombstones=entry.tombstones is not None or deleted is not None,
         tracks_truncates=PROP_TRUNCATED in props,
         truncated_at=props.get(PROP_TRUNCATED),
         history_current=history_current,
@@ -298,9 +308,11 @@ def _gather(spark: SparkSession, settings: SinkSettings, decoded: DataFrame, eve
 
     mirrors: dict[str, MirrorTable] = {}
     entries = lake_tables.source_tables(spark, settings)
+    deleted = _deleted_keys(spark, settings.tombstones_uri())
     # Each table's facts are a few small jobs and Delta log reads, mostly driver time: side by side.
     with ThreadPoolExecutor(max(1, min(settings.table_parallelism, len(entries))), "binlake-verify") as pool:
-        for entry, found in zip(entries, pool.map(lambda e: _mirror(spark, e), entries), strict=True):
+        found_all = pool.map(lambda e: _mirror(spark, e, deleted.get(e.source_table)), entries)
+        for entry, found in zip(entries, found_all, strict=True):
             if found is not None:
                 mirrors[entry.source_table] = found
     keys = {table: m.key for table, m in mirrors.items() if m.key}

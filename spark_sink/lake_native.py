@@ -42,6 +42,9 @@ MIRROR_DIR: Final = "mirror"
 TOMBSTONES_DIR: Final = "tombstones"
 HISTORY_DIR: Final = "history"
 KINDS: Final = (("mirror", MIRROR_DIR), ("tombstones", TOMBSTONES_DIR), ("history", HISTORY_DIR))
+DELETED_KEYS_DIR: Final = "deleted_keys"
+"""The lake's one tombstone table (``spark_sink.tombstones``); ``tombstones/<table>/`` are earlier releases'."""
+TOMBSTONE_TABLE: Final = "source_table"
 
 PROP_SOURCE: Final = "binlake.source_table"
 PROP_KEY: Final = "binlake.primary_key"
@@ -133,6 +136,9 @@ class LakeReader:
 
     def quarantine(self) -> Path:
         return self.path("quarantine")
+
+    def deleted_keys(self) -> Path:
+        return self.path(DELETED_KEYS_DIR)
 
     def exists(self) -> bool:
         return self.root.is_dir() and any(child.is_dir() for child in self.root.iterdir())
@@ -276,6 +282,13 @@ class LakeReader:
             return None
         value = self.scalar(f"SELECT max({ORDER_KEY}) FROM {self.scan(path)}")
         return None if value is None else str(value)
+
+    def deleted_keys_of(self, table: str) -> int:
+        """How many tombstones the lake's tombstone table holds for ``table`` (a partition: pruned)."""
+        if not self.is_table(self.deleted_keys()):
+            return 0
+        where = f"{TOMBSTONE_TABLE} = {sql_text(table)}"
+        return int(self.scalar(f"SELECT count(*) FROM {self.scan(self.deleted_keys())} WHERE {where}") or 0)
 
     def history_current(self, path: Path | str) -> int | None:
         """Rows of a history table with ``is_current``; None when it has no such column."""

@@ -20,6 +20,7 @@ numbers directly.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
@@ -111,6 +112,8 @@ def listing(lake: LakeReader, *, now: datetime | None = None) -> Listing:
     add(lake.info("changelog", "changelog", lake.changelog()), _freshness(now, max(all_ts)) if all_ts else None)
     # The quarantine holds undecodable messages: they have no event time.
     add(lake.info("quarantine", "quarantine", lake.quarantine()), None)
+    # Every mirror's deleted keys, in one table (source tables of earlier releases have one each, below).
+    add(lake.info("tombstones", "tombstones", lake.deleted_keys()), None)
     for entry in lake.source_tables():
         for kind in ("mirror", "tombstones", "history"):
             uri = entry.uri(kind)
@@ -139,6 +142,10 @@ def detail(lake: LakeReader, table: str, *, now: datetime | None = None) -> Deta
         if entry.history is not None:
             history = lake.info(name, "history", entry.history)
             history_current = lake.history_current(entry.history)
+    if tombstones is None:
+        shared = lake.info(name, "tombstones", lake.deleted_keys())
+        if shared is not None:  # the lake's tombstone table: this table's rows of it
+            tombstones = dataclasses.replace(shared, rows=lake.deleted_keys_of(name))
     props = mirror.properties if mirror is not None else {}
     key = primary_key(props)
     fallback = fallbacks(props)

@@ -1,8 +1,10 @@
 """Finding the lake's Delta tables and reading their facts: kind, version, rows, commit time, properties.
 
-The lake (``SinkSettings.lake_uri``) holds ``changelog/``, ``quarantine/``, one
-``mirror/<dir>/`` per source table and, from sinks that write them,
-``tombstones/<dir>/`` (deleted keys) and ``history/<dir>/`` (SCD2 versions).
+The lake (``SinkSettings.lake_uri``) holds ``changelog/``, ``quarantine/``,
+``deleted_keys/`` (every mirror's tombstones), one ``mirror/<dir>/`` per source
+table and, from sinks that write them, ``history/<dir>/`` (SCD2 versions) and
+``tombstones/<dir>/`` (a table's deleted keys, as releases before
+``deleted_keys/`` kept them).
 ``<dir>`` is the source table's name made path-safe (``settings.table_dir``),
 so the name is read back from the table property ``binlake.source_table`` and
 only falls back to the directory name when a table predates that property.
@@ -29,7 +31,7 @@ from spark_sink.mirror_plan import ORDER_KEY, PROP_FALLBACKS, PROP_KEY
 from spark_sink.mirror_schema import PROP_SOURCE
 from spark_sink.settings import SinkSettings, table_dir
 
-# The folders SinkSettings.mirror_uri / tombstones_uri / history_uri put a source table's tables in.
+# The folders SinkSettings.mirror_uri / legacy_tombstones_uri / history_uri put a source table's tables in.
 MIRROR_DIR: Final = "mirror"
 TOMBSTONES_DIR: Final = "tombstones"
 HISTORY_DIR: Final = "history"

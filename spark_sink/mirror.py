@@ -8,8 +8,9 @@ already committed):
    an ``ALTER TABLE ... ADD`` DDL event declares (``control_events``); a new
    mirror is created by its first write in step 4 (one commit, not a creation
    and a write: a commit costs a table about half a second of driver time);
-2. TRUNCATE: delete rows older than it, remember it in ``binlake.truncated_at``
-   and ignore row events not newer than it from then on;
+2. TRUNCATE: delete rows (and the table's tombstones) older than it,
+   remember it in ``binlake.truncated_at`` and ignore row events not newer
+   than it from then on;
 3. row events not newer than their key's *floor* (the mirror row's or the
    tombstone's sequence, see ``tombstones``) are ignored: an old event
    never overwrites newer state, and never resurrects a deleted row;
@@ -20,19 +21,20 @@ already committed):
    from NULL; an UPDATE that changes the key deletes the old key. The result
    is MERGEd into the mirror (appended when the mirror holds none of its keys:
    an initial load, an insert-only table; asked only of a batch of INSERTs,
-   since one that updates or deletes finds its keys held), then the deletes
-   are appended to the tombstones.
+   since one that updates or deletes finds its keys held).
    Steps 3-4 are one aggregation and one MERGE per table: the fold does not
    read the mirror, and the MERGE applies the floor column by column (``_fold``).
    The batch's keyed tables with few rows (``mirror_shared_fold_rows``) and
    no history share one aggregation instead (``mirror_fold``): a fold of its
-   own costs a table seconds of fixed Spark work, however few its rows.
-   A table's tombstone table is created by its first delete;
-5. history (SCD2) tables, for the tables that ask for one (``history``).
+   own costs a table seconds of fixed Spark work, however few its rows;
+5. history (SCD2) tables, for the tables that ask for one (``history``);
+6. once every table is written, the deleted keys of all of them are
+   appended to the lake's one tombstone table, in one commit (``tombstones``).
 
 Step 1 of all the batch's tables runs on a thread pool (``table_parallelism``),
 then step 2 table by table (its commits carry a transaction id of their own,
-a session setting), then steps 3-5 of all tables on the pool again: Spark
+a session setting; the tombstones' part in one commit for all tables), then
+steps 3-5 of all tables on the pool again, then step 6: Spark
 schedules their jobs side by side, and each table is its own Delta table with
 its own log, so they do not conflict. They all commit under the batch's one
 transaction id, set once for the session around them
@@ -50,6 +52,7 @@ again, so a replay under a new checkpoint does not double the table.
 
 from __future__ import annotations
 
+import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -171,13 +174,25 @@ def apply(
     )
     touched: list[str] = []
     work: list[_TableWork] = []
+    truncations: dict[str, str] = {}
     for (table, descs, ctl), (result, key, new) in zip(candidates, schemas, strict=True):
         with step("truncate"):
-            truncated_at, new = _truncate(spark, settings, table, ctl=ctl, new=new, app_id=app_id, batch_id=batch_id)
+            truncated_at, new, fresh = _truncate(
+                spark, settings, table, ctl=ctl, new=new, app_id=app_id, batch_id=batch_id
+            )
+        if fresh and truncated_at is not None:
+            truncations[table] = truncated_at
         touched.append(table)
         if descs:
             counts = row_counts.get(table, RowCounts())
             work.append(_TableWork(table, descs, result, key, truncated_at, counts, new))
+    if truncations:
+        with step("truncate"):
+            _truncated(spark, settings, truncations, app_id=app_id, batch_id=batch_id)
+    # The tombstones as of now (after the TRUNCATEs' deletes): every table's floors read this version, which
+    # the batch's own append (last) does not change, so a replayed batch folds the same rows.
+    with step("floors"):
+        pinned = tombstones.pin(spark, settings.tombstones_uri())
     # Keyed tables without history whose rows are few share one fold (``mirror_fold``): a fold of its own
     # costs a table a few fixed seconds; a large table's own fold is cheaper per row than the generic one.
     shared = [
@@ -197,28 +212,64 @@ def apply(
                     spark, row_events, [FoldTable(w.table, w.descs, w.result, w.key, w.truncated_at) for w in shared]
                 )
                 deletes = mirror_fold.deletes_per_table(folded)
+        done: list[_Written] = []
         try:
 
             def apply_one(item: _TableWork) -> None:
                 if folded is not None and item.table in shared_tables:
-                    _apply_folded(
+                    written = _apply_folded(
                         spark,
                         settings,
                         item,
                         folded,
-                        deletes=deletes.get(item.table, 0),
+                        pinned=pinned,
                         app_id=app_id,
                         batch_id=batch_id,
                         step=step,
                     )
                 else:
-                    _apply_rows(spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step)
+                    written = _apply_rows(
+                        spark,
+                        settings,
+                        item,
+                        row_events,
+                        pinned=pinned,
+                        app_id=app_id,
+                        batch_id=batch_id,
+                        step=step,
+                    )
+                with lock:
+                    done.append(written)
 
+            lock = threading.Lock()
             _each_table(spark, settings, work, apply_one)
+            # After every table's MERGE: one commit of all the batch's deleted keys (``tombstones``).
+            with step("tombstones_append"):
+                deleted = [w.deleted for w in sorted(done, key=lambda w: w.table) if w.deleted is not None]
+                if folded is not None:
+                    deleting = [w for w in shared if deletes.get(w.table, 0)]
+                    deleted += mirror_fold.deleted_keys(
+                        folded, [(w.table, w.key, [w.result.types[k] for k in w.key]) for w in deleting]
+                    )
+                tombstones.record(settings.tombstones_uri(), deleted, app_id=app_id, batch_id=batch_id)
         finally:
+            for written in done:
+                if written.folded is not None:
+                    release(written.folded)
             if folded is not None:
                 release(folded)
     return touched
+
+
+@dataclass(frozen=True, slots=True)
+class _Written:
+    """A table whose rows a batch wrote: the keys its own fold deleted (tombstone rows) and that fold, kept
+    until the batch's tombstones are appended; both None when it deleted nothing or was folded with other
+    tables (the shared fold's deleted keys are read for all its tables at once: ``mirror_fold.deleted_keys``)."""
+
+    table: str
+    deleted: DataFrame | None = None
+    folded: DataFrame | None = None
 
 
 def one_table_per_mirror(settings: SinkSettings, tables: list[str]) -> None:
@@ -291,10 +342,7 @@ def _prepare_schema(
     missing = [k for k in key if k not in result.types]
     if missing:
         raise ValueError(f"{table}: key columns {missing} are not described by its events")
-    with step("tombstones_schema"):
-        tomb_uri = settings.tombstones_uri(table)
-        if delta_tables.exists(spark, tomb_uri):  # else its first delete creates it (``tombstones.record``)
-            tombstones.ensure(spark, tomb_uri, key, result.types, table)
+    with step("history_schema"):
         if settings.wants_history(table):
             history_uri = settings.history_uri(table)
             partition_by = None
@@ -318,9 +366,10 @@ def _truncate(
     new: NewMirror | None,
     app_id: str,
     batch_id: int,
-) -> tuple[str | None, NewMirror | None]:
-    """Apply the batch's TRUNCATE (if newer than the last one); return the table's truncation sequence and
-    the mirror this batch creates (``new``, with the TRUNCATE in its properties)."""
+) -> tuple[str | None, NewMirror | None, bool]:
+    """Apply the batch's TRUNCATE to the table's own tables (if newer than the last one); return the table's
+    truncation sequence, the mirror this batch creates (``new``, with the TRUNCATE in its properties), and
+    whether the TRUNCATE is new: its tombstones and its mirror's property are then left to ``_truncated``."""
     uri = settings.mirror_uri(table)
     wanted = ctl.truncated_at
     if new is not None:
@@ -332,15 +381,12 @@ def _truncate(
     else:
         previous = delta_tables.properties(spark, uri).get(PROP_TRUNCATED)
     if wanted is None or (previous is not None and wanted <= previous):
-        return previous, new
-    older = F.col(ORDER_KEY) < F.lit(wanted)
+        return previous, new, False
     if new is None:
         with delta_tables.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
-            DeltaTable.forPath(spark, uri).delete(older)
-    tomb_uri = settings.tombstones_uri(table)
-    if delta_tables.exists(spark, tomb_uri):
-        with delta_tables.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
-            DeltaTable.forPath(spark, tomb_uri).delete(older)
+            DeltaTable.forPath(spark, uri).delete(F.col(ORDER_KEY) < F.lit(wanted))
+    legacy = settings.legacy_tombstones_uri(table)
+    tombstones.truncate_legacy(spark, legacy, wanted, app_id=app_id + TRUNCATE_APP, batch_id=batch_id)
     history_uri = settings.history_uri(table)
     if delta_tables.exists(spark, history_uri):
         history.close_all(
@@ -351,10 +397,20 @@ def _truncate(
             app_id=app_id + TRUNCATE_APP,
             batch_id=batch_id,
         )
+    return wanted, new, True
+
+
+def _truncated(
+    spark: SparkSession, settings: SinkSettings, truncations: dict[str, str], *, app_id: str, batch_id: int
+) -> None:
+    """Finish the batch's new TRUNCATEs (table -> sequence): the lake's tombstones older than each, in one
+    commit, then each existing mirror's ``binlake.truncated_at``."""
+    tombstones.truncate(spark, settings.tombstones_uri(), truncations, app_id=app_id + TRUNCATE_APP, batch_id=batch_id)
     # Set last: a crash before this line replays the deletes (skipped by their txn ids) and comes here again.
-    if new is None:
-        delta_tables.set_properties(spark, uri, {PROP_TRUNCATED: wanted})
-    return wanted, new
+    for table, wanted in sorted(truncations.items()):
+        uri = settings.mirror_uri(table)
+        if delta_tables.exists(spark, uri):  # a new mirror records it in its creating write
+            delta_tables.set_properties(spark, uri, {PROP_TRUNCATED: wanted})
 
 
 def _apply_rows(
@@ -363,11 +419,13 @@ def _apply_rows(
     work: _TableWork,
     row_events: DataFrame,
     *,
+    pinned: tombstones.Pinned,
     app_id: str,
     batch_id: int,
     step: Step,
-) -> None:
-    """MERGE one table's row events (runs on a worker thread, under the batch's transaction id)."""
+) -> _Written:
+    """MERGE one table's row events (runs on a worker thread, under the batch's transaction id); return its
+    deleted keys (its fold: release it once they are appended)."""
     table, descs, result, key = work.table, work.descs, work.result, work.key
     uri = settings.mirror_uri(table)
     physical = list(result.types)
@@ -376,7 +434,7 @@ def _apply_rows(
         with step("append_keyless"):
             rows = keyless_rows(events, descs=descs, result=result)
             _append_keyless(spark, uri, rows, app_id=app_id, batch_id=batch_id, new=work.new)
-        return
+        return _Written(table)
     key_index = [physical.index(k) for k in key]
     wants_history = settings.wants_history(table)
     all_events = keyed_events(events, descs=descs, result=result, key=key, only_key=not wants_history)
@@ -390,41 +448,38 @@ def _apply_rows(
             # The deleted keys are counted while the checkpoint is written (no job of their own).
             counted = Observation(f"binlake-fold-{uuid.uuid4().hex}")  # unique: tables fold concurrently
             folded = (
-                folded_with_floors(spark, settings, table, all_events, key=key, result=result)
+                folded_with_floors(spark, settings, table, all_events, key=key, result=result, pinned=pinned)
                 .observe(counted, F.count_if("_delete").alias("deletes"))
                 .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
             )
             deletes = int(counted.get["deletes"])
         try:
-            _write_folded(
-                spark,
-                settings,
-                work,
-                folded,
-                deletes=deletes,
-                physical=physical,
-                app_id=app_id,
-                batch_id=batch_id,
-                step=step,
-            )
-        finally:
-            release(folded)
-        if wants_history:
-            with step("history"):
-                history.apply(
-                    spark,
-                    settings.history_uri(table),
-                    new_events=all_events,
-                    physical=physical,
-                    types=result.types,
-                    key_index=key_index,
-                    app_id=app_id,
-                    batch_id=batch_id,
-                )
+            _write_folded(spark, settings, work, folded, physical=physical, app_id=app_id, batch_id=batch_id, step=step)
+            if wants_history:
+                with step("history"):
+                    history.apply(
+                        spark,
+                        settings.history_uri(table),
+                        new_events=all_events,
+                        physical=physical,
+                        types=result.types,
+                        key_index=key_index,
+                        app_id=app_id,
+                        batch_id=batch_id,
+                    )
+        except BaseException:
+            release(folded)  # else kept until the batch's tombstones are appended (``apply``)
+            raise
     finally:
         if wants_history:
             with step("unpersist"):
                 all_events.unpersist()
+    if not deletes:
+        release(folded)
+        return _Written(table)
+    types = [result.types[k] for k in key]
+    deleted = tombstones.deleted(folded, table, key_cols=[f"_v{i}" for i in key_index], types=types)
+    return _Written(table, deleted, folded)
 
 
 def table_events(row_events: DataFrame, table: str, *, descs: list[Descriptor], truncated_at: str | None) -> DataFrame:
@@ -480,20 +535,30 @@ def keyed_events(
 
 
 def folded_with_floors(
-    spark: SparkSession, settings: SinkSettings, table: str, events: DataFrame, *, key: list[str], result: Plan
+    spark: SparkSession,
+    settings: SinkSettings,
+    table: str,
+    events: DataFrame,
+    *,
+    key: list[str],
+    result: Plan,
+    pinned: tombstones.Pinned,
 ) -> DataFrame:
-    """A keyed table's events (``keyed_events``) folded per key (``_fold``), with each key's tombstone floor."""
+    """A keyed table's events (``keyed_events``) folded per key (``_fold``), with each key's tombstone floor
+    (the lake's tombstones as ``pinned``, see ``tombstones.floors``)."""
     physical = list(result.types)
     key_index = [physical.index(k) for k in key]
-    key_cols = [f"_v{i}" for i in key_index]
+    types = [result.types[k] for k in key]
     floor = tombstones.floors(
         spark,
-        tomb_uri=settings.tombstones_uri(table),
+        pinned=pinned,
+        table=table,
+        legacy_uri=settings.legacy_tombstones_uri(table),
         key=key,
-        key_cols=key_cols,
-        types=[result.types[k] for k in key],
+        types=types,
     )
-    return _fold(events, key_index, len(physical)).join(floor, on=key_cols, how="left")
+    folded = _fold(events, key_index, len(physical))
+    return tombstones.with_floors(folded, floor, key_cols=[f"_v{i}" for i in key_index], types=types)
 
 
 def _apply_folded(
@@ -502,29 +567,32 @@ def _apply_folded(
     work: _TableWork,
     folded: DataFrame,
     *,
-    deletes: int,
+    pinned: tombstones.Pinned,
     app_id: str,
     batch_id: int,
     step: Step,
-) -> None:
-    """MERGE one keyed table's share of the batch's shared fold (``mirror_fold``), then its tombstones."""
+) -> _Written:
+    """MERGE one keyed table's share of the batch's shared fold (``mirror_fold``)."""
     table, result, key = work.table, work.result, work.key
     physical = list(result.types)
     key_index = [physical.index(k) for k in key]
-    key_cols = [f"_v{i}" for i in key_index]
-    tomb_uri = settings.tombstones_uri(table)
+    types = [result.types[k] for k in key]
     with step("floors"):
         floor = tombstones.floors(
-            spark, tomb_uri=tomb_uri, key=key, key_cols=key_cols, types=[result.types[k] for k in key]
+            spark,
+            pinned=pinned,
+            table=table,
+            legacy_uri=settings.legacy_tombstones_uri(table),
+            key=key,
+            types=types,
         )
     # The shared fold is checkpointed and the floors are read at a pinned version: the MERGE and the
     # tombstones read the same rows.
-    source = mirror_fold.table_rows(folded, table, result=result, physical=physical, key_index=key_index).join(
-        floor, on=key_cols, how="left"
-    )
-    _write_folded(
-        spark, settings, work, source, deletes=deletes, physical=physical, app_id=app_id, batch_id=batch_id, step=step
-    )
+    rows = mirror_fold.table_rows(folded, table, result=result, physical=physical, key_index=key_index)
+    source = tombstones.with_floors(rows, floor, key_cols=[f"_v{i}" for i in key_index], types=types)
+    # Its deleted keys are read from the shared fold with every other table's (``mirror_fold.deleted_keys``).
+    _write_folded(spark, settings, work, source, physical=physical, app_id=app_id, batch_id=batch_id, step=step)
+    return _Written(table)
 
 
 def _write_folded(
@@ -533,38 +601,24 @@ def _write_folded(
     work: _TableWork,
     source: DataFrame,
     *,
-    deletes: int,
     physical: list[str],
     app_id: str,
     batch_id: int,
     step: Step,
 ) -> None:
-    """MERGE a keyed table's folded rows (with their floors) into its mirror, then append its deletes to its
-    tombstones: the same for a fold of its own and for its share of the shared fold."""
-    key_index = [physical.index(k) for k in work.key]
+    """MERGE a keyed table's folded rows (``source``, with their floors) into its mirror: the same for a fold
+    of its own and for its share of the shared fold."""
     with step("merge"):
         _merge(
             spark,
             settings.mirror_uri(work.table),
             source=source,
-            key_index=key_index,
+            key_index=[physical.index(k) for k in work.key],
             physical=physical,
             app_id=app_id,
             batch_id=batch_id,
             probe=work.counts.changes == 0,
             new=work.new,
-        )
-    with step("tombstones_merge"):
-        tombstones.record(
-            spark,
-            settings.tombstones_uri(work.table),
-            folded=source,
-            key=work.key,
-            key_cols=[f"_v{i}" for i in key_index],
-            app_id=app_id,
-            batch_id=batch_id,
-            deletes=deletes,
-            types=work.result.types,
         )
 
 

@@ -37,9 +37,9 @@ from typing import Final
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, LongType, MapType, StringType, StructField, StructType
+from pyspark.sql.types import BooleanType, DataType, LongType, MapType, StringType, StructField, StructType
 
-from spark_sink import changelog
+from spark_sink import changelog, tombstones
 from spark_sink.mirror_plan import ORDER_KEY, Descriptor, Plan
 from spark_sink.mirror_project import DESC, IMAGE, LAST_DELETE, with_descriptor_id
 from spark_sink.order import sequence_sql
@@ -214,3 +214,29 @@ def table_rows(folded: DataFrame, table: str, *, result: Plan, physical: list[st
             selected.append(f"{entry}.o AS _o{i}")
     rows = folded.where(F.col(TABLE) == table).selectExpr(*selected)
     return rows.where(" AND ".join(f"_v{i} IS NOT NULL" for i in key_index))
+
+
+def deleted_keys(folded: DataFrame, tables: list[tuple[str, list[str], list[DataType]]]) -> list[DataFrame]:
+    """The keys the fold deletes of ``tables`` (table, its key columns, their mirror types) as tombstone rows
+    (``tombstones.deleted``'s columns): one projection per list of key types, not one per table.
+
+    A projection per table made the batch's one tombstones append a union of as many branches as tables
+    with deletes, each planned and run apart (a 100-table batch spent most of its append planning them);
+    tables whose keys have the same types are converted alike, their key columns picked per row by table.
+    """
+    groups: dict[tuple[str, ...], list[tuple[str, list[str], list[DataType]]]] = {}
+    for item in tables:
+        groups.setdefault(tuple(t.simpleString() for t in item[2]), []).append(item)
+    frames: list[DataFrame] = []
+    for _, group in sorted(groups.items()):
+        types = group[0][2]
+        values: list[str] = []
+        for j, data_type in enumerate(types):
+            column_of = ", ".join(f"{sql_string(table)}, {sql_string(key[j])}" for table, key, _ in group)
+            values.append(f"{convert(f'{COLUMNS}[map({column_of})[{TABLE}]].v', data_type)} AS _k{j}")
+        names = sorted(table for table, _, _ in group)
+        rows = folded.where(F.col("_delete") & F.col(TABLE).isin(names)).selectExpr(TABLE, ORDER_KEY, *values)
+        rows = rows.where(" AND ".join(f"_k{j} IS NOT NULL" for j in range(len(types))))  # as ``table_rows``
+        key = tombstones.key_text_of([F.col(f"_k{j}") for j in range(len(types))], types)
+        frames.append(rows.select(F.col(TABLE).alias(tombstones.TABLE), key.alias(tombstones.KEY), ORDER_KEY))
+    return frames

@@ -247,7 +247,12 @@ class SinkSettings(BaseSettings):
     def mirror_uri(self, source_table: str) -> str:
         return f"{self.lake()}/mirror/{self.table_name(source_table)}"
 
-    def tombstones_uri(self, source_table: str) -> str:
+    def tombstones_uri(self) -> str:
+        """The lake's one tombstone table: every mirror's deleted keys (``spark_sink.tombstones``)."""
+        return f"{self.lake()}/deleted_keys"
+
+    def legacy_tombstones_uri(self, source_table: str) -> str:
+        """A source table's own tombstone table, as releases before ``deleted_keys`` wrote it (read only)."""
         return f"{self.lake()}/tombstones/{self.table_name(source_table)}"
 
     def history_uri(self, source_table: str) -> str:

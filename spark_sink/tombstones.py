@@ -1,91 +1,180 @@
-"""Tombstones: the deleted keys of a mirror, so an event older than a delete never brings the row back.
+"""Tombstones: the deleted keys of every mirror, so an event older than a delete never brings the row back.
 
-``tombstones/<table>/`` holds, per delete a batch applied, the key and the
-``order_key`` of the delete. It is append-only (an append is much cheaper than
-a MERGE): a key deleted twice has two rows, and a key inserted again after its
-delete keeps its old row, which is harmless: while the mirror holds the key,
-the mirror row's newer ``order_key`` is the key's floor, and the tombstone's
-is used only for a key the mirror does not hold (``mirror._merge``). A stale
-DELETE (older than the mirror row) is appended too, equally harmless. The
-floors are read at the version pinned when the batch starts, so a batch
-replayed after a crash between the mirror's commit and the tombstones' append
-folds the same rows and appends the same deletes. Tombstones are kept until a
-TRUNCATE newer than them; they cost one small row per delete.
+One Delta table for the whole lake, ``deleted_keys/`` (partitioned by
+``source_table``), holds per delete a batch applied: the source table, the
+key as text (``key_text``) and the ``order_key`` of the delete. A mirror batch
+appends the deletes of all its tables in one commit: a table of its own per
+source table cost each table a commit (about a second of Spark driver time)
+per batch that deleted anything, the largest fixed cost after the mirror's own
+write. It is append-only (an append is much cheaper than a MERGE): a key
+deleted twice has two rows, and a key inserted again after its delete keeps its
+old row, which is harmless: while the mirror holds the key, the mirror row's
+newer ``order_key`` is the key's floor, and the tombstone's is used only for a
+key the mirror does not hold (``mirror._merge``). A stale DELETE (older than
+the mirror row) is appended too, equally harmless. The floors are read at the
+version pinned when the batch starts (``pin``), so a batch replayed after a crash
+between the mirrors' commits and the tombstones' append folds the same rows
+and appends the same deletes. Tombstones are kept until a TRUNCATE of their
+table newer than them; they cost one small row per delete.
+
+The key is text so that keys of every table fit one column: each key value in
+a form that a type widening of its column (int -> bigint, a decimal's scale,
+date -> timestamp) does not change, so a delete recorded before the widening
+still finds its key after it.
+
+Lakes written before this table existed keep a tombstone table per source
+table (``tombstones/<table>/``, typed key columns): it is still read for the
+floors and emptied by a TRUNCATE, and never appended to again.
 """
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
+from functools import reduce
 from typing import Final
 
-from pyspark.sql import DataFrame, SparkSession
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import DataType, StringType, StructField, StructType
+from pyspark.sql.types import (
+    BinaryType,
+    DataType,
+    DateType,
+    DecimalType,
+    FloatType,
+    StringType,
+    TimestampNTZType,
+    TimestampType,
+)
 
-from spark_sink import delta_tables, mirror_schema
+from spark_sink import delta_tables
 from spark_sink.delta_tables import quote
-from spark_sink.mirror_plan import ORDER_KEY, PROP_KEY
+from spark_sink.mirror_plan import ORDER_KEY
 
 FLOOR: Final = "_floor"
+TABLE: Final = "source_table"
+KEY: Final = "key"
+TEXT_KEY: Final = "_tombstone_key"
+"""The column a fold's rows carry their key text in while they are joined with their floors."""
 
 
-def ensure(spark: SparkSession, uri: str, key: list[str], types: dict[str, DataType], table: str) -> None:
-    """Create the tombstone table, or give its key columns the mirror's (possibly widened) types."""
-    columns: dict[str, DataType] = {name: types[name] for name in key}
-    columns[ORDER_KEY] = StringType()
-    props = {PROP_KEY: json.dumps(key), mirror_schema.PROP_SOURCE: table, "delta.enableTypeWidening": "true"}
-    mirror_schema.follow(spark, uri, columns, properties=props)
+def _canonical(value: Column, data_type: DataType) -> Column:
+    """One key value as text that a type widening of its column leaves unchanged."""
+    if isinstance(data_type, DecimalType):
+        # 1.50 as decimal(10,2) and 1.5000 as decimal(12,4) are one key: no trailing zeros after the point.
+        text = value.cast("string")
+        return F.when(text.contains("."), F.regexp_replace(F.regexp_replace(text, r"0+$", ""), r"\.$", "")).otherwise(
+            text
+        )
+    if isinstance(data_type, DateType):
+        return value.cast(TimestampNTZType()).cast("string")  # as a widened date -> timestamp_ntz prints it
+    if isinstance(data_type, FloatType):
+        return value.cast("double").cast("string")
+    if isinstance(data_type, TimestampType):
+        return F.unix_micros(value).cast("string")  # an instant, whatever the session's time zone
+    if isinstance(data_type, BinaryType):
+        return F.hex(value)
+    return value.cast("string")  # integers of any width print alike; strings are themselves
+
+
+def key_text(columns: list[str], types: list[DataType]) -> Column:
+    """The key of a row with key columns ``columns`` (of mirror types ``types``), as the tombstones hold it."""
+    return key_text_of([F.col(quote(c)) for c in columns], types)
+
+
+def key_text_of(values: list[Column], types: list[DataType]) -> Column:
+    """The key whose column values are ``values`` (of mirror types ``types``), as the tombstones hold it."""
+    return F.to_json(F.array(*[_canonical(v, t) for v, t in zip(values, types, strict=True)]))
+
+
+@dataclass(frozen=True, slots=True)
+class Pinned:
+    """The lake's tombstone table as a batch (or a current-state read) reads it: the version, so the batch's
+    own append does not move a floor under a recomputed plan, and the source tables it holds keys of, so a
+    table with none reads nothing (most tables of a batch, where few delete)."""
+
+    uri: str
+    version: int | None
+    tables: frozenset[str] = frozenset()
+
+
+def pin(spark: SparkSession, uri: str) -> Pinned:
+    """The tombstone table at ``uri`` as of now (``Pinned``)."""
+    version = delta_tables.current_version(spark, uri)
+    if version is None or not delta_tables.holds_files(spark, uri):
+        return Pinned(uri, version)
+    return Pinned(uri, version, frozenset(delta_tables.partition_values(spark, uri, TABLE)))
 
 
 def floors(
-    spark: SparkSession, *, tomb_uri: str, key: list[str], key_cols: list[str], types: list[DataType]
-) -> DataFrame:
-    """Per deleted key (as ``key_cols``), its newest delete's order_key (``FLOOR``), read at a pinned version."""
-    version = delta_tables.current_version(spark, tomb_uri)
-    if version is None or not delta_tables.holds_files(spark, tomb_uri):
-        return spark.createDataFrame(
-            [],
-            StructType(
-                [*(StructField(c, t) for c, t in zip(key_cols, types, strict=True)), StructField(FLOOR, StringType())]
-            ),
-        )
-    # Pinned: the batch's own append must not move the floor under a recomputed plan.
-    table = delta_tables.read_at(spark, tomb_uri, version)
-    return (
-        table.select(
-            *[F.col(quote(k)).cast(t).alias(c) for k, c, t in zip(key, key_cols, types, strict=True)],
-            F.col(ORDER_KEY).alias(FLOOR),
-        )
-        .groupBy(*key_cols)
-        .agg(F.max(FLOOR).alias(FLOOR))
-    )
-
-
-def record(
     spark: SparkSession,
-    uri: str,
     *,
-    folded: DataFrame,
+    pinned: Pinned,
+    table: str,
+    legacy_uri: str,
     key: list[str],
-    key_cols: list[str],
-    app_id: str,
-    batch_id: int,
-    deletes: int,
-    types: dict[str, DataType],
-) -> None:
-    """Append the batch's ``deletes`` deleted keys (counted while folding) with their delete's order_key;
-    no commit if none.
-
-    The tombstone table is created by its first delete, in that append's own commit (one commit, not a
-    creation and an append): a table that never deletes has none. Such a table carries no ``binlake.*``
-    properties (a write cannot set them); its mirror, in the same folder, names its source table.
+    types: list[DataType],
+) -> DataFrame | None:
+    """Per deleted key of ``table`` (as ``TEXT_KEY``), its newest delete's order_key (``FLOOR``), from the lake's
+    tombstone table as ``pinned`` and from ``legacy_uri``, the table's own tombstone table of an earlier
+    release, where it exists; None if neither holds a key of the table (most tables of a batch).
     """
-    if not deletes:
-        return
-    # An existing table's key columns already follow the mirror's types: the batch's schema step saw to it.
-    exists = delta_tables.exists(spark, uri)
-    deleted = folded.where(F.col("_delete")).select(
-        *[F.col(c).cast(types[k]).alias(k) for k, c in zip(key, key_cols, strict=True)], ORDER_KEY
+    parts: list[DataFrame] = []
+    if pinned.version is not None and table in pinned.tables:
+        shared = delta_tables.read_at(spark, pinned.uri, pinned.version).where(F.col(TABLE) == table)
+        parts.append(shared.select(F.col(KEY).alias(TEXT_KEY), F.col(ORDER_KEY).alias(FLOOR)))
+    legacy_version = delta_tables.current_version(spark, legacy_uri)
+    if legacy_version is not None and delta_tables.holds_files(spark, legacy_uri):
+        # Typed key columns, possibly of a narrower type than the mirror's now: cast first, as the mirror reads.
+        old = delta_tables.read_at(spark, legacy_uri, legacy_version)
+        typed = old.select(*[F.col(quote(k)).cast(t).alias(k) for k, t in zip(key, types, strict=True)], ORDER_KEY)
+        parts.append(typed.select(key_text(key, types).alias(TEXT_KEY), F.col(ORDER_KEY).alias(FLOOR)))
+    if not parts:
+        return None
+    return reduce(DataFrame.unionByName, parts).groupBy(TEXT_KEY).agg(F.max(FLOOR).alias(FLOOR))
+
+
+def with_floors(folded: DataFrame, floor: DataFrame | None, *, key_cols: list[str], types: list[DataType]) -> DataFrame:
+    """A keyed table's folded rows (key values in ``key_cols``) with each key's tombstone floor (``FLOOR``;
+    NULL for every key when ``floor`` is None: no join to plan and run)."""
+    if floor is None:
+        return folded.withColumn(FLOOR, F.lit(None).cast(StringType()))
+    keyed = folded.withColumn(TEXT_KEY, key_text(key_cols, types))
+    return keyed.join(floor, on=TEXT_KEY, how="left").drop(TEXT_KEY)
+
+
+def deleted(folded: DataFrame, table: str, *, key_cols: list[str], types: list[DataType]) -> DataFrame:
+    """The keys a folded batch of ``table`` deletes, as tombstone rows (``TABLE``, ``KEY``, ``ORDER_KEY``)."""
+    return folded.where(F.col("_delete")).select(
+        F.lit(table).alias(TABLE), key_text(key_cols, types).alias(KEY), F.col(ORDER_KEY)
     )
-    options = {} if exists else {"delta.enableTypeWidening": "true"}
-    delta_tables.append(deleted, uri, app_id, batch_id, options=options)
+
+
+def record(uri: str, rows: list[DataFrame], *, app_id: str, batch_id: int) -> None:
+    """Append the batch's deleted keys of all its tables (``deleted``), one commit; none if no table deletes.
+
+    The table is created by the lake's first delete, in that append's commit, partitioned by source table.
+    """
+    if not rows:
+        return
+    delta_tables.append(reduce(DataFrame.unionByName, rows), uri, app_id, batch_id, partition_by=[TABLE])
+
+
+def truncate(spark: SparkSession, uri: str, truncated_at: dict[str, str], *, app_id: str, batch_id: int) -> None:
+    """Delete the tombstones older than each table's TRUNCATE (``truncated_at``: table -> its sequence), one
+    commit for all the batch's TRUNCATEs, under (``app_id``, ``batch_id``)."""
+    if not truncated_at or not delta_tables.exists(spark, uri):
+        return
+    older = reduce(
+        lambda a, b: a | b,
+        [(F.col(TABLE) == table) & (F.col(ORDER_KEY) < F.lit(at)) for table, at in sorted(truncated_at.items())],
+    )
+    with delta_tables.idempotent_dml(spark, app_id, batch_id):
+        DeltaTable.forPath(spark, uri).delete(older)
+
+
+def truncate_legacy(spark: SparkSession, legacy_uri: str, truncated_at: str, *, app_id: str, batch_id: int) -> None:
+    """Delete the tombstones older than a TRUNCATE from a table's own tombstone table of an earlier release."""
+    if delta_tables.exists(spark, legacy_uri):
+        with delta_tables.idempotent_dml(spark, app_id, batch_id):
+            DeltaTable.forPath(spark, legacy_uri).delete(F.col(ORDER_KEY) < F.lit(truncated_at))

@@ -45,7 +45,8 @@ def test_sink_table_names_and_partitions_from_env(monkeypatch: pytest.MonkeyPatc
     settings = SinkSettings(lake_uri="file:///lake")
     assert settings.mirror_uri("shop.orders") == "file:///lake/mirror/orders"  # the exact name wins over globs
     assert settings.history_uri("shop.items") == "file:///lake/history/shop_items"  # globs match in any case
-    assert settings.tombstones_uri("x.y") == "file:///lake/tombstones/a_b"  # names are made path-safe
+    assert settings.legacy_tombstones_uri("x.y") == "file:///lake/tombstones/a_b"  # names are made path-safe
+    assert settings.tombstones_uri() == "file:///lake/deleted_keys"
     assert settings.mirror_uri("other.t") == "file:///lake/mirror/other.t"
     assert settings.mirror_partition_by("shop.orders") == ["region", "day"]
     assert settings.mirror_partition_by("other.t") == []

@@ -86,7 +86,7 @@ def _settings(root: Path | str) -> SinkSettings:
 
 def test_the_lake_contract_matches_the_sinks_constants() -> None:
     """The native reader spells the lake's folders, properties and hidden columns as the sink writes them."""
-    from spark_sink import history, lake_tables, mirror, mirror_plan, mirror_schema
+    from spark_sink import history, lake_tables, mirror, mirror_plan, mirror_schema, tombstones
 
     assert lake_native.PROP_SOURCE == mirror_schema.PROP_SOURCE
     assert lake_native.PROP_KEY == mirror_plan.PROP_KEY
@@ -104,6 +104,9 @@ def test_the_lake_contract_matches_the_sinks_constants() -> None:
         lake_tables.TOMBSTONES_DIR,
         lake_tables.HISTORY_DIR,
     )
+    settings = SinkSettings(lake_uri="file:///lake")
+    assert settings.tombstones_uri() == f"file:///lake/{lake_native.DELETED_KEYS_DIR}"
+    assert lake_native.TOMBSTONE_TABLE == tombstones.TABLE
 
 
 def test_listing_reads_every_table_and_the_changelog(lake: Path) -> None:

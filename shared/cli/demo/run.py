@@ -239,7 +239,7 @@ def print_summary(console: Console, options: Options, outcome: Outcome) -> None:
     if report is not None:
         lake = summary.relative(options.out / "lake")
         console.print(
-            f"the Delta tables: {lake}/changelog, {lake}/mirror/<db.table>, {lake}/tombstones/<db.table>",
+            f"the Delta tables: {lake}/changelog, {lake}/mirror/<db.table>, {lake}/deleted_keys",
             highlight=False,
         )
         console.print(f"  list them: .venv/bin/binlake lake show --lake {lake}   (no Spark)", highlight=False)
