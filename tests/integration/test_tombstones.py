@@ -110,14 +110,9 @@ async def test_one_commit_per_batch_and_an_earlier_releases_tombstones(
                 )
             ),
             # A key of other types (int, string): its deleted keys are converted apart from the others'.
-            *(
-                _event(op, "d", ok, after=after, before=before, key=("id", "b"))
-                for op, ok, after, before in (
-                    ("INSERT", 10, {"id": 1, "a": 1, "b": "p"}, None),
-                    ("INSERT", 11, {"id": 2, "a": 2, "b": "q"}, None),
-                    ("DELETE", 12, None, {"id": 1, "a": 1, "b": "p"}),
-                )
-            ),
+            _event("INSERT", "d", 10, after={"id": 1, "a": 1, "b": "p"}, key=("id", "b")),
+            _event("INSERT", "d", 11, after={"id": 2, "a": 2, "b": "q"}, key=("id", "b")),
+            _event("DELETE", "d", 12, before={"id": 1, "a": 1, "b": "p"}, key=("id", "b")),
         ],
     )
     old = spark.read.format("delta").load(settings.mirror_uri("t.old"))
