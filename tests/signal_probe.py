@@ -6,6 +6,11 @@ initialises, before any module of the program is imported. Counting from the
 ``Popen`` instead would make a moment depend on how long the machine takes to
 exec Python. ``HANDLER`` is the moment binlake's own handler is in place (its
 first line): the earliest a clean stop can be asked for.
+
+A service's moments are floored at ``HANDLER`` (``after_handler``): before
+binlake's first line the interpreter imports its site packages and keeps the
+default actions by design, and on a busy machine that can outlast a moment of
+0.2 s, which would then test the interpreter rather than binlake.
 """
 
 from __future__ import annotations
@@ -60,9 +65,12 @@ def signal_during_start(
     timeout_s: float = 60.0,
     log: Path | None = None,
     after: Callable[[subprocess.Popen[bytes]], bool] | None = None,
+    after_handler: bool = False,
 ) -> Outcome:
     """Run ``command``, send ``signum`` ``moment_s`` seconds after its interpreter is up (or at ``HANDLER``),
-    or after ``after`` holds, and wait for it to exit; stdout and stderr together (in ``log`` when given)."""
+    or after ``after`` holds, and wait for it to exit; stdout and stderr together (in ``log`` when given).
+
+    With ``after_handler`` the signal is never sent before binlake's handler is in place."""
     out_path = log if log is not None else Path(os.devnull)
     with open(out_path, "ab") as sink:
         process = subprocess.Popen(
@@ -87,6 +95,10 @@ def signal_during_start(
             time.sleep(0.01)
         if moment_s > 0:
             time.sleep(moment_s)
+        while after_handler and not catches(process.pid, signal.SIGTERM):
+            if process.poll() is not None or time.monotonic() > up + timeout_s:
+                raise AssertionError(f"{command}: binlake's handler never came (status {process.poll()})")
+            time.sleep(0.0005)
         process.send_signal(signum)
         signalled = time.monotonic() - up
         if log is None:

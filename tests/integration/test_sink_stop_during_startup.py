@@ -48,7 +48,7 @@ async def test_sink_stops_cleanly_during_start(kafka_bootstrap: str, tmp_path: P
     env = _sink_env(kafka_bootstrap, topic, tmp_path / "lake")
     command = binlake_command("sink")
 
-    in_imports = await asyncio.to_thread(signal_during_start, command, env, moment_s=0.35)
+    in_imports = await asyncio.to_thread(signal_during_start, command, env, moment_s=0.35, after_handler=True)
     _assert_clean(in_imports.returncode, in_imports.output, "SIGTERM 0.35 s after start")
     assert "stopping on signal 15 before Spark started" in in_imports.output
 

@@ -53,14 +53,14 @@ def _assert_clean(returncode: int, output: str, when: str) -> None:
 
 @pytest.mark.parametrize("moment", MOMENTS, ids=lambda m: "handler" if m == HANDLER else f"{m}s")
 def test_sigterm_during_normalizer_start_is_a_clean_stop(moment: float) -> None:
-    outcome = signal_during_start(binlake_command("normalizer"), _normalizer_env(), moment_s=moment)
+    outcome = signal_during_start(binlake_command("normalizer"), _normalizer_env(), moment_s=moment, after_handler=True)
     _assert_clean(outcome.returncode, outcome.output, f"SIGTERM {outcome.signalled_after_s:.3f} s after start")
 
 
 @pytest.mark.parametrize("moment", [0.2, 1.5])
 def test_sigint_during_normalizer_start_is_a_clean_stop(moment: float) -> None:
     outcome = signal_during_start(
-        binlake_command("normalizer"), _normalizer_env(), moment_s=moment, signum=signal.SIGINT
+        binlake_command("normalizer"), _normalizer_env(), moment_s=moment, signum=signal.SIGINT, after_handler=True
     )
     _assert_clean(outcome.returncode, outcome.output, f"SIGINT {outcome.signalled_after_s:.3f} s after start")
 
@@ -68,7 +68,7 @@ def test_sigint_during_normalizer_start_is_a_clean_stop(moment: float) -> None:
 def test_sigterm_during_a_format_module_start_is_a_clean_stop() -> None:
     """``python -m services.<format>``: its own imports come before ``main`` too."""
     command = [sys.executable, "-m", "services.canal_json"]
-    outcome = signal_during_start(command, _normalizer_env(), moment_s=0.2)
+    outcome = signal_during_start(command, _normalizer_env(), moment_s=0.2, after_handler=True)
     _assert_clean(outcome.returncode, outcome.output, f"SIGTERM {outcome.signalled_after_s:.3f} s after start")
 
 
