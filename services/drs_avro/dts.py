@@ -519,6 +519,8 @@ def _datetime(payload: dict[str, Any], code: int | None) -> Converted:
     if year is None and hour is not None:  # TIME: a signed duration, hours may exceed 23
         sign = -1 if hour < 0 else 1
         micros = ((abs(hour) * 60 + (minute or 0)) * 60 + (second or 0)) * 1_000_000 + _micros(payload.get("millis"))
+        if not INT64_MIN <= sign * micros <= INT64_MAX:  # the canonical TIME is a long of microseconds
+            raise UnreadableValue("DateTime is a time beyond the 64-bit range of microseconds")
         return SqlTime(sign * micros), "time", None, None
     if year is not None and month is None and hour is None:
         return year, "year", None, None
