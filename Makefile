@@ -12,7 +12,7 @@ COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
 
-.PHONY: install native demo test lint typecheck unit bench chaos clean tools images podman test-deploy
+.PHONY: install native demo test lint typecheck unit bench chaos fuzz clean tools images podman test-deploy
 
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -52,6 +52,12 @@ test: lint typecheck $(NATIVE) tools
 
 bench: $(NATIVE)
 	$(BIN)/python -m tests.bench.run
+
+# Every parser and fast lane fuzzed from the golden corpus (tests/fuzz, docs/development.md): FUZZ_INPUTS inputs
+# split evenly over the formats, coverage-guided by atheris; a JSON summary, exit 1 on any crash, hang or mismatch.
+FUZZ_INPUTS ?= 1000000
+fuzz: $(NATIVE)
+	$(BIN)/python -m tests.fuzz.run --inputs $(FUZZ_INPUTS)
 
 # The SIGKILL tests with more kills than `make test` gives them (minutes per kill: a Spark start each), and the
 # faust peer under the normalizer's kill test (marked `peer`: it tests no binlake code, so `make test` leaves it out).
