@@ -20,6 +20,7 @@ from shared.parsing.binary import BytesEncoding
 from shared.parsing.rows import RowTypes
 from shared.parsing.sqltypes import Converter, Dialect, SqlType
 from shared.parsing.temporal import EPOCH, UTC
+from shared.parsing.validate import column_beyond_int
 
 UNSUPPORTED: Final = 0
 INT: Final = 1
@@ -72,6 +73,8 @@ def planner(dialect: Dialect, bytes_encoding: BytesEncoding, zone: _dt.tzinfo) -
     def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
         types = RowTypes.from_texts(zip(names, texts, strict=True), dialect, bytes_encoding, zone)
         kinds = [kind(t, bytes_encoding, zone) for t in types.types.values()]
+        if column_beyond_int(types.columns) is not None:
+            return None  # the parser rejects it (check_event)
         return list(types.types), kinds, encode_columns(types.columns)
 
     return plan

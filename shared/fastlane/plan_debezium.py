@@ -31,6 +31,7 @@ from shared.codec.avro_writer import encode_columns
 from shared.parsing.errors import RejectError
 from shared.parsing.rows import RowTypes
 from shared.parsing.sqltypes import SqlType
+from shared.parsing.validate import column_beyond_int
 
 UNSUPPORTED: Final = 0
 INT8: Final = 1
@@ -119,6 +120,8 @@ def _schema(schema_raw: bytes) -> dict[str, Any] | None:
 
 
 def _answer(types: RowTypes) -> PlanAnswer:
+    if column_beyond_int(types.columns) is not None:
+        return None  # the parser rejects it (check_event)
     kinds = [kind(t) for t in types.types.values()]
     return list(types.types), [k for k, _ in kinds], [s for _, s in kinds], encode_columns(types.columns)
 

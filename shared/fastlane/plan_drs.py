@@ -20,6 +20,7 @@ from shared.fastlane.plan import PlanAnswer, Planner, kind
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import RejectError
 from shared.parsing.rows import RowTypes
+from shared.parsing.validate import column_beyond_int
 
 BYTES_LIST: Final = 100
 """A binary column: Avro bytes as the column's bytes (``BYTES_LIST_CODE`` in ``src/drs.rs``)."""
@@ -87,6 +88,8 @@ def planner(zone: _dt.tzinfo) -> Planner:
 
     def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
         types = RowTypes.from_texts(zip(names, texts, strict=True), "drs", "list", zone)
+        if column_beyond_int(types.columns) is not None:
+            return None  # the parser rejects it (check_event)
         kinds = [BYTES_LIST if t.logical == "bytes" else kind(t, "list", zone) for t in types.types.values()]
         return list(types.types), kinds, encode_columns(types.columns)
 

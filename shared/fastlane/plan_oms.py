@@ -22,6 +22,7 @@ from shared.parsing import sqltypes
 from shared.parsing.rows import RowTypes
 from shared.parsing.sqltypes import SqlType
 from shared.parsing.temporal import UTC, local_text_to_ms
+from shared.parsing.validate import column_beyond_int
 
 INFERRED: Final = 101
 """A type word without a converter of its own (``sqltypes.infer``): the value is read untyped."""
@@ -47,6 +48,8 @@ def oms_kind(text: str | None, zone: _dt.tzinfo) -> int:
 def _answer(names: list[str], texts: list[str | None], types: RowTypes, zone: _dt.tzinfo) -> PlanAnswer:
     if list(types.types) != names:
         return None  # repeated names: not the list the lane sent
+    if column_beyond_int(types.columns) is not None:
+        return None  # the parser rejects it (check_event)
     return names, [oms_kind(text, zone) for text in texts], encode_columns(types.columns)
 
 
