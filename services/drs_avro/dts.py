@@ -228,7 +228,7 @@ def _opt_long(rec: dict[str, Any], key: str) -> int | None:
         return None
     if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal():  # isdecimal: what int() reads
         return int(value.strip())
     raise RejectError(BAD_FIELD, f"field {key!r} must be an integer, got {value!r:.60}")
 
