@@ -388,7 +388,12 @@ fn item<'t>(
         }
         3 => {
             let key = values::convert(Kind::Decimal, r.str()?, out, no_zone)?;
-            (Seen::Decimal(r.long()?, r.long()?), key)
+            let (precision, scale) = (r.long()?, r.long()?);
+            // Read past 32 bits (as fastavro reads an int), the canonical schema's int cannot hold
+            // them: the parser rejects the event (check_event).
+            i32::try_from(precision).ok()?;
+            i32::try_from(scale).ok()?;
+            (Seen::Decimal(precision, scale), key)
         }
         4 => {
             let value = r.double()?;

@@ -220,8 +220,16 @@ SEED_DDL: Final = r'''
 '''
 
 
-def schema(born: bool) -> Any:
+def schema(born: bool, wide_decimal: bool = False) -> Any:
+    """The Record schema; ``wide_decimal``: a Decimal's precision and scale as longs (the same varints on
+    the wire, so it writes what a reader takes for an int read past 32 bits)."""
     types: list[dict[str, Any]] = json.loads(SCHEMA_PATH.read_text("utf-8"))
+    if wide_decimal:
+        for named_type in types:
+            if named_type.get("name", "").endswith("Decimal"):
+                for field in named_type["fields"]:
+                    if field["name"] in ("precision", "scale"):
+                        field["type"] = "long"
     if born:
         types[-1]["fields"].append({"name": "bornTimestamp", "type": "long"})
     named: dict[str, Any] = {}
@@ -322,10 +330,10 @@ def record(
     }
 
 
-def encode(datum: dict[str, Any], born: int | None = None) -> bytes:
+def encode(datum: dict[str, Any], born: int | None = None, wide_decimal: bool = False) -> bytes:
     out = io.BytesIO()
     if born is None:
-        fastavro.schemaless_writer(out, schema(False), datum)
+        fastavro.schemaless_writer(out, schema(False, wide_decimal), datum)
     else:
         fastavro.schemaless_writer(out, schema(True), {**datum, "bornTimestamp": born})
     return out.getvalue()
@@ -436,6 +444,10 @@ def main() -> None:
     write("edge-missing-key-column", encode(record("DELETE", kv, before=[empty("NONE"), chars(b"z")])))
     write("edge-image-length-mismatch", encode(record("INSERT", kv, after=[integer("5")])))
     write("edge-bad-integer", encode(record("INSERT", kv, after=[integer("12a"), chars(b"z")])))
+    write(
+        "edge-decimal-precision-beyond-int",
+        encode(record("INSERT", [("id", 8), ("amount", 246)], after=[integer("9"), dec("1.50", 2**40, 2)]), wide_decimal=True),
+    )
     write("edge-unknown-charset", encode(record("INSERT", kv, after=[integer("6"), chars(b"z", "klingon")])))
     write("edge-invalid-gbk", encode(record("INSERT", kv, after=[integer("6"), chars(b"\x81", "gbk")])))
     write("edge-no-primary-key", encode(record("INSERT", kv, after=[integer("8"), chars(b"k")], pk=None)))
