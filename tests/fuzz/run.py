@@ -115,8 +115,7 @@ def problems(summary: dict[str, Any]) -> int:
     for part in ("source", "compiled"):
         for result in summary.get("replay", {}).get(part, {}).values():
             count += sum(result[k] for k in ("crashes", "hangs", "bad_rejects", "codec_errors", "mismatches"))
-    if "error" in summary.get("replay", {}).get("coverage_run", {}):
-        count += 1
+    count += len(summary.get("replay", {}).get("errors", {}))  # a replay that could not run
     return count
 
 
@@ -173,11 +172,11 @@ def main() -> int:
     replay: dict[str, Any] = {}
     coverage_run = run_replay(args.out, coverage=True)
     replay["source"] = coverage_run.get("source", {})
-    replay["coverage_run"] = {"error": coverage_run["error"]} if "error" in coverage_run else {}
     compiled = run_replay(args.out, coverage=False)
     replay["compiled"] = compiled.get("compiled", {})
-    if "error" in compiled:
-        replay["coverage_run"]["compiled_error"] = compiled["error"]
+    replay["errors"] = {
+        name: run["error"] for name, run in (("source", coverage_run), ("compiled", compiled)) if "error" in run
+    }
     total = sum(r["inputs"] for r in results.values())
     seconds = sum(r["seconds"] for r in results.values())
     summary: dict[str, Any] = {
