@@ -25,7 +25,7 @@ from typing import Any, Final
 
 import orjson
 
-from shared.event.values import INT64_MIN, SqlTime, Value
+from shared.event.values import INT64_MAX, INT64_MIN, SqlTime, Value
 from shared.parsing import temporal
 from shared.parsing.binary import DECODERS, BytesEncoding
 from shared.parsing.errors import BAD_FIELD, RejectError, UnreadableValue, describe
@@ -151,7 +151,13 @@ def _micros(value: Any, unit: int | None) -> int:
 
 
 def _time(unit: int | None) -> Converter:
-    return lambda value: SqlTime(_micros(value, unit))
+    def convert(value: Any) -> Value:
+        micros = _micros(value, unit)
+        if not INT64_MIN <= micros <= INT64_MAX:  # the canonical TIME is a long of microseconds
+            raise UnreadableValue(f"expected a time within the 64-bit range of microseconds, got {describe(value)}")
+        return SqlTime(micros)
+
+    return convert
 
 
 def _local_timestamp(unit: int | None) -> Converter:
