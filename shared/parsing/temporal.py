@@ -134,6 +134,13 @@ def parse_instant(text: str, wall_clock_zone: _dt.tzinfo) -> _dt.datetime | Unpa
     (``2020-11-25 00:01:02.012345 Asia/Shanghai``), and a wall-clock date-time,
     which is read in ``wall_clock_zone`` (the configured source time zone).
     """
+    try:
+        return _instant(text, wall_clock_zone)
+    except OverflowError:  # a date-time at the calendar's edge that its zone moves outside it in UTC
+        raise UnreadableValue(f"expected a timestamp within years 1-9999 in UTC, got {describe(text)}") from None
+
+
+def _instant(text: str, wall_clock_zone: _dt.tzinfo) -> _dt.datetime | Unparsed:
     size = len(text)
     if (
         19 <= size <= 27
