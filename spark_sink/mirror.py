@@ -548,6 +548,23 @@ def folded_with_floors(
     (the lake's tombstones as ``pinned``, see ``tombstones.floors``)."""
     physical = list(result.types)
     key_index = [physical.index(k) for k in key]
+    folded = _fold(events, key_index, len(physical))
+    return _with_floors(spark, settings, folded, table=table, key=key, result=result, pinned=pinned)
+
+
+def _with_floors(
+    spark: SparkSession,
+    settings: SinkSettings,
+    rows: DataFrame,
+    *,
+    table: str,
+    key: list[str],
+    result: Plan,
+    pinned: tombstones.Pinned,
+) -> DataFrame:
+    """A keyed table's folded rows (key values in ``_v<i>``) with each key's tombstone floor: the lake's
+    tombstones as ``pinned`` and the table's own tombstone table of an earlier release (``tombstones.floors``)."""
+    physical = list(result.types)
     types = [result.types[k] for k in key]
     floor = tombstones.floors(
         spark,
@@ -557,8 +574,8 @@ def folded_with_floors(
         key=key,
         types=types,
     )
-    folded = _fold(events, key_index, len(physical))
-    return tombstones.with_floors(folded, floor, key_cols=[f"_v{i}" for i in key_index], types=types)
+    key_cols = [f"_v{physical.index(k)}" for k in key]
+    return tombstones.with_floors(rows, floor, key_cols=key_cols, types=types)
 
 
 def _apply_folded(
@@ -576,20 +593,11 @@ def _apply_folded(
     table, result, key = work.table, work.result, work.key
     physical = list(result.types)
     key_index = [physical.index(k) for k in key]
-    types = [result.types[k] for k in key]
-    with step("floors"):
-        floor = tombstones.floors(
-            spark,
-            pinned=pinned,
-            table=table,
-            legacy_uri=settings.legacy_tombstones_uri(table),
-            key=key,
-            types=types,
-        )
     # The shared fold is checkpointed and the floors are read at a pinned version: the MERGE and the
     # tombstones read the same rows.
     rows = mirror_fold.table_rows(folded, table, result=result, physical=physical, key_index=key_index)
-    source = tombstones.with_floors(rows, floor, key_cols=[f"_v{i}" for i in key_index], types=types)
+    with step("floors"):
+        source = _with_floors(spark, settings, rows, table=table, key=key, result=result, pinned=pinned)
     # Its deleted keys are read from the shared fold with every other table's (``mirror_fold.deleted_keys``).
     _write_folded(spark, settings, work, source, physical=physical, app_id=app_id, batch_id=batch_id, step=step)
     return _Written(table)

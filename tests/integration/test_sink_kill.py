@@ -167,8 +167,10 @@ async def test_sink_survives_sigkill_during_batches(kafka_bootstrap: str, spark:
     for checkpoint in checkpoints:
         assert _batch_ids(checkpoint / "commits"), f"{checkpoint.name} committed nothing between the kills"
 
-    # Catch up in-process, on the same checkpoint (so the same Delta app id).
-    await asyncio.to_thread(job.run, spark, settings, kafka_settings(kafka_bootstrap))
+    # Catch up in-process, on the same checkpoint (so the same Delta app id), in one batch per query: the
+    # small batches were there to be killed.
+    catch_up = settings.model_copy(update={"max_offsets_per_trigger": None})
+    await asyncio.to_thread(job.run, spark, catch_up, kafka_settings(kafka_bootstrap))
 
     changelog = spark.read.format("delta").load(settings.changelog_uri())
     assert changelog.count() == records
