@@ -40,8 +40,9 @@ from spark_sink import delta_tables
 from spark_sink.hadoop_files import HadoopFiles
 
 ID_FILE: Final = "_binlake_app_id"
-SUFFIXES: Final = (".truncate",)
-"""Suffixes the sink appends to a query's app id for extra commits of one batch (``mirror.TRUNCATE_APP``)."""
+SUFFIXES: Final = (".truncate", ".compact")
+"""Suffixes the sink appends to a query's app id for extra commits of one batch (``mirror.TRUNCATE_APP``,
+``mirror.COMPACT_APP``)."""
 
 
 class LakeOwnershipError(BinlakeError):

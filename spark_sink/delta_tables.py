@@ -77,18 +77,26 @@ def state(spark: SparkSession, uri: str) -> TableState | None:
 def holds_files(spark: SparkSession, uri: str) -> bool:
     """Whether the table's current version has any data file (False: no table, or an empty one).
 
-    From the version's checksum file (Delta writes one per commit), so no Spark job: it lets a batch
-    skip reading a table that cannot hold anything, such as a new mirror's or an empty tombstone table.
-    The checksum is read directly: ``Snapshot.numOfFiles`` reconstructs the table's state with a Spark
-    job (1.4-4 s per call measured, per table and batch) even where the checksum is there. Without a
-    checksum (written by another writer, or disabled) that job is the fallback.
+    It lets a batch skip reading a table that cannot hold anything, such as a new mirror's or an
+    empty tombstone table (``file_count``: no Spark job).
+    """
+    return file_count(spark, uri) > 0
+
+
+def file_count(spark: SparkSession, uri: str) -> int:
+    """The number of data files of the table's current version (0: no table).
+
+    From the version's checksum file (Delta writes one per commit), so no Spark job. The checksum is
+    read directly: ``Snapshot.numOfFiles`` reconstructs the table's state with a Spark job (1.4-4 s
+    per call measured, per table and batch) even where the checksum is there. Without a checksum
+    (written by another writer, or disabled) that job is the fallback.
     """
     snapshot = _snapshot(spark, uri)
     if int(snapshot.version()) < 0:
-        return False
+        return 0
     checksum = snapshot.checksumOpt()
     files = checksum.get().numFiles() if checksum.isDefined() else snapshot.numOfFiles()
-    return int(files) > 0
+    return int(files)
 
 
 def partition_values(spark: SparkSession, uri: str, column: str) -> set[str]:

@@ -89,6 +89,8 @@ from spark_sink.typemap import convert, sql_string
 PROP_TRUNCATED: Final = "binlake.truncated_at"
 TRUNCATE_APP: Final = ".truncate"
 """Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""
+COMPACT_APP: Final = ".compact"
+"""Suffix of the transaction app id of the tombstone table's compaction (``tombstones.compact``)."""
 SCHEDULER_POOL: Final = "spark.scheduler.pool"
 _Item = TypeVar("_Item")
 _Done = TypeVar("_Done")
@@ -258,6 +260,15 @@ def apply(
                     release(written.folded)
             if folded is not None:
                 release(folded)
+    # Outside the batch's transaction id (a writer's own id and the session's must not meet in one commit).
+    with step("tombstones_compact"):
+        tombstones.compact(
+            spark,
+            settings.tombstones_uri(),
+            max_files=settings.tombstone_compact_files,
+            app_id=app_id + COMPACT_APP,
+            batch_id=batch_id,
+        )
     return touched
 
 

@@ -112,6 +112,14 @@ class SinkSettings(BaseSettings):
         "together with the batch's other such tables in one Spark aggregation; a table with more gets a fold of "
         "its own (cheaper per row, but a few seconds of fixed cost). 0: every table folds on its own.",
     )
+    tombstone_compact_files: int = Field(
+        200,
+        ge=0,
+        description="When the lake's tombstone table (deleted_keys/) holds more data files than this beyond one per "
+        "source table, a mirror batch rewrites it: one row per deleted key (its newest delete), one file per source "
+        "table. Every mirror batch that deletes adds a file per table it deletes from, and a table's tombstones are "
+        "read in every batch that writes the table. 0: after every batch that leaves more.",
+    )
     changelog_partition_by: Annotated[list[PartitionColumn], NoDecode] = Field(
         default_factory=lambda: list[PartitionColumn](["source_table", "event_date"]),
         description="Partition columns of the changelog table (source_table, event_date), fixed at creation.",

@@ -15,7 +15,16 @@ the mirror row) is appended too, equally harmless. The floors are read at the
 version pinned when the batch starts (``pin``), so a batch replayed after a crash
 between the mirrors' commits and the tombstones' append folds the same rows
 and appends the same deletes. Tombstones are kept until a TRUNCATE of their
-table newer than them; they cost one small row per delete.
+table newer than them.
+
+Each append adds a file per source table it holds deletes of, and a table's
+floors read all its files: left alone, a batch would read more files every
+time. So when the table holds more than ``tombstone_compact_files`` files beyond
+one per source table, the mirror batch rewrites it (``compact``, after its own commits): one row per
+deleted key (its newest delete, the only one a floor uses), one file per source
+table. The floors read the same values before and after, so a compaction is
+harmless to repeat and to lose: a batch replayed after a crash that followed it
+skips it (its own transaction id) or, if the crash came first, runs it again.
 
 The key is text so that keys of every table fit one column: each key value in
 a form that a type widening of its column (int -> bigint, a decimal's scale,
@@ -178,3 +187,31 @@ def truncate_legacy(spark: SparkSession, legacy_uri: str, truncated_at: str, *, 
     if delta_tables.exists(spark, legacy_uri):
         with delta_tables.idempotent_dml(spark, app_id, batch_id):
             DeltaTable.forPath(spark, legacy_uri).delete(F.col(ORDER_KEY) < F.lit(truncated_at))
+
+
+def compact(spark: SparkSession, uri: str, *, max_files: int, app_id: str, batch_id: int) -> bool:
+    """Rewrite the tombstone table as one row per deleted key (its newest delete) and one file per source table,
+    in one commit under (``app_id``, ``batch_id``), when it holds more than ``max_files`` files beyond one per
+    source table; True if it did."""
+    files = delta_tables.file_count(spark, uri)
+    if files <= max_files:  # no Spark job for most batches
+        return False
+    if files - len(delta_tables.partition_values(spark, uri, TABLE)) <= max_files:
+        return False  # as compact as it gets, or nearly: a rewrite would not be worth it
+    version = delta_tables.current_version(spark, uri)
+    assert version is not None  # it holds files
+    newest = (
+        delta_tables.read_at(spark, uri, version)
+        .groupBy(TABLE, KEY)
+        .agg(F.max(ORDER_KEY).alias(ORDER_KEY))
+        .repartition(TABLE)  # each source table's rows in one task, so one file
+    )
+    (
+        newest.write.format("delta")
+        .mode("overwrite")
+        .option("txnAppId", app_id)
+        .option("txnVersion", str(batch_id))
+        .partitionBy(TABLE)
+        .save(uri)
+    )
+    return True

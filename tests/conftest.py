@@ -35,11 +35,11 @@ LONGEST_FIRST = (
 )
 """The slowest tests (minutes each, from CI's ``--durations`` report), longest first.
 
-``make test`` runs them before everything else: two workers share the tests
-(``--dist worksteal``), and a run ends when the later worker does, so a
-minutes-long test started last keeps the other worker idle for its length; run
-first, the run's tail is short tests. Only an order: a name missing here (a
-test renamed) runs in its usual place.
+``make test`` runs them before everything else and hands the workers one test
+at a time (``--dist load --maxschedchunk 1``), so each worker takes the longest
+test left when it is free: a run ends when the later worker does, and a
+minutes-long test started last would keep the other worker idle for its length.
+Only an order: a name missing here (a test renamed) runs in its usual place.
 """
 
 

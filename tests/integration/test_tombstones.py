@@ -3,6 +3,8 @@
 - A key's text is the same before and after a type widening of its columns, so
   a delete recorded before the widening still keeps older events out after it.
 - A mirror batch appends the deletes of all its tables in one commit.
+- A compaction keeps one row per deleted key (its newest delete) and one file
+  per source table, the floors unchanged, and a replayed batch skips it.
 - A lake of an earlier release, with a tombstone table per source table
   (``tombstones/<table>/``): its deleted keys still keep older events out, a
   TRUNCATE empties it, and ``binlake lake verify`` reads both layouts.
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from delta.tables import DeltaTable
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     BinaryType,
@@ -34,10 +36,11 @@ from pyspark.sql.types import (
 from shared.codec import avro
 from shared.config.settings import kafka_settings
 from shared.event.model import ChangeEvent
-from spark_sink import job, lake_facts, lake_verify
+from spark_sink import delta_tables, job, lake_facts, lake_verify, tombstones
+from spark_sink.mirror_plan import ORDER_KEY
 from spark_sink.order import sequence_of
 from spark_sink.settings import SinkSettings
-from spark_sink.tombstones import key_text
+from spark_sink.tombstones import FLOOR, KEY, TABLE, TEXT_KEY, key_text
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 from tests.integration.test_sink_semantics import _event, _sorted
@@ -155,3 +158,95 @@ async def test_one_commit_per_batch_and_an_earlier_releases_tombstones(
         "t.d": True,
         "t.old": True,  # its own (emptied) tombstone table of the earlier release
     }
+
+    # A key of t.b inserted and deleted again, one of t.c deleted: a batch whose compaction then finds more files
+    # than source tables (a threshold of 0) rewrites the tombstones, one row per key, and the lake still matches.
+    compacting = settings.model_copy(update={"tombstone_compact_files": 0})
+    await _round(
+        kafka_bootstrap,
+        topic,
+        spark,
+        compacting,
+        [
+            _event("INSERT", "b", 20, after={"id": 1, "a": 5, "b": "again"}),
+            _event("DELETE", "b", 21, before={"id": 1, "a": 5, "b": "again"}),
+            _event("DELETE", "c", 20, before={"id": 2, "a": 2, "b": "q"}),
+        ],
+    )
+    deleted = spark.read.format("delta").load(settings.tombstones_uri())
+    held = deleted.select("source_table", "key", "_binlake_order_key").collect()
+    assert sorted((table, key, sequence[:20]) for table, key, sequence in held) == [
+        ("t.a", '["1"]', f"{12:020d}"),
+        ("t.b", '["1"]', f"{21:020d}"),
+        ("t.c", '["1"]', f"{12:020d}"),
+        ("t.c", '["2"]', f"{20:020d}"),
+        ("t.d", '["1","p"]', f"{12:020d}"),
+    ]
+    assert delta_tables.file_count(spark, settings.tombstones_uri()) == 4  # one per source table
+    overwrites = DeltaTable.forPath(spark, settings.tombstones_uri()).history()
+    assert overwrites.where(F.col("operationParameters.mode") == "Overwrite").count() == 1
+    assert _sorted(spark.read.format("delta").load(settings.mirror_uri("t.b")), ["id"]) == [(2,)]
+    assert _sorted(spark.read.format("delta").load(settings.mirror_uri("t.c")), ["id"]) == []
+    facts = await asyncio.to_thread(lake_facts.gather, spark, compacting, kafka_settings(kafka_bootstrap))
+    assert lake_verify.compare(facts).differences == []
+
+
+def test_compaction_keeps_each_keys_newest_delete(spark: SparkSession, tmp_path: Path) -> None:
+    uri = (tmp_path / "deleted_keys").as_uri()
+    appends = [
+        [("t.a", '["1"]', _sequence(10)), ("t.b", '["1"]', _sequence(11))],
+        [("t.a", '["1"]', _sequence(20)), ("t.a", '["2"]', _sequence(21))],  # key 1 deleted again
+        [("t.b", '["1"]', _sequence(5))],  # a stale delete, older than the one held
+    ]
+
+    def rows(data: list[tuple[str, str, str]]) -> DataFrame:
+        return spark.createDataFrame(data, f"{TABLE} string, {KEY} string, {ORDER_KEY} string")
+
+    def floors() -> dict[str, list[tuple[str, str]]]:
+        pinned = tombstones.pin(spark, uri)
+        out = {}
+        for table in ("t.a", "t.b"):
+            floor = tombstones.floors(
+                spark,
+                pinned=pinned,
+                table=table,
+                legacy_uri=(tmp_path / "none").as_uri(),
+                key=["id"],
+                types=[IntegerType()],
+            )
+            assert floor is not None
+            out[table] = sorted((r[TEXT_KEY], r[FLOOR]) for r in floor.collect())
+        return out
+
+    for batch, data in enumerate(appends):
+        tombstones.record(uri, [rows(data)], app_id="app", batch_id=batch)
+    files = delta_tables.file_count(spark, uri)
+    assert files >= 4  # a file per source table and append
+    before = floors()
+    assert before == {"t.a": [('["1"]', _sequence(20)), ('["2"]', _sequence(21))], "t.b": [('["1"]', _sequence(11))]}
+
+    assert not tombstones.compact(spark, uri, max_files=files, app_id="app.compact", batch_id=2)  # not yet
+    assert tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=2)
+    assert delta_tables.file_count(spark, uri) == 2  # one per source table
+    held = spark.read.format("delta").load(uri)
+    assert _sorted(held, [TABLE, KEY, ORDER_KEY]) == [
+        ("t.a", '["1"]', _sequence(20)),
+        ("t.a", '["2"]', _sequence(21)),
+        ("t.b", '["1"]', _sequence(11)),
+    ]
+    assert floors() == before
+    assert not tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=3)  # nothing to gain
+
+    # The batch replayed after a crash that followed its compaction: its append and its compaction are skipped
+    # (their transaction ids are in the table's log, which the rewrite kept).
+    version = delta_tables.current_version(spark, uri)
+    tombstones.record(uri, [rows(appends[2])], app_id="app", batch_id=2)
+    assert delta_tables.current_version(spark, uri) == version
+    newer = [("t.a", '["1"]', _sequence(30)), ("t.c", '["9"]', _sequence(30))]
+    tombstones.record(uri, [rows(newer)], app_id="app", batch_id=3)  # the next batch: t.a has two files again
+    assert delta_tables.file_count(spark, uri) == 4
+    assert tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=2)  # replayed: Delta skips it
+    assert delta_tables.file_count(spark, uri) == 4
+    assert tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=3)
+    assert delta_tables.file_count(spark, uri) == 3
+    assert floors() == {**before, "t.a": [('["1"]', _sequence(30)), ('["2"]', _sequence(21))]}

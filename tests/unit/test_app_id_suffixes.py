@@ -1,0 +1,16 @@
+"""Every extra commit a mirror batch makes under a suffixed app id is known to the lake's ownership check."""
+
+from __future__ import annotations
+
+import pytest
+
+from spark_sink import app_ids, mirror
+
+pytestmark = pytest.mark.unit
+
+
+def test_every_suffix_the_mirror_commits_under_is_known() -> None:
+    # A suffix missing from app_ids.SUFFIXES would make the sink's own compaction commit look like another
+    # sink's app id, and a restart under the same checkpoint would refuse the lake.
+    assert set(app_ids.SUFFIXES) == {mirror.TRUNCATE_APP, mirror.COMPACT_APP}
+    assert app_ids.base_id("abc" + mirror.COMPACT_APP) == app_ids.base_id("abc" + mirror.TRUNCATE_APP) == "abc"
