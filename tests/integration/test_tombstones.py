@@ -133,23 +133,42 @@ async def test_one_commit_per_batch_and_an_earlier_releases_tombstones(
         assert _sorted(spark.read.format("delta").load(settings.mirror_uri(f"t.{table}")), ["id"]) == [(2,)]
 
     # A late insert of a deleted key stays out; a TRUNCATE of t.old empties its own tombstone table, and the
-    # key inserted after it is in.
+    # key inserted after it is in. A key of t.b inserted and deleted again, one of t.c deleted: the batch's
+    # compaction then finds more files than source tables (a threshold of 0) and rewrites the tombstones, one
+    # row per key.
+    compacting = settings.model_copy(update={"tombstone_compact_files": 0})
     await _round(
         kafka_bootstrap,
         topic,
         spark,
-        settings,
+        compacting,
         [
             _event("INSERT", "a", 5, after={"id": 1, "a": 9, "b": "late"}),
             _event("TRUNCATE", "old", 60, columns=[], key=()),
             _event("INSERT", "old", 70, after={"id": 3, "a": 30, "b": "z"}),
+            _event("INSERT", "b", 20, after={"id": 1, "a": 5, "b": "again"}),
+            _event("DELETE", "b", 21, before={"id": 1, "a": 5, "b": "again"}),
+            _event("DELETE", "c", 20, before={"id": 2, "a": 2, "b": "q"}),
         ],
     )
     assert _sorted(spark.read.format("delta").load(settings.mirror_uri("t.a")), ["id"]) == [(2,)]
     assert spark.read.format("delta").load(legacy).count() == 0
     assert _sorted(spark.read.format("delta").load(settings.mirror_uri("t.old")), ["id", "a"]) == [(3, 30)]
+    assert _sorted(spark.read.format("delta").load(settings.mirror_uri("t.b")), ["id"]) == [(2,)]
+    assert _sorted(spark.read.format("delta").load(settings.mirror_uri("t.c")), ["id"]) == []
+    held = spark.read.format("delta").load(settings.tombstones_uri()).select(TABLE, KEY, ORDER_KEY).collect()
+    assert sorted((table, key, sequence[:20]) for table, key, sequence in held) == [
+        ("t.a", '["1"]', f"{12:020d}"),
+        ("t.b", '["1"]', f"{21:020d}"),  # its delete at 12 compacted away
+        ("t.c", '["1"]', f"{12:020d}"),
+        ("t.c", '["2"]', f"{20:020d}"),
+        ("t.d", '["1","p"]', f"{12:020d}"),
+    ]
+    assert delta_tables.file_count(spark, settings.tombstones_uri()) == 4  # one per source table
+    history = DeltaTable.forPath(spark, settings.tombstones_uri()).history()
+    assert history.where(F.col("operationParameters.mode") == "Overwrite").count() == 1
     # binlake lake verify reads the tombstones of both layouts: the lake matches the topic.
-    facts = await asyncio.to_thread(lake_facts.gather, spark, settings, kafka_settings(kafka_bootstrap))
+    facts = await asyncio.to_thread(lake_facts.gather, spark, compacting, kafka_settings(kafka_bootstrap))
     assert lake_verify.compare(facts).differences == []
     assert {t.table: t.mirror.tombstones for t in facts.tables if t.mirror is not None} == {
         "t.a": True,
@@ -158,37 +177,6 @@ async def test_one_commit_per_batch_and_an_earlier_releases_tombstones(
         "t.d": True,
         "t.old": True,  # its own (emptied) tombstone table of the earlier release
     }
-
-    # A key of t.b inserted and deleted again, one of t.c deleted: a batch whose compaction then finds more files
-    # than source tables (a threshold of 0) rewrites the tombstones, one row per key, and the lake still matches.
-    compacting = settings.model_copy(update={"tombstone_compact_files": 0})
-    await _round(
-        kafka_bootstrap,
-        topic,
-        spark,
-        compacting,
-        [
-            _event("INSERT", "b", 20, after={"id": 1, "a": 5, "b": "again"}),
-            _event("DELETE", "b", 21, before={"id": 1, "a": 5, "b": "again"}),
-            _event("DELETE", "c", 20, before={"id": 2, "a": 2, "b": "q"}),
-        ],
-    )
-    deleted = spark.read.format("delta").load(settings.tombstones_uri())
-    held = deleted.select("source_table", "key", "_binlake_order_key").collect()
-    assert sorted((table, key, sequence[:20]) for table, key, sequence in held) == [
-        ("t.a", '["1"]', f"{12:020d}"),
-        ("t.b", '["1"]', f"{21:020d}"),
-        ("t.c", '["1"]', f"{12:020d}"),
-        ("t.c", '["2"]', f"{20:020d}"),
-        ("t.d", '["1","p"]', f"{12:020d}"),
-    ]
-    assert delta_tables.file_count(spark, settings.tombstones_uri()) == 4  # one per source table
-    overwrites = DeltaTable.forPath(spark, settings.tombstones_uri()).history()
-    assert overwrites.where(F.col("operationParameters.mode") == "Overwrite").count() == 1
-    assert _sorted(spark.read.format("delta").load(settings.mirror_uri("t.b")), ["id"]) == [(2,)]
-    assert _sorted(spark.read.format("delta").load(settings.mirror_uri("t.c")), ["id"]) == []
-    facts = await asyncio.to_thread(lake_facts.gather, spark, compacting, kafka_settings(kafka_bootstrap))
-    assert lake_verify.compare(facts).differences == []
 
 
 def test_compaction_keeps_each_keys_newest_delete(spark: SparkSession, tmp_path: Path) -> None:
