@@ -19,12 +19,13 @@ table newer than them.
 
 Each append adds a file per source table it holds deletes of, and a table's
 floors read all its files: left alone, a batch would read more files every
-time. So when the table holds more than ``tombstone_compact_files`` files beyond
-one per source table, the mirror batch rewrites it (``compact``, after its own commits): one row per
-deleted key (its newest delete, the only one a floor uses), one file per source
-table. The floors read the same values before and after, so a compaction is
-harmless to repeat and to lose: a batch replayed after a crash that followed it
-skips it (its own transaction id) or, if the crash came first, runs it again.
+time. So when the table holds more than ``tombstone_compact_files`` files
+beyond one per source table, the mirror batch rewrites it (``compact``, after
+its own commits): one row per deleted key (its newest delete, the only one a
+floor uses), one file per source table. The floors read the same values before
+and after, so a compaction is harmless to repeat and to lose: a batch replayed
+after a crash that followed it skips it (its own transaction id) or, if the
+crash came first, runs it again.
 
 The key is text so that keys of every table fit one column: each key value in
 a form that a type widening of its column (int -> bigint, a decimal's scale,
