@@ -48,7 +48,7 @@ typecheck: $(STAMP)
 # wait on Kafka, Spark's driver or a subprocess, so two run side by side on two cores. TEST_WORKERS=0: one process.
 TEST_WORKERS ?= 2
 test: lint typecheck $(NATIVE) tools
-	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 1 -m "not peer"
+	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist worksteal -m "not peer"
 
 bench: $(NATIVE)
 	$(BIN)/python -m tests.bench.run
