@@ -160,7 +160,7 @@ images: podman
 	$(PODMAN_EXTRA) -f deploy/podman/kafka.Dockerfile -t localhost/binlake-kafka:$(KAFKA_VERSION) .
 	$(PODMAN_EXTRA) -f deploy/podman/prometheus.Dockerfile -t localhost/binlake-prometheus:$(IMAGE_TAG) .
 
-# The deployment run for real (a second CI step, .ci/run): the images, podman's Docker API on a socket
+# The deployment run for real (docs/operations.md, Checks): the images, podman's Docker API on a socket
 # of its own, the compose stack test (tests/integration/test_deploy_compose_stack.py).
 PODMAN_SOCKET ?= /tmp/binlake-podman.sock
 test-deploy: images tools $(NATIVE)
