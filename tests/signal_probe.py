@@ -82,23 +82,36 @@ def signal_during_start(
             cwd=REPO,
         )
     try:
-        deadline = time.monotonic() + 30
         wanted = signal.SIGTERM if moment_s == HANDLER else signal.SIGINT
-        while not catches(process.pid, wanted):
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise AssertionError(f"{command} never started (status {process.poll()})")
-            time.sleep(0.0005)
+        _until(
+            command,
+            process,
+            lambda: catches(process.pid, wanted),
+            deadline=time.monotonic() + 30,
+            failure="never started",
+            interval_s=0.0005,
+        )
         up = time.monotonic()
-        while after is not None and not after(process):
-            if process.poll() is not None or time.monotonic() > up + timeout_s:
-                raise AssertionError(f"{command}: the awaited moment never came (status {process.poll()})")
-            time.sleep(0.01)
+        if after is not None:
+            _until(
+                command,
+                process,
+                lambda: after(process),
+                deadline=up + timeout_s,
+                failure="the awaited moment never came",
+                interval_s=0.01,
+            )
         if moment_s > 0:
             time.sleep(moment_s)
-        while after_handler and not catches(process.pid, signal.SIGTERM):
-            if process.poll() is not None or time.monotonic() > up + timeout_s:
-                raise AssertionError(f"{command}: binlake's handler never came (status {process.poll()})")
-            time.sleep(0.0005)
+        if after_handler:
+            _until(
+                command,
+                process,
+                lambda: catches(process.pid, signal.SIGTERM),
+                deadline=up + timeout_s,
+                failure="binlake's handler never came",
+                interval_s=0.0005,
+            )
         process.send_signal(signum)
         signalled = time.monotonic() - up
         if log is None:
@@ -114,6 +127,23 @@ def signal_during_start(
             process.wait(30)
         if process.stdin is not None:
             process.stdin.close()
+
+
+def _until(
+    command: list[str],
+    process: subprocess.Popen[bytes],
+    holds: Callable[[], bool],
+    *,
+    deadline: float,
+    failure: str,
+    interval_s: float,
+) -> None:
+    """Poll ``holds`` every ``interval_s`` until it does; fail with ``failure`` if the process ends or
+    ``deadline`` (monotonic) passes first."""
+    while not holds():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise AssertionError(f"{command}: {failure} (status {process.poll()})")
+        time.sleep(interval_s)
 
 
 def children(pid: int) -> list[int]:
