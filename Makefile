@@ -161,7 +161,8 @@ images: podman
 	$(PODMAN_EXTRA) -f deploy/podman/prometheus.Dockerfile -t localhost/binlake-prometheus:$(IMAGE_TAG) .
 
 # The deployment run for real (docs/operations.md, Checks): the images, podman's Docker API on a socket
-# of its own, the compose stack test (tests/integration/test_deploy_compose_stack.py).
+# of its own, the compose stack test (tests/integration/test_deploy_compose_stack.py), the sink on an S3
+# server (test_deploy_s3.py), the Testcontainers broker. CI (.ci/run) runs it after `make test`.
 PODMAN_SOCKET ?= /tmp/binlake-podman.sock
 test-deploy: images tools $(NATIVE)
 	set -e; podman system service --time=0 unix://$(PODMAN_SOCKET) & service=$$!; \
@@ -171,7 +172,7 @@ test-deploy: images tools $(NATIVE)
 	BINLAKE_DEPLOY_STACK=1 TESTCONTAINERS_RYUK_DISABLED=true \
 	BINLAKE_NORMALIZER_IMAGE=localhost/binlake-normalizer:$(IMAGE_TAG) BINLAKE_SINK_IMAGE=localhost/binlake-sink:$(IMAGE_TAG) \
 	BINLAKE_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) BINLAKE_PROMETHEUS_IMAGE=localhost/binlake-prometheus:$(IMAGE_TAG) \
-	$(BIN)/pytest tests/integration/test_deploy_compose_stack.py; \
+	$(BIN)/pytest tests/integration/test_deploy_compose_stack.py tests/integration/test_deploy_s3.py; \
 	PATH="$(TOOLS)/bin:$$PATH" DOCKER_HOST=unix://$(PODMAN_SOCKET) TESTCONTAINERS_RYUK_DISABLED=true \
 	BINLAKE_TESTCONTAINERS=1 BINLAKE_TESTCONTAINERS_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) \
 	$(BIN)/pytest tests/integration/test_deploy_testcontainers.py

@@ -6,7 +6,9 @@ a server speaking the S3 protocol over HTTP, not a mock of a client library. ``b
 the checkpoints on the sink's own disk, the endpoint and path-style access in BINLAKE_SINK_SPARK_CONF, the
 credentials as AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, hadoop-aws added by BINLAKE_SINK_SPARK_EXTRA_PACKAGES
 as the sink image does).
-Skipped, saying so, where the server is not installed (``make tools``); in CI that is a failure.
+It runs in ``make test-deploy`` (``BINLAKE_DEPLOY_STACK=1``, which CI runs after ``make test``): two cold Spark
+applications, about five minutes. Skipped, saying so, elsewhere, and where the server is not installed
+(``make tools``); in CI that is a failure.
 """
 
 from __future__ import annotations
@@ -75,6 +77,8 @@ def _signed_put(endpoint: str, path: str) -> None:
 @pytest.fixture(scope="module")
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     """The server's endpoint, and the folder its posix backend keeps the buckets in."""
+    if os.environ.get("BINLAKE_DEPLOY_STACK") != "1":
+        pytest.skip("the s3a:// lake runs in `make test-deploy` (two Spark applications; minutes)")
     server = tool("versitygw")
     root = tmp_path_factory.mktemp("s3")
     port = _free_port()

@@ -2,10 +2,10 @@
 
 Three vendor formats (each its own database) are normalized into one unified
 topic. The sink runs as its own process (``binlake sink``, processing-time
-triggers, small micro-batches) and is killed with SIGKILL while a micro-batch is
-open (the checkpoint has the batch's offsets but not its commit), ``KILLS`` times:
-alternately inside a changelog-query batch and inside a mirror-query batch
-(``mirrors=follow``); a final run catches up. Then every mirror table equals the generator's ground
+triggers, small micro-batches) and is killed with SIGKILL while micro-batches are
+open (the checkpoint has the batch's offsets but not its commit), ``KILLS`` times: first while both
+queries (``mirrors=follow``) have one open, then alternately inside a changelog-query batch and inside a
+mirror-query batch; a final run catches up. Then every mirror table equals the generator's ground
 truth and the changelog holds every unified-topic record exactly once.
 """
 
@@ -47,8 +47,13 @@ EVENTS = 300
 TABLES = 1
 """Tables per format: the kills test the queries' checkpoints and commits, which a table per format exercises."""
 SEED = 23
-KILLS = int(os.environ.get("BINLAKE_CHAOS_SINK_KILLS", "2"))
-"""SIGKILLs per run, alternating between the two queries: two in `make test`, more in `make chaos`."""
+KILLS = int(os.environ.get("BINLAKE_CHAOS_SINK_KILLS", "1"))
+"""SIGKILLs per run: the first while both queries have a batch open (all of `make test`'s), the others
+(`make chaos`) alternately inside a changelog-query and a mirror-query batch."""
+MAX_OFFSETS = 20
+"""Changelog batches of 20 records (45 of them): the changelog query still runs when the mirror query's
+second batch opens (its first, in a cold JVM, takes about as long as 10-15 changelog batches), so one kill
+can interrupt both. The catch-up reads the rest in one batch."""
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 PRIMARY_KEYS = {"db_dbz.*": ["id"]}  # Debezium JSON values name no key
 
@@ -98,33 +103,50 @@ def _open_batch(checkpoint: Path) -> bool:
     return bool(offsets) and max(offsets) not in commits
 
 
-def _kill_during_a_batch(command: list[str], env: dict[str, str], checkpoint: Path, rng: random.Random) -> bool:
-    """Start the sink, SIGKILL it soon after a micro-batch opens; True if the kill left that batch open."""
-    log = checkpoint.parents[2] / "sink.log"
+def _fresh_open(checkpoint: Path, already: dict[Path, set[int]]) -> bool:
+    """True while a batch planned since ``already`` was taken is open. A batch left open by the previous kill
+    is replayed first (same id, no new offsets file): that replay must commit first. A fresh batch that
+    committed before we looked moves ``already`` on: the next one is awaited."""
+    committed, offsets = _batch_ids(checkpoint / "commits"), _batch_ids(checkpoint / "offsets")
+    if not committed or not committed >= already[checkpoint] or not offsets - already[checkpoint]:
+        return False
+    if _open_batch(checkpoint):
+        return True
+    already[checkpoint] = offsets
+    return False
+
+
+def _kill_during_a_batch(
+    command: list[str], env: dict[str, str], checkpoints: list[Path], rng: random.Random
+) -> dict[str, bool]:
+    """Start the sink and SIGKILL it while a fresh micro-batch is open in every query of ``checkpoints``
+    (never a query's very first batch: the test asks that each query made progress between the kills);
+    return, per query, whether the kill left that batch open."""
+    log = checkpoints[0].parents[2] / "sink.log"
     with log.open("ab") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
     try:
-        # A batch left open by the previous kill is replayed first (same id, no new offsets file):
-        # let that replay commit, then kill inside the next fresh batch. Never the query's very first
-        # batch: the test asks that each query made progress between the kills.
-        already = _batch_ids(checkpoint / "offsets")
+        already = {checkpoint: _batch_ids(checkpoint / "offsets") for checkpoint in checkpoints}
         deadline = time.monotonic() + 600
-        while time.monotonic() < deadline:
+        delayed = False
+        while True:
             if process.poll() is not None:
                 pytest.fail(f"the sink exited with {process.returncode}: {log.read_text()[-3000:]}")
-            committed = _batch_ids(checkpoint / "commits")
-            if committed and committed >= already and _batch_ids(checkpoint / "offsets") - already:
-                if _open_batch(checkpoint):
+            if time.monotonic() > deadline:
+                pytest.fail(f"no fresh micro-batch open in {[c.name for c in checkpoints]} within 600 s")
+            opened = [_fresh_open(checkpoint, already) for checkpoint in checkpoints]  # each query, every time
+            if all(opened):
+                if delayed:
                     break
-                already = _batch_ids(checkpoint / "offsets")  # that batch committed before we looked: next one
+                # Somewhere inside the batch (decode, changelog append; or the MERGEs), then (those batches
+                # or the next ones) open again in every query.
+                time.sleep(rng.uniform(0.0, 2.0))
+                delayed = True
+                continue
             time.sleep(0.05)
-        else:
-            pytest.fail(f"no fresh micro-batch started within 600 s: {log.read_text()[-3000:]}")
-        time.sleep(rng.uniform(0.0, 2.0))  # somewhere inside the batch: decode, changelog append; or MERGEs
-        open_at_kill = _open_batch(checkpoint)
         os.kill(process.pid, signal.SIGKILL)
         process.wait(30)
-        return open_at_kill and _open_batch(checkpoint)
+        return {checkpoint.name: _open_batch(checkpoint) for checkpoint in checkpoints}
     finally:
         if process.poll() is None:
             process.kill()
@@ -135,7 +157,7 @@ async def test_sink_survives_sigkill_during_batches(kafka_bootstrap: str, spark:
     unified, records = await _fill_unified_topic(kafka_bootstrap, tmp_path)
     lake_dir = tmp_path / "lake"
     settings = sink_settings_for_tests(
-        topic=unified, lake_uri=lake_dir.as_uri(), primary_keys=PRIMARY_KEYS, max_offsets_per_trigger=150
+        topic=unified, lake_uri=lake_dir.as_uri(), primary_keys=PRIMARY_KEYS, max_offsets_per_trigger=MAX_OFFSETS
     )
     env = dict(os.environ)
     env.update(
@@ -147,7 +169,7 @@ async def test_sink_survives_sigkill_during_batches(kafka_bootstrap: str, spark:
             "BINLAKE_SINK_SHUFFLE_PARTITIONS": str(settings.shuffle_partitions),
             "BINLAKE_SINK_SPARK_CONF": json.dumps(settings.spark_conf),
             "BINLAKE_SINK_PRIMARY_KEYS": json.dumps(PRIMARY_KEYS),
-            "BINLAKE_SINK_MAX_OFFSETS_PER_TRIGGER": "150",
+            "BINLAKE_SINK_MAX_OFFSETS_PER_TRIGGER": str(MAX_OFFSETS),
             "BINLAKE_SINK_TRIGGER": "processing-time",
             "BINLAKE_SINK_TRIGGER_INTERVAL_S": "0.5",
             "BINLAKE_SINK_MIRRORS": "follow",
@@ -160,8 +182,9 @@ async def test_sink_survives_sigkill_during_batches(kafka_bootstrap: str, spark:
     rng = random.Random(SEED)
     open_kills = {checkpoint.name: 0 for checkpoint in checkpoints}
     for kill in range(KILLS):
-        checkpoint = checkpoints[kill % 2]
-        open_kills[checkpoint.name] += await asyncio.to_thread(_kill_during_a_batch, command, env, checkpoint, rng)
+        targets = checkpoints if kill == 0 else [checkpoints[kill % 2]]
+        for name, was_open in (await asyncio.to_thread(_kill_during_a_batch, command, env, targets, rng)).items():
+            open_kills[name] += was_open
     # The kills must really have interrupted micro-batches of both queries, not idle processes.
     assert all(open_kills.values()), f"kills inside an open micro-batch, per query: {open_kills}"
     for checkpoint in checkpoints:
