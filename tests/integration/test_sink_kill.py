@@ -37,6 +37,7 @@ from spark_sink.mirror_plan import HIDDEN
 from tests.integration import kafka_tools
 from tests.integration.pipeline import normalize_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
+from tests.sink_process import sink_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 __all__ = ["spark"]
@@ -116,6 +117,23 @@ def _fresh_open(checkpoint: Path, already: dict[Path, set[int]]) -> bool:
     return False
 
 
+def _until_open(
+    process: subprocess.Popen[bytes], log: Path, checkpoints: list[Path], already: dict[Path, set[int]]
+) -> None:
+    """Wait until a fresh micro-batch is open in every query of ``checkpoints`` at once."""
+    deadline = time.monotonic() + 600
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"the sink exited with {process.returncode}: {log.read_text()[-3000:]}")
+        if time.monotonic() > deadline:
+            names = [checkpoint.name for checkpoint in checkpoints]
+            pytest.fail(f"no fresh micro-batch open in {names} within 600 s: {log.read_text()[-3000:]}")
+        opened = [_fresh_open(checkpoint, already) for checkpoint in checkpoints]  # each query, every time
+        if all(opened):
+            return
+        time.sleep(0.05)
+
+
 def _kill_during_a_batch(
     command: list[str], env: dict[str, str], checkpoints: list[Path], rng: random.Random
 ) -> dict[str, bool]:
@@ -127,23 +145,11 @@ def _kill_during_a_batch(
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
     try:
         already = {checkpoint: _batch_ids(checkpoint / "offsets") for checkpoint in checkpoints}
-        deadline = time.monotonic() + 600
-        delayed = False
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"the sink exited with {process.returncode}: {log.read_text()[-3000:]}")
-            if time.monotonic() > deadline:
-                pytest.fail(f"no fresh micro-batch open in {[c.name for c in checkpoints]} within 600 s")
-            opened = [_fresh_open(checkpoint, already) for checkpoint in checkpoints]  # each query, every time
-            if all(opened):
-                if delayed:
-                    break
-                # Somewhere inside the batch (decode, changelog append; or the MERGEs), then (those batches
-                # or the next ones) open again in every query.
-                time.sleep(rng.uniform(0.0, 2.0))
-                delayed = True
-                continue
-            time.sleep(0.05)
+        _until_open(process, log, checkpoints, already)
+        # Somewhere inside the batch (decode, changelog append; or the MERGEs), then (those batches or the
+        # next ones) open again in every query.
+        time.sleep(rng.uniform(0.0, 2.0))
+        _until_open(process, log, checkpoints, already)
         os.kill(process.pid, signal.SIGKILL)
         process.wait(30)
         return {checkpoint.name: _open_batch(checkpoint) for checkpoint in checkpoints}
@@ -159,23 +165,14 @@ async def test_sink_survives_sigkill_during_batches(kafka_bootstrap: str, spark:
     settings = sink_settings_for_tests(
         topic=unified, lake_uri=lake_dir.as_uri(), primary_keys=PRIMARY_KEYS, max_offsets_per_trigger=MAX_OFFSETS
     )
-    env = dict(os.environ)
-    env.update(
-        {
-            "BINLAKE_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap,
-            "BINLAKE_SINK_TOPIC": unified,
-            "BINLAKE_SINK_LAKE_URI": settings.lake_uri,
-            "BINLAKE_SINK_MASTER": settings.master,
-            "BINLAKE_SINK_SHUFFLE_PARTITIONS": str(settings.shuffle_partitions),
-            "BINLAKE_SINK_SPARK_CONF": json.dumps(settings.spark_conf),
-            "BINLAKE_SINK_PRIMARY_KEYS": json.dumps(PRIMARY_KEYS),
-            "BINLAKE_SINK_MAX_OFFSETS_PER_TRIGGER": str(MAX_OFFSETS),
-            "BINLAKE_SINK_TRIGGER": "processing-time",
-            "BINLAKE_SINK_TRIGGER_INTERVAL_S": "0.5",
-            "BINLAKE_SINK_MIRRORS": "follow",
-            "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": "1",
-            "BINLAKE_SINK_LOG_LEVEL": "ERROR",
-        }
+    env = sink_env(
+        settings,
+        kafka_bootstrap,
+        BINLAKE_SINK_PRIMARY_KEYS=json.dumps(PRIMARY_KEYS),
+        BINLAKE_SINK_MAX_OFFSETS_PER_TRIGGER=str(MAX_OFFSETS),
+        BINLAKE_SINK_TRIGGER_INTERVAL_S="0.5",
+        BINLAKE_SINK_MIRRORS="follow",
+        BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S="1",
     )
     command = [sys.executable, "-m", "shared.cli.main", "sink"]
     checkpoints = [lake_dir / "_checkpoints" / "sink", lake_dir / "_checkpoints" / "mirrors"]
