@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeAlias
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -46,6 +46,10 @@ _TYPE: Final = re.compile(
 )
 
 
+Truncation: TypeAlias = tuple[str, int | None]
+"""A TRUNCATE (or emptying DDL) as its sequence and ``ts_ms``."""
+
+
 @dataclass(slots=True)
 class TableControl:
     """What a micro-batch's TRUNCATE and DDL events ask of one table."""
@@ -54,6 +58,9 @@ class TableControl:
     """The largest sequence (``spark_sink.order``) of an emptying event in the batch."""
     truncated_ts_ms: int | None = None
     """That event's ``ts_ms`` (when history tables close their versions)."""
+    truncations: list[Truncation] = field(default_factory=list)
+    """Every emptying event of the batch as (sequence, ``ts_ms``), oldest first: a history table closes an
+    event's version at the first of them after it."""
     added: list[ColumnDesc] = field(default_factory=list)
     """Columns added by ALTER TABLE ... ADD, in statement order."""
 
@@ -132,6 +139,7 @@ def collect(rows: DataFrame) -> dict[str, TableControl]:
     for row in control.orderBy("seq").collect():
         table = out.setdefault(row["source_table"], TableControl())
         if row["op"] == "TRUNCATE" or row["kind"] in EMPTYING_DDL:
+            table.truncations.append((row["seq"], row["ts_ms"]))
             if table.truncated_at is None or row["seq"] > table.truncated_at:
                 table.truncated_at = row["seq"]
                 table.truncated_ts_ms = row["ts_ms"]

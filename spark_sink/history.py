@@ -11,7 +11,10 @@ absent column keeps its value), ``valid_to`` is the next version's
 ``valid_from``, and the last version is current. A DELETE is a row of its own
 (op ``DELETE``, ``valid_from = valid_to`` = the delete's time, not current)
 that closes the version before it; the next INSERT starts from nothing. A
-TRUNCATE adds such a closing row (op ``TRUNCATE``) to every current version.
+TRUNCATE adds such a closing row (op ``TRUNCATE``) to every current version,
+and events older than it that arrive with it or after it are versions too,
+closed by such a row: the history does not depend on how the events were cut
+into batches.
 
 Late and replayed events land in their place: every batch recomputes the
 versions of the keys it touches from their stored rows (values +
@@ -23,12 +26,13 @@ and an event already stored is not added twice.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Final
 
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, BooleanType, DataType, StringType, TimestampType
+from pyspark.sql.types import ArrayType, BooleanType, DataType, LongType, StringType, TimestampType
 
 from spark_sink import delta_tables, mirror_schema
 from spark_sink.delta_tables import quote
@@ -121,10 +125,15 @@ def apply(
     physical: list[str],
     types: dict[str, DataType],
     key_index: list[int],
+    closings: Sequence[tuple[str, int | None]] = (),
     app_id: str,
     batch_id: int,
 ) -> None:
-    """Add the batch's events to the history table, recomputing the versions of the keys they touch."""
+    """Add the batch's events to the history table, recomputing the versions of the keys they touch.
+
+    ``closings``: the TRUNCATEs (sequence, ``ts_ms``) the batch knows, oldest first. An event older than one
+    of them is a version closed by a ``TRUNCATE`` row at the first one after it, wherever the batch
+    boundaries fell (``close_all`` closed the versions stored before the TRUNCATE arrived)."""
     keys = [f"_v{i}" for i in key_index]
     key_names = [physical[i] for i in key_index]
     fresh = new_events.select(
@@ -134,9 +143,54 @@ def apply(
         fresh = fresh.where(F.col(k).isNotNull())
     stored = _stored_as_events(spark.read.format("delta").load(uri), physical, types, key_index)
     touched = stored.join(fresh.select(*keys).distinct(), on=keys, how="left_semi")
-    replay = fresh.unionByName(touched).dropDuplicates([*keys, ORDER_KEY])
+    if closings:
+        fresh = fresh.unionByName(_closing_rows(fresh, closings, len(physical), key_index))
+    # One row per (key, event): the batch's own before a stored copy (a closing row knows no column).
+    first = Window.partitionBy(*keys, ORDER_KEY).orderBy(_FROM)
+    replay = (
+        fresh.withColumn(_FROM, F.lit(0))
+        .unionByName(touched.withColumn(_FROM, F.lit(1)))
+        .withColumn("_first", F.row_number().over(first))
+        .where(F.col("_first") == 1)
+        .drop(_FROM, "_first")
+    )
+    if closings:
+        # A TRUNCATE closes a version: none where the key's previous event deleted it (or there is none).
+        previous = F.lag(IS_DELETE).over(Window.partitionBy(*keys).orderBy(ORDER_KEY))
+        closes = ~(F.col(OP) == "TRUNCATE") | ~F.coalesce(previous, F.lit(True))
+        replay = replay.withColumn("_closes", closes).where(F.col("_closes")).drop("_closes")
     rows = versions(replay, physical, key_index)
     _upsert(spark, uri, rows, key_names, app_id=app_id, batch_id=batch_id)
+
+
+_FROM: Final = "_from"
+
+
+def _closing_rows(
+    fresh: DataFrame, closings: Sequence[tuple[str, int | None]], width: int, key_index: list[int]
+) -> DataFrame:
+    """For each key with an event older than a TRUNCATE in ``closings``, that TRUNCATE's closing row (as an
+    event: it knows only the key) at the first TRUNCATE after the event; its time is the TRUNCATE's ``ts_ms``,
+    else (unknown) the key's last event before it."""
+    closed_by = F.lit(None).cast(StringType())
+    at = F.lit(None).cast(LongType())
+    for sequence, ts_ms in reversed(closings):  # the first TRUNCATE after the event wins: tested last
+        older = F.col(ORDER_KEY) < F.lit(sequence)
+        closed_by = F.when(older, F.lit(sequence)).otherwise(closed_by)
+        at = F.when(older, F.lit(ts_ms).cast(LongType())).otherwise(at)
+    keys = [f"_v{i}" for i in key_index]
+    grouped = (
+        fresh.select(*keys, closed_by.alias(ORDER_KEY), at.alias("_at"), TS_MS)
+        .where(F.col(ORDER_KEY).isNotNull())
+        .groupBy(*keys, ORDER_KEY)
+        .agg(F.coalesce(F.first("_at"), F.max(TS_MS)).alias(TS_MS))
+    )
+    types = dict(fresh.dtypes)
+    selected: list[Column] = [F.col(ORDER_KEY), F.lit("TRUNCATE").alias(OP), F.lit(True).alias(IS_DELETE), F.col(TS_MS)]
+    for i in range(width):
+        value = F.col(f"_v{i}") if i in key_index else F.lit(None).cast(types[f"_v{i}"])
+        selected += [value.alias(f"_v{i}"), F.lit(i in key_index).alias(f"_k{i}")]
+    return grouped.select(*selected)
 
 
 def _upsert(spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, app_id: str, batch_id: int) -> None:
@@ -175,8 +229,11 @@ def close_all(
     current = spark.read.format("delta").load(uri).where(F.col(IS_CURRENT) & (F.col(ORDER_KEY) < truncated_at))
     at = F.timestamp_millis(F.lit(ts_ms)) if ts_ms is not None else F.current_timestamp()
     closed = current.withColumn(VALID_TO, at).withColumn(IS_CURRENT, F.lit(False))
+    # The closing row knows no column: a replay carries the values of the version it closes, as the
+    # closing rows of late events (``_closing_rows``) do.
     marker = (
         current.withColumn(VALID_FROM, at)
+        .withColumn(KNOWN, F.array().cast(ArrayType(StringType())))
         .withColumn(VALID_TO, at)
         .withColumn(IS_CURRENT, F.lit(False))
         .withColumn(ORDER_KEY, F.lit(truncated_at))

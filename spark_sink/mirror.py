@@ -67,7 +67,7 @@ from pyspark.sql import functions as F
 
 from shared.event.model import ROW_OPS
 from spark_sink import changelog, delta_tables, history, mirror_fold, tombstones
-from spark_sink.control_events import TableControl, collect
+from spark_sink.control_events import TableControl, Truncation, collect
 from spark_sink.delta_tables import quote, release
 from spark_sink.mirror_fold import FoldTable
 from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, ColumnDesc, Descriptor, Plan
@@ -87,6 +87,8 @@ from spark_sink.source import decoded_event
 from spark_sink.typemap import convert, sql_string
 
 PROP_TRUNCATED: Final = "binlake.truncated_at"
+PROP_TRUNCATED_TS: Final = "binlake.truncated_ts_ms"
+"""That TRUNCATE's ``ts_ms`` (empty when it had none): a history version of a late event closes then."""
 TRUNCATE_APP: Final = ".truncate"
 """Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""
 COMPACT_APP: Final = ".compact"
@@ -176,18 +178,18 @@ def apply(
     )
     touched: list[str] = []
     work: list[_TableWork] = []
-    truncations: dict[str, str] = {}
+    truncations: dict[str, Truncation] = {}
     for (table, descs, ctl), (result, key, new) in zip(candidates, schemas, strict=True):
         with step("truncate"):
-            truncated_at, new, fresh = _truncate(
+            truncated_at, closings, new, fresh = _truncate(
                 spark, settings, table, ctl=ctl, new=new, app_id=app_id, batch_id=batch_id
             )
         if fresh and truncated_at is not None:
-            truncations[table] = truncated_at
+            truncations[table] = (truncated_at, ctl.truncated_ts_ms)
         touched.append(table)
         if descs:
             counts = row_counts.get(table, RowCounts())
-            work.append(_TableWork(table, descs, result, key, truncated_at, counts, new))
+            work.append(_TableWork(table, descs, result, key, truncated_at, closings, counts, new))
     if truncations:
         with step("truncate"):
             _truncated(spark, settings, truncations, app_id=app_id, batch_id=batch_id)
@@ -329,6 +331,9 @@ class _TableWork:
     result: Plan
     key: list[str]
     truncated_at: str | None
+    closings: tuple[Truncation, ...]
+    """The TRUNCATEs known to this batch (the last one applied before it and the batch's own), oldest first:
+    where a history table closes the versions of events older than a TRUNCATE (``history.apply``)."""
     counts: RowCounts
     new: NewMirror | None
     """The mirror, when this batch creates it: by its first write (``NewMirror.write``)."""
@@ -377,22 +382,29 @@ def _truncate(
     new: NewMirror | None,
     app_id: str,
     batch_id: int,
-) -> tuple[str | None, NewMirror | None, bool]:
+) -> tuple[str | None, tuple[Truncation, ...], NewMirror | None, bool]:
     """Apply the batch's TRUNCATE to the table's own tables (if newer than the last one); return the table's
-    truncation sequence, the mirror this batch creates (``new``, with the TRUNCATE in its properties), and
-    whether the TRUNCATE is new: its tombstones and its mirror's property are then left to ``_truncated``."""
+    truncation sequence, the TRUNCATEs history versions close at (``_TableWork.closings``), the mirror this
+    batch creates (``new``, with the TRUNCATE in its properties), and whether the TRUNCATE is new: its
+    tombstones and its mirror's properties are then left to ``_truncated``."""
     uri = settings.mirror_uri(table)
     wanted = ctl.truncated_at
+    previous: str | None = None
+    known: dict[str, int | None] = {}
     if new is not None:
         # Nothing to delete from a mirror not yet written: its creating write records the TRUNCATE (a creation
         # and a property change of their own would cost two more commits, seconds of a small table's batch).
-        previous = None
         if wanted is not None:
-            new = replace(new, properties={**new.properties, PROP_TRUNCATED: wanted})
+            new = replace(new, properties={**new.properties, **truncation_properties(wanted, ctl.truncated_ts_ms)})
     else:
-        previous = delta_tables.properties(spark, uri).get(PROP_TRUNCATED)
+        props = delta_tables.properties(spark, uri)
+        previous = props.get(PROP_TRUNCATED)
+        if previous is not None:
+            known[previous] = int(props[PROP_TRUNCATED_TS]) if props.get(PROP_TRUNCATED_TS) else None
+    known.update(ctl.truncations)
+    closings = tuple(sorted(known.items()))
     if wanted is None or (previous is not None and wanted <= previous):
-        return previous, new, False
+        return previous, closings, new, False
     if new is None:
         with delta_tables.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
             DeltaTable.forPath(spark, uri).delete(F.col(ORDER_KEY) < F.lit(wanted))
@@ -408,20 +420,26 @@ def _truncate(
             app_id=app_id + TRUNCATE_APP,
             batch_id=batch_id,
         )
-    return wanted, new, True
+    return wanted, closings, new, True
+
+
+def truncation_properties(sequence: str, ts_ms: int | None) -> dict[str, str]:
+    """A mirror's properties recording its last TRUNCATE applied."""
+    return {PROP_TRUNCATED: sequence, PROP_TRUNCATED_TS: "" if ts_ms is None else str(ts_ms)}
 
 
 def _truncated(
-    spark: SparkSession, settings: SinkSettings, truncations: dict[str, str], *, app_id: str, batch_id: int
+    spark: SparkSession, settings: SinkSettings, truncations: dict[str, Truncation], *, app_id: str, batch_id: int
 ) -> None:
-    """Finish the batch's new TRUNCATEs (table -> sequence): the lake's tombstones older than each, in one
-    commit, then each existing mirror's ``binlake.truncated_at``."""
-    tombstones.truncate(spark, settings.tombstones_uri(), truncations, app_id=app_id + TRUNCATE_APP, batch_id=batch_id)
+    """Finish the batch's new TRUNCATEs (table -> (sequence, ``ts_ms``)): the lake's tombstones older than
+    each, in one commit, then each existing mirror's ``binlake.truncated_at`` and ``binlake.truncated_ts_ms``."""
+    floors = {table: sequence for table, (sequence, _) in truncations.items()}
+    tombstones.truncate(spark, settings.tombstones_uri(), floors, app_id=app_id + TRUNCATE_APP, batch_id=batch_id)
     # Set last: a crash before this line replays the deletes (skipped by their txn ids) and comes here again.
-    for table, wanted in sorted(truncations.items()):
+    for table, (wanted, ts_ms) in sorted(truncations.items()):
         uri = settings.mirror_uri(table)
         if delta_tables.exists(spark, uri):  # a new mirror records it in its creating write
-            delta_tables.set_properties(spark, uri, {PROP_TRUNCATED: wanted})
+            delta_tables.set_properties(spark, uri, truncation_properties(wanted, ts_ms))
 
 
 def _apply_rows(
@@ -440,18 +458,23 @@ def _apply_rows(
     table, descs, result, key = work.table, work.descs, work.result, work.key
     uri = settings.mirror_uri(table)
     physical = list(result.types)
-    events = table_events(row_events, table, descs=descs, truncated_at=work.truncated_at)
+    wants_history = settings.wants_history(table)
+    # A history keeps the versions of events older than the table's TRUNCATE too (closed by it); the mirror not.
+    events = table_events(row_events, table, descs=descs, truncated_at=None if wants_history else work.truncated_at)
     if not key:
         with step("append_keyless"):
             rows = keyless_rows(events, descs=descs, result=result)
             _append_keyless(spark, uri, rows, app_id=app_id, batch_id=batch_id, new=work.new)
         return _Written(table)
     key_index = [physical.index(k) for k in key]
-    wants_history = settings.wants_history(table)
     all_events = keyed_events(events, descs=descs, result=result, key=key, only_key=not wants_history)
+    mirror_events = all_events
     if wants_history:
         with step("persist_events"):
             all_events = all_events.persist(StorageLevel.MEMORY_AND_DISK_DESER)
+        mirror_events = all_events
+        if work.truncated_at is not None:
+            mirror_events = all_events.where(F.col(ORDER_KEY) > F.lit(work.truncated_at))
     try:
         with step("fold"):
             # Materialized once, lineage cut: the MERGE (told not to materialize its source again) and the
@@ -459,7 +482,7 @@ def _apply_rows(
             # The deleted keys are counted while the checkpoint is written (no job of their own).
             counted = Observation(f"binlake-fold-{uuid.uuid4().hex}")  # unique: tables fold concurrently
             folded = (
-                folded_with_floors(spark, settings, table, all_events, key=key, result=result, pinned=pinned)
+                folded_with_floors(spark, settings, table, mirror_events, key=key, result=result, pinned=pinned)
                 .observe(counted, F.count_if("_delete").alias("deletes"))
                 .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
             )
@@ -475,6 +498,7 @@ def _apply_rows(
                         physical=physical,
                         types=result.types,
                         key_index=key_index,
+                        closings=work.closings,
                         app_id=app_id,
                         batch_id=batch_id,
                     )

@@ -16,8 +16,9 @@ query, and each mirror must then equal what was read.
    to bigint; in one batch, a late and a new UPDATE of one key, a delete and
    re-insert, and a DELETE older than the mirror's row;
 3. TRUNCATE (rows and tombstones gone, history versions closed, older events
-   ignored; a table's TRUNCATE with no row event after it), a string into the
-   integer column (fallback column).
+   ignored by the mirror but versions in the history; a table's TRUNCATE with no
+   row event after it), a string into the integer column (fallback column);
+4. an event older than the TRUNCATE applied in round 3: the history places it.
 """
 
 from __future__ import annotations
@@ -141,12 +142,18 @@ ROUND_2B = [
 ROUND_3 = [
     _event("TRUNCATE", "keyed", 90, columns=[], key=()),
     _event("INSERT", "keyed", 100, after={"id": 8, "a": 8, "b": "z", "c": Decimal("2.25")}, columns=WITH_C),
-    _event("INSERT", "keyed", 85, after={"id": 9, "a": 9, "b": "old"}),  # older than the TRUNCATE
+    # Older than the TRUNCATE, in its batch: ignored by the mirror, versions in the history closed by it.
+    _event("INSERT", "keyed", 85, after={"id": 9, "a": 9, "b": "old"}),
+    _event("UPDATE", "keyed", 86, before={"id": 7}, after={"id": 7, "a": 70}),  # its stored version is closed too
+    _event("INSERT", "keyed", 87, after={"id": 10, "a": 10, "b": "t"}),
+    _event("DELETE", "keyed", 88, before={"id": 10}),  # deleted before the TRUNCATE: nothing to close
     _event("TRUNCATE", "log", 95, columns=[], key=()),
     _event("INSERT", "log", 96, after={"msg": "three"}, columns=LOG, key=()),
     _event("INSERT", "types", 97, after={"id": 3, "q": "abc"}, columns=_types("varchar(3)", "string")),
     _event("TRUNCATE", "late", 98, columns=[], key=()),  # a TRUNCATE and no row event: the mirror emptied
 ]
+# Older than the TRUNCATE applied in an earlier batch: a history version, closed at the TRUNCATE's time.
+ROUND_4 = [_event("UPDATE", "keyed", 89, before={"id": 9}, after={"id": 9, "b": "older"})]
 
 
 async def _round(
@@ -263,6 +270,8 @@ async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: Spar
     assert _rows(spark, late, "id") == []
     assert _rows(spark, types, "id", "q", "q__string", order="id") == [(1, 5, None), (2, 2**40, None), (3, None, "abc")]
 
+    await _round(kafka_bootstrap, topic, spark, settings, ROUND_4)
+    assert _rows(spark, keyed, "id", "a", "b", "c") == [(8, 8, "z", Decimal("2.25"))]
     assert _history(spark, history) == [
         (1, 1, "x", "INSERT", False, 1000, 2500),
         (1, 9, "x", "UPDATE", False, 2500, 3000),  # the late UPDATE, in its place
@@ -275,9 +284,15 @@ async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: Spar
         (5, 5, "k", "DELETE", False, 6000, 6000),  # the key moved to 6
         (6, 6, "k", "UPDATE", False, 6000, 9000),
         (6, 6, "k", "TRUNCATE", False, 9000, 9000),
-        (7, 7, "n", "INSERT", False, 8000, 9000),
-        (7, 7, "n", "TRUNCATE", False, 9000, 9000),
+        (7, 7, "n", "INSERT", False, 8000, 8600),
+        (7, 70, "n", "UPDATE", False, 8600, 9000),
+        (7, 70, "n", "TRUNCATE", False, 9000, 9000),
         (8, 8, "z", "INSERT", True, 10000, None),
+        (9, 9, "old", "INSERT", False, 8500, 8900),
+        (9, 9, "older", "UPDATE", False, 8900, 9000),
+        (9, 9, "older", "TRUNCATE", False, 9000, 9000),
+        (10, 10, "t", "INSERT", False, 8700, 8800),
+        (10, 10, "t", "DELETE", False, 8800, 8800),
     ]
     changelog = spark.read.format("delta").load(settings.changelog_uri())
-    assert changelog.count() == len(ROUND_1) + len(ROUND_2) + len(ROUND_2B) + len(ROUND_3)
+    assert changelog.count() == len(ROUND_1) + len(ROUND_2) + len(ROUND_2B) + len(ROUND_3) + len(ROUND_4)
