@@ -14,7 +14,8 @@ work.
 ``BINLAKE_COMPILE=0`` installs the pure-Python modules instead and no fast lane
 (no C compiler or cargo needed); the code behaves the same, slower. ``make`` builds the compiled
 modules in place and rebuilds them when a compiled source changes
-(docs/development.md).
+(docs/development.md). ``BINLAKE_NATIVE_PART=mypyc`` or ``rust`` builds one of the two only:
+``make`` builds them side by side (the C compile of mypyc's output uses one core).
 """
 
 from __future__ import annotations
@@ -30,8 +31,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from shared.native import compiled_sources
 
 
+def _builds(part: str) -> bool:
+    """Whether this run builds ``part`` (``mypyc`` or ``rust``)."""
+    return os.environ.get("BINLAKE_COMPILE", "1") != "0" and os.environ.get("BINLAKE_NATIVE_PART", part) == part
+
+
 def _ext_modules() -> list[Extension]:
-    if os.environ.get("BINLAKE_COMPILE", "1") == "0":
+    if not _builds("mypyc"):
         return []
     from mypyc.build import mypycify
 
@@ -43,7 +49,7 @@ def _ext_modules() -> list[Extension]:
 
 
 def _rust_extensions() -> list[object]:
-    if os.environ.get("BINLAKE_COMPILE", "1") == "0":
+    if not _builds("rust"):
         return []
     from setuptools_rust import Binding, RustExtension
 
