@@ -12,7 +12,7 @@ COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
 
-.PHONY: install native demo test lint typecheck unit bench chaos fuzz clean tools images podman test-deploy
+.PHONY: install native demo test lint typecheck unit bench chaos fuzz clean tools deploy-tools images podman test-deploy test-pythons
 
 # The packages are installed by uv (from PyPI, into the venv): the same versions pip resolves, in well under
 # half pip's time (parallel downloads, no per-package subprocess).
@@ -24,14 +24,17 @@ $(STAMP): pyproject.toml
 	BINLAKE_COMPILE=0 $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
 	touch $(STAMP)
 
+# This Python's extension suffix: the builds of other Pythons (their own venvs) stay in place.
+EXT := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
 RUST_SOURCES := shared/fastlane/Cargo.toml shared/fastlane/Cargo.lock $(wildcard shared/fastlane/src/*.rs)
 
+# mypyc's C compile uses one core: cargo builds the fast lane on the other meanwhile (with its own job
+# count: it cannot join make's jobserver from a recipe).
 $(NATIVE): $(STAMP) setup.py shared/native.py $(COMPILED_SOURCES) $(RUST_SOURCES)
-	rm -f $(VENV)/.compiled-* *__mypyc.cpython-*.so shared/*__mypyc.cpython-*.so $(addsuffix .cpython-*.so,$(basename $(COMPILED_SOURCES)))
-	rm -f shared/fastlane/_native.cpython-*.so
-	# mypyc's C compile uses one core: cargo builds the fast lane on the other meanwhile.
+	rm -f $(VENV)/.compiled-* *__mypyc$(EXT) shared/*__mypyc$(EXT) $(addsuffix $(EXT),$(basename $(COMPILED_SOURCES)))
+	rm -f shared/fastlane/_native$(EXT)
 	if [ $(COMPILE) = 1 ]; then \
-		BINLAKE_NATIVE_PART=rust $(BIN)/python setup.py --quiet build_ext --inplace & rust=$$!; \
+		MAKEFLAGS= BINLAKE_NATIVE_PART=rust $(BIN)/python setup.py --quiet build_ext --inplace & rust=$$!; \
 		BINLAKE_NATIVE_PART=mypyc $(BIN)/python setup.py --quiet build_ext --inplace; mypyc=$$?; \
 		wait $$rust && [ $$mypyc = 0 ]; fi
 	touch $(NATIVE)
@@ -60,6 +63,20 @@ test:
 	$(MAKE) --jobs=2 --output-sync=target lint typecheck native tools
 	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 2 -m "not peer"
 
+# The unit tier alone: no broker, no Spark, no deployment tools (a few minutes).
+unit: $(NATIVE)
+	$(BIN)/pytest -n $(TEST_WORKERS) -m unit tests/unit
+
+# The unit tier on the other Pythons binlake supports, each in a venv of its own (.venv-3.12, ...): the
+# interpreter from PATH, else pyenv's. CI (.ci/run) runs it after `make test`, which runs on $(PYTHON).
+OTHER_PYTHONS ?= 3.12 3.13
+test-pythons:
+	set -e; for v in $(OTHER_PYTHONS); do \
+	  py=$$(command -v python$$v || true); \
+	  if [ -z "$$py" ] || ! "$$py" -c '' 2>/dev/null; then \
+	    py="$$(pyenv root 2>/dev/null)/versions/$$(pyenv latest $$v 2>/dev/null)/bin/python$$v"; fi; \
+	  $(MAKE) unit PYTHON="$$py" VENV=.venv-$$v; done
+
 bench: $(NATIVE)
 	$(BIN)/python -m tests.bench.run
 
@@ -78,7 +95,7 @@ chaos: $(NATIVE)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info
-	find . -name '*.cpython-*.so' -not -path './.venv/*' -delete
+	find . -name '*.cpython-*.so' -not -path './.venv*' -delete
 
 # ---------------------------------------------------------------- deployment tools
 # Installed from the package registries into $(TOOLS), outside the clone, so a new clone on the same
@@ -90,7 +107,8 @@ HELM_VERSION := v3.22.0
 KUBECONFORM_VERSION := v0.8.0
 COMPOSE_VERSION := v2.40.3
 PROMETHEUS_OPERATOR_VERSION := v0.85.0
-# The S3-compatible server of the s3a:// test (tests/integration/test_deploy_s3.py): an S3 gateway over a folder.
+# The S3-compatible server of the s3a:// test (tests/integration/test_deploy_s3.py, make test-deploy): an S3
+# gateway over a folder.
 VERSITYGW_VERSION := v1.8.0
 KUBERNETES_SCHEMA := v1.37.0
 TOOLS_PYTHON_PACKAGES := pyyaml==6.0.4 kubernetes-validate==1.37.0 kubeflow-spark-api==2.4.0
@@ -101,9 +119,8 @@ VERSITYGW := $(TOOLS)/versitygw-$(VERSITYGW_VERSION)/versitygw
 TOOLS_VENV := $(TOOLS)/venv-$(firstword $(shell echo '$(TOOLS_PYTHON_PACKAGES)' | sha256sum))
 SCHEMAS := $(TOOLS)/schemas-$(KUBERNETES_SCHEMA)-$(PROMETHEUS_OPERATOR_VERSION)
 
-tools: $(HELM) $(KUBECONFORM) $(COMPOSE) $(VERSITYGW) $(SCHEMAS)/.done $(TOOLS)/bin/promtool
+tools: $(HELM) $(KUBECONFORM) $(COMPOSE) $(SCHEMAS)/.done $(TOOLS)/bin/promtool
 	mkdir -p $(TOOLS)/bin
-	ln -sfn $(VERSITYGW) $(TOOLS)/bin/versitygw
 	ln -sfn $(HELM) $(TOOLS)/bin/helm
 	ln -sfn $(KUBECONFORM) $(TOOLS)/bin/kubeconform
 	ln -sfn $(COMPOSE) $(TOOLS)/bin/docker-compose
@@ -114,6 +131,10 @@ $(HELM):
 
 $(VERSITYGW):
 	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION)
+
+# make test-deploy's tools besides those: the S3 server.
+deploy-tools: tools $(VERSITYGW)
+	ln -sfn $(VERSITYGW) $(TOOLS)/bin/versitygw
 
 $(KUBECONFORM):
 	GOBIN=$(dir $@) GOFLAGS=-buildvcs=false go install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
@@ -174,7 +195,7 @@ images: podman
 # of its own, the compose stack test (tests/integration/test_deploy_compose_stack.py), the sink on an S3
 # server (test_deploy_s3.py), the Testcontainers broker. CI (.ci/run) runs it after `make test`.
 PODMAN_SOCKET ?= /tmp/binlake-podman.sock
-test-deploy: images tools $(NATIVE)
+test-deploy: images deploy-tools $(NATIVE)
 	set -e; podman system service --time=0 unix://$(PODMAN_SOCKET) & service=$$!; \
 	deploy/podman/healthchecks.sh & checks=$$!; \
 	trap 'kill $$service $$checks' EXIT; for i in $$(seq 50); do [ -S $(PODMAN_SOCKET) ] && break; sleep 0.2; done; \

@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import sysconfig
 from pathlib import Path
 from typing import Final
 
@@ -87,14 +88,16 @@ def stale() -> list[str]:
     """Modules whose in-place build is older than their source (a rebuild is due: ``make``).
 
     The code of every compiled module lives in one shared library,
-    ``shared/hotpath__mypyc.cpython-*.so``; the per-module
+    ``shared/hotpath__mypyc.<this Python's suffix>``; the per-module
     extensions are small shims that mypyc leaves alone when only code changes.
     """
-    libraries = list((_ROOT / "shared").glob("hotpath__mypyc.cpython-*.so"))
+    # This Python's builds only: another Python's (``make test-pythons``, a venv of its own) sit beside them.
+    suffix = str(sysconfig.get_config_var("EXT_SUFFIX"))
+    libraries = [p for p in [_ROOT / "shared" / f"hotpath__mypyc{suffix}"] if p.exists()]
     out = []
     for name in COMPILED:
         source = _ROOT / (name.replace(".", "/") + ".py")
-        built = libraries or list(source.parent.glob(source.stem + ".cpython-*.so"))
+        built = libraries or [p for p in [source.with_name(source.stem + suffix)] if p.exists()]
         if built and source.exists() and max(b.stat().st_mtime for b in built) < source.stat().st_mtime:
             out.append(name)
     return out

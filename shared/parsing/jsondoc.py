@@ -9,6 +9,9 @@ matter, it raises ``InexactNumber`` and ``decode_and_parse`` decodes the message
 again with the standard library, reading numbers as ``Decimal`` and ``int``.
 Messages whose numbers are all strings or small integers (Canal, DRS) never pay
 for the second decode.
+
+A document nested deeper than ``MAX_DEPTH`` is malformed on either path: how
+deep the standard library reads depends on the Python version and its stack.
 """
 
 from __future__ import annotations
@@ -34,7 +37,30 @@ def _no_constants(name: str) -> Any:
     raise UnreadableValue(f"{name} is not valid JSON")  # NaN, Infinity or -Infinity: no row data
 
 
+MAX_DEPTH: Final = 512
+"""The deepest nesting of arrays and objects a message may have (a MySQL JSON value nests at most 100)."""
+
+_NESTING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+"""A JSON string (skipped whole: brackets inside it are text) or a bracket."""
+
+
+def _check_depth(raw: bytes) -> None:
+    """Reject a document nested deeper than ``MAX_DEPTH``; counted only when it has that many brackets."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+        return
+    depth = 0
+    for token in _NESTING.finditer(raw):
+        char = token.group()
+        if char in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise RejectError(MALFORMED, f"invalid JSON: the document nests deeper than {MAX_DEPTH} levels")
+        elif char in (b"]", b"}"):
+            depth -= 1
+
+
 def decode_fast(raw: bytes) -> Any:
+    _check_depth(raw)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -44,6 +70,7 @@ def decode_fast(raw: bytes) -> Any:
 
 
 def decode_exact(raw: bytes) -> Any:
+    _check_depth(raw)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:  # its message quotes the byte: the position and rule only

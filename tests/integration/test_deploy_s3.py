@@ -1,6 +1,6 @@
 """The sink writes a lake on a real S3-compatible server through s3a://, and ``binlake lake verify`` reads it.
 
-The server is versitygw (an S3 gateway over a local folder, built from its Go module by ``make tools``):
+The server is versitygw (an S3 gateway over a local folder, built from its Go module by ``make deploy-tools``):
 a server speaking the S3 protocol over HTTP, not a mock of a client library. ``binlake sink`` and
 ``binlake lake verify`` run as processes, configured as the chart's local mode configures them (the lake URI,
 the checkpoints on the sink's own disk, the endpoint and path-style access in BINLAKE_SINK_SPARK_CONF, the
