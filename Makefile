@@ -68,7 +68,7 @@ unit: $(NATIVE)
 	$(BIN)/pytest -n $(TEST_WORKERS) -m unit tests/unit
 
 # The unit tier on the other Pythons binlake supports, each in a venv of its own (.venv-3.12, ...): the
-# interpreter from PATH, else pyenv's. CI (.ci/run) runs it after `make test`, which runs on $(PYTHON).
+# interpreter from PATH, else pyenv's (`make test` runs on $(PYTHON)).
 OTHER_PYTHONS ?= 3.12 3.13
 test-pythons:
 	set -e; for v in $(OTHER_PYTHONS); do \

@@ -458,7 +458,7 @@ def _apply_rows(
     table, descs, result, key = work.table, work.descs, work.result, work.key
     uri = settings.mirror_uri(table)
     physical = list(result.types)
-    wants_history = settings.wants_history(table)
+    wants_history = bool(key) and settings.wants_history(table)  # a key-less table has no history table
     # A history keeps the versions of events older than the table's TRUNCATE too (closed by it); the mirror not.
     events = table_events(row_events, table, descs=descs, truncated_at=None if wants_history else work.truncated_at)
     if not key:

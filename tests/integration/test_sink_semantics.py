@@ -148,6 +148,7 @@ ROUND_3 = [
     _event("INSERT", "keyed", 87, after={"id": 10, "a": 10, "b": "t"}),
     _event("DELETE", "keyed", 88, before={"id": 10}),  # deleted before the TRUNCATE: nothing to close
     _event("TRUNCATE", "log", 95, columns=[], key=()),
+    _event("INSERT", "log", 94, after={"msg": "before"}, columns=LOG, key=()),  # older: not appended
     _event("INSERT", "log", 96, after={"msg": "three"}, columns=LOG, key=()),
     _event("INSERT", "types", 97, after={"id": 3, "q": "abc"}, columns=_types("varchar(3)", "string")),
     _event("TRUNCATE", "late", 98, columns=[], key=()),  # a TRUNCATE and no row event: the mirror emptied
@@ -224,8 +225,10 @@ async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: Spar
     # Both ways of folding: a table with fewer than 4 row events in a batch shares the batch's one fold
     # (mirror_fold: "late", "types"), one with more folds on its own ("mixed", "odd"; "keyed" has a history).
     # The rules are the same code with mirrors=inline (test_sink_changelog_layout runs that mode).
+    # "t.log" is key-less: the history setting names it, yet it has no history and its TRUNCATE still drops the
+    # older rows of its batch.
     settings = sink_settings_for_tests(
-        topic=topic, lake_uri=lake, history_tables=["t.keyed"], mirrors="follow", mirror_shared_fold_rows=4
+        topic=topic, lake_uri=lake, history_tables=["t.keyed", "t.log"], mirrors="follow", mirror_shared_fold_rows=4
     )
     keyed, log, types, mixed = (settings.mirror_uri(f"t.{name}") for name in ("keyed", "log", "types", "mixed"))
     history = settings.history_uri("t.keyed")
