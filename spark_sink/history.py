@@ -35,6 +35,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, BooleanType, DataType, LongType, StringType, TimestampType
 
 from spark_sink import delta_tables, mirror_schema
+from spark_sink.control_events import Truncation
 from spark_sink.delta_tables import quote
 from spark_sink.mirror_plan import OP, ORDER_KEY, PROP_KEY
 from spark_sink.mirror_project import IS_DELETE, TS_MS
@@ -125,7 +126,7 @@ def apply(
     physical: list[str],
     types: dict[str, DataType],
     key_index: list[int],
-    closings: Sequence[tuple[str, int | None]] = (),
+    closings: Sequence[Truncation] = (),
     app_id: str,
     batch_id: int,
 ) -> None:
@@ -166,9 +167,7 @@ def apply(
 _FROM: Final = "_from"
 
 
-def _closing_rows(
-    fresh: DataFrame, closings: Sequence[tuple[str, int | None]], width: int, key_index: list[int]
-) -> DataFrame:
+def _closing_rows(fresh: DataFrame, closings: Sequence[Truncation], width: int, key_index: list[int]) -> DataFrame:
     """For each key with an event older than a TRUNCATE in ``closings``, that TRUNCATE's closing row (as an
     event: it knows only the key) at the first TRUNCATE after the event; its time is the TRUNCATE's ``ts_ms``,
     else (unknown) the key's last event before it."""
