@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 from pyspark.sql import SparkSession
 
@@ -71,17 +75,78 @@ def ivy_settings_file(base: Path) -> Path:
     return path
 
 
+def _resolution_file(settings: SinkSettings, base: Path) -> Path:
+    """Where the jars of this package list's last resolution are listed (one file per list and Ivy settings)."""
+    key = json.dumps([settings.spark_packages, settings.spark_jars_excludes, _IVY_SETTINGS])
+    return base / f"resolved-{hashlib.sha256(key.encode()).hexdigest()[:16]}.txt"
+
+
+def resolved_jars(settings: SinkSettings) -> list[Path] | None:
+    """The jars an earlier start resolved ``spark_packages`` into, if every one is still in the Ivy cache.
+
+    Ivy's resolution costs 4-7 s of every JVM start even with everything cached; with this list the
+    session hands Spark the jars themselves (``spark.jars``) and skips it.
+    """
+    base = ivy_dir(settings)
+    try:
+        # Relative to the Ivy folder: the sink image resolves in a build cache and copies it elsewhere.
+        jars = [base / line for line in _resolution_file(settings, base).read_text("utf-8").splitlines() if line]
+    except OSError:
+        return None
+    if not jars or not all(jar.is_file() for jar in jars):
+        return None  # an operator cleaned the cache: resolve again
+    return jars
+
+
+def _relative(jar: Path, base: Path) -> Path:
+    try:
+        return jar.resolve().relative_to(base)
+    except ValueError:
+        return jar  # outside the Ivy folder (absolute: base / jar is jar)
+
+
+def _remember_resolution(spark: SparkSession, settings: SinkSettings, standalone: list[Path]) -> None:
+    # spark-submit puts the jars it resolved into the JVM's spark.jars system property (the session's own
+    # spark.jars, from the builder, holds only the standalone ones).
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    listed = str(jvm.System.getProperty("spark.jars") or "")
+    skip = {jar.resolve() for jar in standalone}
+    jars = [Path(unquote(urlparse(url).path)) for url in listed.split(",") if url]
+    jars = [jar for jar in jars if jar.resolve() not in skip]
+    if not jars or not all(jar.is_file() for jar in jars):
+        return  # nothing usable to remember: the next start resolves again
+    base = ivy_dir(settings)
+    listing = _resolution_file(settings, base)
+    partial = listing.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text("".join(f"{_relative(jar, base)}\n" for jar in jars), "utf-8")
+    partial.replace(listing)  # atomic: a concurrent start reads the old list or the new one
+
+
 def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> SparkSession:
-    """A SparkSession with the Kafka source, spark-avro and Delta; the session time zone is UTC."""
+    """A SparkSession with the Kafka source, spark-avro and Delta; the session time zone is UTC.
+
+    The first start resolves the packages with Ivy (``spark.jars.packages``) and lists the jars it got in
+    the Ivy folder; later starts with the same packages load those jars directly.
+    """
     base = ivy_dir(settings)
     base.mkdir(parents=True, exist_ok=True)
+    standalone = standalone_jars(settings)
+    resolved = resolved_jars(settings)
+    builder = SparkSession.builder.appName(app_name).master(settings.master)
+    if resolved is None:
+        builder = (
+            builder.config("spark.jars.packages", ",".join(settings.spark_packages))
+            .config("spark.jars.ivy", str(base))
+            .config("spark.jars.ivySettings", str(ivy_settings_file(base)))
+        )
+        if settings.spark_jars_excludes:
+            builder = builder.config("spark.jars.excludes", ",".join(settings.spark_jars_excludes))
+    jars = standalone + (resolved or [])
+    if jars:
+        builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
     builder = (
-        SparkSession.builder.appName(app_name)
-        .master(settings.master)
-        .config("spark.jars.packages", ",".join(settings.spark_packages))
-        .config("spark.jars.ivy", str(base))
-        .config("spark.jars.ivySettings", str(ivy_settings_file(base)))
-        .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+        builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
         .config("spark.sql.shuffle.partitions", str(settings.shuffle_partitions))
         # Delta rebuilds a table's state with 50 partitions by default: a fixed cost per table and batch
@@ -97,13 +162,10 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
     )
-    if settings.spark_jars_excludes:
-        builder = builder.config("spark.jars.excludes", ",".join(settings.spark_jars_excludes))
-    jars = standalone_jars(settings)
-    if jars:
-        builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
     for key, value in settings.spark_conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if resolved is None:
+        _remember_resolution(spark, settings, standalone)
     spark.sparkContext.setLogLevel(settings.log_level)
     return spark
