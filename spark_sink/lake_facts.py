@@ -5,7 +5,10 @@ The topic is read in batch mode, from the earliest to the latest offset, with
 committed normalizer transactions count) and decoded exactly as the sink
 decodes it (``spark_sink.source.decode``): a record is an event of the topic
 if and only if the sink would have written it to the changelog. Everything is
-aggregated in Spark; only a few numbers per source table reach the driver.
+aggregated in Spark; only a few numbers per source table reach the driver. The
+mirrors' own facts (rows, newest sequence, properties) come from their Delta
+logs and a DuckDB scan (``lake_native``) where the lake is on this machine:
+Spark's few jobs per table cost seconds each, on a lake of many tables minutes.
 Before Spark starts reading, a plain Kafka client checks that the broker
 answers and has the topic, and notes each partition's first offset.
 
@@ -44,8 +47,11 @@ from spark_sink import delta_tables, lake_tables
 from spark_sink.changelog import COORDINATES, changelog_rows
 from spark_sink.control_events import EMPTYING_DDL
 from spark_sink.history import IS_CURRENT
+from spark_sink.lake_native import LakeReader
+from spark_sink.lake_native import SourceTableDirs as NativeTableDirs
 from spark_sink.lake_tables import LakeError, SourceTableDirs
 from spark_sink.lake_verify import ChangelogTable, ExpectedMirror, LakeFacts, MirrorTable, TableFacts, TopicTable
+from spark_sink.local_files import local_root
 from spark_sink.mirror import PROP_TRUNCATED
 from spark_sink.mirror_plan import ORDER_KEY
 from spark_sink.order import origin_sql, sequence
@@ -197,6 +203,71 @@ def _mirror(spark: SparkSession, entry: SourceTableDirs, deleted: str | None) ->
     )
 
 
+def _mirrors(spark: SparkSession, settings: SinkSettings) -> dict[str, MirrorTable]:
+    """Every source table's mirror facts: read natively from a lake on this machine (a few Spark jobs per table
+    cost seconds each; the Delta log and a DuckDB scan, milliseconds), with Spark from any other."""
+    if local_root(settings.lake()) is not None:
+        return mirrors_native(settings)
+    return mirrors_spark(spark, settings)
+
+
+def mirrors_native(settings: SinkSettings) -> dict[str, MirrorTable]:
+    mirrors: dict[str, MirrorTable] = {}
+    reader = LakeReader(settings)
+    try:
+        deleted = _deleted_keys_native(reader)
+        for entry in reader.source_tables():
+            found = _mirror_native(reader, entry, deleted.get(entry.source_table))
+            if found is not None:
+                mirrors[entry.source_table] = found
+    finally:
+        reader.close()
+    return mirrors
+
+
+def mirrors_spark(spark: SparkSession, settings: SinkSettings) -> dict[str, MirrorTable]:
+    mirrors: dict[str, MirrorTable] = {}
+    entries = lake_tables.source_tables(spark, settings)
+    deleted = _deleted_keys(spark, settings.tombstones_uri())
+    # Each table's facts are a few small jobs and Delta log reads, mostly driver time: side by side.
+    with ThreadPoolExecutor(max(1, min(settings.table_parallelism, len(entries))), "binlake-verify") as pool:
+        found_all = pool.map(lambda e: _mirror(spark, e, deleted.get(e.source_table)), entries)
+        for entry, found in zip(entries, found_all, strict=True):
+            if found is not None:
+                mirrors[entry.source_table] = found
+    return mirrors
+
+
+def _deleted_keys_native(reader: LakeReader) -> dict[str, str]:
+    """``_deleted_keys`` with DuckDB."""
+    if not reader.is_table(reader.deleted_keys()):
+        return {}
+    _, rows = reader.query(
+        f"SELECT {TOMBSTONE_TABLE}, max({ORDER_KEY}) FROM {reader.scan(reader.deleted_keys())} GROUP BY 1"
+    )
+    return {str(table): str(newest) for table, newest in rows if newest is not None}
+
+
+def _mirror_native(reader: LakeReader, entry: NativeTableDirs, deleted: str | None) -> MirrorTable | None:
+    """``_mirror`` with the native readers (the same facts: tests/integration/test_lake_cli.py compares them)."""
+    if entry.mirror is None:
+        return None
+    props = reader.properties(entry.mirror)
+    rows = reader.info("", "mirror", entry.mirror)
+    assert rows is not None
+    newest = [reader.max_order_key(entry.mirror), reader.max_order_key(entry.tombstones), deleted]
+    known = [str(value) for value in newest if value is not None]
+    return MirrorTable(
+        key=tuple(lake_tables.primary_key(props)),
+        rows=rows.rows,
+        last_order_key=max(known) if known else None,
+        tombstones=entry.tombstones is not None or deleted is not None,
+        tracks_truncates=PROP_TRUNCATED in props,
+        truncated_at=props.get(PROP_TRUNCATED),
+        history_current=None if entry.history is None else reader.history_current(entry.history),
+    )
+
+
 def _key_of(image: Column, key: tuple[str, ...]) -> tuple[Column, Column]:
     """(the key as one comparable value, whether every key column has a non-NULL value)."""
     values = [image[name] for name in key]
@@ -306,15 +377,7 @@ def _gather(spark: SparkSession, settings: SinkSettings, decoded: DataFrame, eve
         if counted is not None:
             quarantine_rows, quarantine_records = int(counted[0]), int(counted[1])
 
-    mirrors: dict[str, MirrorTable] = {}
-    entries = lake_tables.source_tables(spark, settings)
-    deleted = _deleted_keys(spark, settings.tombstones_uri())
-    # Each table's facts are a few small jobs and Delta log reads, mostly driver time: side by side.
-    with ThreadPoolExecutor(max(1, min(settings.table_parallelism, len(entries))), "binlake-verify") as pool:
-        found_all = pool.map(lambda e: _mirror(spark, e, deleted.get(e.source_table)), entries)
-        for entry, found in zip(entries, found_all, strict=True):
-            if found is not None:
-                mirrors[entry.source_table] = found
+    mirrors = _mirrors(spark, settings)
     keys = {table: m.key for table, m in mirrors.items() if m.key}
     truncates = {
         table: last

@@ -25,7 +25,7 @@ from pyspark.sql import functions as F
 from shared.codec import avro
 from shared.config.settings import KafkaSettings, kafka_settings
 from shared.generate.workload import Workload
-from spark_sink import job, lake_cli, lake_show
+from spark_sink import job, lake_cli, lake_facts, lake_show
 from spark_sink.delta_tables import ref
 from spark_sink.lake_native import LakeReader
 from spark_sink.lake_tables import LakeError
@@ -147,6 +147,10 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
     assert sum(t.topic.events for t in facts.tables) == events
     t02 = by_table["shop.t02"]
     assert t02.mirror is not None and t02.mirror.truncated_at == truncated_at
+    # This lake is local, so verify read the mirrors natively: Spark reads the same facts.
+    assert await asyncio.to_thread(lake_facts.mirrors_spark, spark, settings) == {
+        t.table: t.mirror for t in facts.tables if t.mirror is not None
+    }
     assert (t02.topic.truncates, t02.topic.last_truncate) == (1, truncated_at)
 
     # show: every table with its real row count.
@@ -197,6 +201,8 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
 
     # verify (the command function, as `binlake lake verify` runs it): exactly those two differences, exit 1.
     code, text = await asyncio.to_thread(_verify, spark, settings, kafka)
+    tampered = await asyncio.to_thread(lake_facts.mirrors_spark, spark, settings)
+    assert tampered == await asyncio.to_thread(lake_facts.mirrors_native, settings)  # a DELETE's rows gone
     expected = [
         Difference(
             "shop.t00", "mirror rows (live keys in the topic)", len(truth["shop.t00"]), len(truth["shop.t00"]) - 1
