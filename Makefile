@@ -12,7 +12,7 @@ COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
 
-.PHONY: install native demo test lint typecheck unit bench chaos fuzz clean tools deploy-tools images podman test-deploy test-pythons
+.PHONY: install native spark-archive demo test lint typecheck unit bench chaos fuzz clean tools deploy-tools images podman test-deploy test-pythons
 
 # The packages are installed by uv (from PyPI, into the venv): the same versions pip resolves, in well under
 # half pip's time (parallel downloads, no per-package subprocess).
@@ -43,7 +43,13 @@ install: $(NATIVE)
 
 native: $(NATIVE)
 
-demo: $(NATIVE)
+# The driver JVM's class-data-sharing archive (spark_sink/class_archive.py): made once per machine, Java and
+# set of Spark jars (in the Ivy folder, ~/.cache/binlake/ivy/cds); every Spark start then loads its classes
+# already parsed and verified. Nothing to do when it exists.
+spark-archive: $(STAMP)
+	$(BIN)/python -m spark_sink.class_archive
+
+demo: $(NATIVE) spark-archive
 	$(BIN)/python -m shared.cli.demo
 
 lint: $(STAMP)
@@ -60,7 +66,7 @@ typecheck: $(STAMP)
 # Tests are handed out two at a time in tests/conftest.py's order (the long ones first).
 TEST_WORKERS ?= 2
 test:
-	$(MAKE) --jobs=2 --output-sync=target lint typecheck native tools
+	$(MAKE) --jobs=2 --output-sync=target lint typecheck native tools spark-archive
 	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 2 -m "not peer"
 
 # The unit tier alone: no broker, no Spark, no deployment tools (a few minutes).

@@ -12,7 +12,10 @@ from urllib.parse import unquote, urlparse
 from pyspark.sql import SparkSession
 
 from shared.errors import BinlakeError
+from spark_sink import class_archive
 from spark_sink.settings import SinkSettings
+
+DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
 
 
 class SessionError(BinlakeError):
@@ -123,6 +126,12 @@ def _remember_resolution(spark: SparkSession, settings: SinkSettings, standalone
     partial.replace(listing)  # atomic: a concurrent start reads the old list or the new one
 
 
+def session_jars(settings: SinkSettings) -> list[Path] | None:
+    """The jars a session loads (standalone and resolved packages); None until the packages are resolved."""
+    resolved = resolved_jars(settings)
+    return None if resolved is None else standalone_jars(settings) + resolved
+
+
 def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> SparkSession:
     """A SparkSession with the Kafka source, spark-avro and Delta; the session time zone is UTC.
 
@@ -145,6 +154,7 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
     jars = standalone + (resolved or [])
     if jars:
         builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
+    java_options = class_archive.java_options(settings, jars) if resolved is not None else None
     builder = (
         builder.config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
@@ -164,6 +174,10 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
     )
     for key, value in settings.spark_conf.items():
         builder = builder.config(key, value)
+    if java_options is not None:
+        # Before the user's own options (theirs win where both set one).
+        own = settings.spark_conf.get(DRIVER_OPTIONS, "")
+        builder = builder.config(DRIVER_OPTIONS, f"{java_options} {own}".strip())
     spark = builder.getOrCreate()
     if resolved is None:
         _remember_resolution(spark, settings, standalone)
