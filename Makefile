@@ -46,7 +46,7 @@ native: $(NATIVE)
 # The driver JVM's class-data-sharing archive (spark_sink/class_archive.py): made once per machine, Java and
 # set of Spark jars (in the Ivy folder, ~/.cache/binlake/ivy/cds); every Spark start then loads its classes
 # already parsed and verified. Nothing to do when it exists.
-spark-archive: $(STAMP)
+spark-archive: $(NATIVE)
 	$(BIN)/python -m spark_sink.class_archive
 
 demo: $(NATIVE) spark-archive
@@ -66,7 +66,7 @@ typecheck: $(STAMP)
 # Tests are handed out two at a time in tests/conftest.py's order (the long ones first).
 TEST_WORKERS ?= 2
 test:
-	$(MAKE) --jobs=2 --output-sync=target lint typecheck native tools spark-archive
+	$(MAKE) --jobs=2 --output-sync=target native spark-archive lint typecheck tools
 	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 2 -m "not peer"
 
 # The unit tier alone: no broker, no Spark, no deployment tools (a few minutes).
