@@ -212,6 +212,7 @@ def _mirrors(spark: SparkSession, settings: SinkSettings) -> dict[str, MirrorTab
 
 
 def mirrors_native(settings: SinkSettings) -> dict[str, MirrorTable]:
+    """The mirror facts of a local lake, from the Delta logs (delta-rs) and DuckDB scans (``lake_native``)."""
     mirrors: dict[str, MirrorTable] = {}
     reader = LakeReader(settings)
     try:
@@ -226,6 +227,7 @@ def mirrors_native(settings: SinkSettings) -> dict[str, MirrorTable]:
 
 
 def mirrors_spark(spark: SparkSession, settings: SinkSettings) -> dict[str, MirrorTable]:
+    """The mirror facts of any lake, read with Spark (a few small jobs per table, side by side)."""
     mirrors: dict[str, MirrorTable] = {}
     entries = lake_tables.source_tables(spark, settings)
     deleted = _deleted_keys(spark, settings.tombstones_uri())
@@ -253,13 +255,13 @@ def _mirror_native(reader: LakeReader, entry: NativeTableDirs, deleted: str | No
     if entry.mirror is None:
         return None
     props = reader.properties(entry.mirror)
-    rows = reader.info("", "mirror", entry.mirror)
-    assert rows is not None
+    info = reader.info(entry.source_table, "mirror", entry.mirror)  # rows from the log's file statistics
+    assert info is not None
     newest = [reader.max_order_key(entry.mirror), reader.max_order_key(entry.tombstones), deleted]
     known = [str(value) for value in newest if value is not None]
     return MirrorTable(
         key=tuple(lake_tables.primary_key(props)),
-        rows=rows.rows,
+        rows=info.rows,
         last_order_key=max(known) if known else None,
         tombstones=entry.tombstones is not None or deleted is not None,
         tracks_truncates=PROP_TRUNCATED in props,
