@@ -254,9 +254,9 @@ def _mirror_native(reader: LakeReader, entry: NativeTableDirs, deleted: str | No
     """``_mirror`` with the native readers (the same facts: tests/integration/test_lake_cli.py compares them)."""
     if entry.mirror is None:
         return None
-    props = reader.properties(entry.mirror)
     info = reader.info(entry.source_table, "mirror", entry.mirror)  # rows from the log's file statistics
     assert info is not None
+    props = info.properties
     newest = [reader.max_order_key(entry.mirror), reader.max_order_key(entry.tombstones), deleted]
     known = [str(value) for value in newest if value is not None]
     return MirrorTable(

@@ -175,7 +175,7 @@ class SinkSettings(BaseSettings):
         True,
         description="Start the driver JVM from this machine's class-data-sharing archive of Spark's classes when "
         "one exists for this Java and these jars (made by `make`, or python -m spark_sink.class_archive, in the "
-        "Ivy folder's cds/): about 4 s less per start and 4 s more on the first jobs. false: never.",
+        "Ivy folder's cds/): about 4 s less per start and 4 s less on its first jobs. false: never.",
     )
     spark_conf: dict[str, str] = Field(
         default_factory=dict, description='Extra Spark settings as JSON, e.g. {"spark.driver.memory": "2g"}.'
