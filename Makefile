@@ -28,6 +28,15 @@ $(STAMP): pyproject.toml
 EXT := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
 RUST_SOURCES := shared/fastlane/Cargo.toml shared/fastlane/Cargo.lock $(wildcard shared/fastlane/src/*.rs)
 
+# The sink's Spark plugin (spark_sink/jvm): a jar compiled by the JDK's javac, a few seconds, rebuilt when a
+# source changes. Without javac the sink runs without it (and the stamp keeps make from trying each time).
+JVM_JAR := spark_sink/jvm/binlake-spark.jar
+JVM_STAMP := $(VENV)/.jvm-built
+JVM_SOURCES := spark_sink/jvm/build.py $(shell find spark_sink/jvm/src spark_sink/jvm/stubs -name '*.java' 2>/dev/null)
+$(JVM_STAMP): $(STAMP) $(JVM_SOURCES)
+	$(BIN)/python -m spark_sink.jvm.build --optional
+	touch $(JVM_STAMP)
+
 # mypyc's C compile uses one core: cargo builds the fast lane on the other meanwhile (with its own job
 # count: it cannot join make's jobserver from a recipe).
 $(NATIVE): $(STAMP) setup.py shared/native.py $(COMPILED_SOURCES) $(RUST_SOURCES)
@@ -39,17 +48,17 @@ $(NATIVE): $(STAMP) setup.py shared/native.py $(COMPILED_SOURCES) $(RUST_SOURCES
 		wait $$rust && [ $$mypyc = 0 ]; fi
 	touch $(NATIVE)
 
-install: $(NATIVE)
+install: $(NATIVE) $(JVM_STAMP)
 
-native: $(NATIVE)
+native: $(NATIVE) $(JVM_STAMP)
 
 # The driver JVM's class-data-sharing archive (spark_sink/class_archive.py): made once per machine, Java and
 # set of Spark jars (in the Ivy folder, ~/.cache/binlake/ivy/cds); every Spark start then loads its classes
 # already parsed and verified. Nothing to do when it exists.
-spark-archive: $(NATIVE)
+spark-archive: $(NATIVE) $(JVM_STAMP)
 	$(BIN)/python -m spark_sink.class_archive
 
-demo: $(NATIVE) spark-archive
+demo: $(NATIVE) $(JVM_STAMP) spark-archive
 	$(BIN)/python -m shared.cli.demo
 
 lint: $(STAMP)
@@ -83,7 +92,7 @@ test-pythons:
 	    py="$$(pyenv root 2>/dev/null)/versions/$$(pyenv latest $$v 2>/dev/null)/bin/python$$v"; fi; \
 	  $(MAKE) unit PYTHON="$$py" VENV=.venv-$$v; done
 
-bench: $(NATIVE)
+bench: $(NATIVE) $(JVM_STAMP)
 	$(BIN)/python -m tests.bench.run
 
 # Every parser and fast lane fuzzed from the golden corpus (tests/fuzz, docs/development.md): FUZZ_INPUTS inputs
@@ -95,13 +104,14 @@ fuzz: $(NATIVE)
 # The SIGKILL tests with more kills than `make test` gives them (minutes per kill: a Spark start each), and the
 # faust peer under the normalizer's kill test (marked `peer`: it tests no binlake code, so `make test` leaves it out).
 CHAOS_KILLS ?= 8
-chaos: $(NATIVE)
+chaos: $(NATIVE) $(JVM_STAMP)
 	BINLAKE_CHAOS_SINK_KILLS=$(CHAOS_KILLS) $(BIN)/pytest tests/integration/test_sink_kill.py tests/integration/test_exactly_once.py \
 		tests/integration/test_faust_peer.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info
 	find . -name '*.cpython-*.so' -not -path './.venv*' -delete
+	rm -f $(JVM_JAR)
 
 # ---------------------------------------------------------------- deployment tools
 # Installed from the package registries into $(TOOLS), outside the clone, so a new clone on the same

@@ -6,7 +6,8 @@ mypy, which already checks this code strictly) they run about twice as fast,
 from the very same source: there is no second implementation to keep in step.
 The list lives in ``shared/native.py``, where the tests also read it.
 
-It also builds the native fast lane, ``shared.fastlane._native`` (Rust, through
+It also builds the sink's Spark plugin jar (``spark_sink/jvm``, with ``javac``: optional
+too, see ``spark_sink/jvm/build.py``) and the native fast lane, ``shared.fastlane._native`` (Rust, through
 setuptools-rust and cargo; see ``shared/fastlane/__init__.py``). It is optional:
 without a Rust toolchain the install goes on and the Python parsers do all the
 work.
@@ -25,6 +26,7 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -68,4 +70,15 @@ def _rust_extensions() -> list[object]:
     ]
 
 
-setup(ext_modules=_ext_modules(), rust_extensions=_rust_extensions())
+class _BuildPy(build_py):
+    """Also builds the sink's Spark plugin jar (``spark_sink/jvm``, package data) where a JDK is at hand."""
+
+    def run(self) -> None:
+        if os.environ.get("BINLAKE_NATIVE_PART", "jvm") == "jvm":
+            from spark_sink.jvm import build as jvm_build
+
+            jvm_build.main(["--optional"])
+        super().run()
+
+
+setup(ext_modules=_ext_modules(), rust_extensions=_rust_extensions(), cmdclass={"build_py": _BuildPy})

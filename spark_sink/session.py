@@ -12,10 +12,11 @@ from urllib.parse import unquote, urlparse
 from pyspark.sql import SparkSession
 
 from shared.errors import BinlakeError
-from spark_sink import class_archive
+from spark_sink import class_archive, jvm
 from spark_sink.settings import SinkSettings
 
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
+PLUGINS = "spark.plugins"
 
 
 class SessionError(BinlakeError):
@@ -108,13 +109,13 @@ def _relative(jar: Path, base: Path) -> Path:
         return jar  # outside the Ivy folder (absolute: base / jar is jar)
 
 
-def _remember_resolution(spark: SparkSession, settings: SinkSettings, standalone: list[Path]) -> None:
+def _remember_resolution(spark: SparkSession, settings: SinkSettings, own: list[Path]) -> None:
     # spark-submit puts the jars it resolved into the JVM's spark.jars system property (the session's own
-    # spark.jars, from the builder, holds only the standalone ones).
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    listed = str(jvm.System.getProperty("spark.jars") or "")
-    skip = {jar.resolve() for jar in standalone}
+    # spark.jars, from the builder, holds only ``own``: the standalone ones and the plugin).
+    gateway = spark.sparkContext._jvm
+    assert gateway is not None
+    listed = str(gateway.System.getProperty("spark.jars") or "")
+    skip = {jar.resolve() for jar in own}
     jars = [Path(unquote(urlparse(url).path)) for url in listed.split(",") if url]
     jars = [jar for jar in jars if jar.resolve() not in skip]
     if not jars or not all(jar.is_file() for jar in jars):
@@ -126,10 +127,17 @@ def _remember_resolution(spark: SparkSession, settings: SinkSettings, standalone
     partial.replace(listing)  # atomic: a concurrent start reads the old list or the new one
 
 
+def plugin_jars(settings: SinkSettings) -> list[Path]:
+    """binlake's own Spark plugin (``spark_sink.jvm``), where it was built and is wanted."""
+    jar = jvm.plugin_jar() if settings.spark_task_conf_plugin else None
+    return [] if jar is None else [jar]
+
+
 def session_jars(settings: SinkSettings) -> list[Path] | None:
-    """The jars a session loads (standalone and resolved packages); None until the packages are resolved."""
+    """The jars a session loads (standalone, resolved packages, the plugin); None until the packages are
+    resolved."""
     resolved = resolved_jars(settings)
-    return None if resolved is None else standalone_jars(settings) + resolved
+    return None if resolved is None else standalone_jars(settings) + resolved + plugin_jars(settings)
 
 
 def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> SparkSession:
@@ -151,7 +159,8 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         )
         if settings.spark_jars_excludes:
             builder = builder.config("spark.jars.excludes", ",".join(settings.spark_jars_excludes))
-    jars = standalone + (resolved or [])
+    plugins = plugin_jars(settings)
+    jars = standalone + (resolved or []) + plugins
     if jars:
         builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
     java_options = class_archive.java_options(settings, jars) if resolved is not None else None
@@ -172,7 +181,13 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
     )
+    if plugins:
+        # After the user's own plugins, if any (a list: both load).
+        own_plugins = settings.spark_conf.get(PLUGINS, "")
+        builder = builder.config(PLUGINS, ",".join(p for p in (own_plugins, jvm.PLUGIN_CLASS) if p))
     for key, value in settings.spark_conf.items():
+        if key == PLUGINS and plugins:
+            continue
         builder = builder.config(key, value)
     if java_options is not None:
         # Before the user's own options (theirs win where both set one).
@@ -180,6 +195,6 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         builder = builder.config(DRIVER_OPTIONS, f"{java_options} {own}".strip())
     spark = builder.getOrCreate()
     if resolved is None:
-        _remember_resolution(spark, settings, standalone)
+        _remember_resolution(spark, settings, standalone + plugins)
     spark.sparkContext.setLogLevel(settings.log_level)
     return spark

@@ -177,6 +177,13 @@ class SinkSettings(BaseSettings):
         "one exists for this Java and these jars (made by `make`, or python -m spark_sink.class_archive, in the "
         "Ivy folder's cds/): about 4 s less per start and 4 s less on its first jobs. false: never.",
     )
+    spark_task_conf_plugin: bool = Field(
+        True,
+        description="Load binlake's Spark plugin (io.binlake.spark.TaskConfPlugin, spark_sink/jvm), which gives "
+        "each Spark task one SQL configuration instead of a new one per lookup: Spark 4.2 builds one per field of "
+        "every decoded Avro value, and decoding the events' images takes about half the time with the plugin. "
+        "Loaded only where its jar was built (make, or a wheel built with a JDK). false: never.",
+    )
     spark_conf: dict[str, str] = Field(
         default_factory=dict, description='Extra Spark settings as JSON, e.g. {"spark.driver.memory": "2g"}.'
     )

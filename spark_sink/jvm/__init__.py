@@ -1,0 +1,21 @@
+"""binlake's Spark plugin: a small jar built from ``src/`` with the JDK's ``javac`` (``build``).
+
+``TaskConfPlugin`` gives each Spark task one SQL configuration for its whole
+run (see its Java doc for why: Spark 4.2 builds a new one per field of every
+Avro value it decodes). The session loads it (``spark.jars`` and
+``spark.plugins``) where the jar exists and ``BINLAKE_SINK_SPARK_TASK_CONF_PLUGIN``
+is not false; without it Spark behaves the same, slower.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Final
+
+PLUGIN_CLASS: Final = "io.binlake.spark.TaskConfPlugin"
+JAR: Final = Path(__file__).resolve().parent / "binlake-spark.jar"
+
+
+def plugin_jar() -> Path | None:
+    """The built jar, or None where it was not built (no JDK at build time)."""
+    return JAR if JAR.is_file() else None
