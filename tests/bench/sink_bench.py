@@ -815,6 +815,8 @@ def _throughput(
         "ratio_textbook_peer_vs_bare": round(peer_rate / bare_rate, 3) if bare_rate else None,
         # The changelog path alone (mirrors=follow: the changelog query ends before the mirror query starts).
         "ratio_changelog_vs_bare": (round(bare_s / sink.changelog_seconds, 3) if sink.changelog_seconds else None),
+        # The changelog query with the machine to itself (merge_on_read's first part: no mirror query beside it).
+        "ratio_changelog_alone_vs_bare": round(bare_s / mor["changelog_s"], 3) if mor["changelog_s"] else None,
         "target_ratio": TARGET_RATIO,
         "floors": bounds,
     }
