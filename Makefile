@@ -200,7 +200,14 @@ PODMAN_EXTRA = podman build --format docker --layers --build-arg BASE_IMAGE=$(BA
 	--build-arg EXTRA_CA_CERTS="$$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null)"
 KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' deploy/kafka/pom.xml)
 
+# Every build whose sources changed leaves the stages it replaced as untagged images (GBs each): below
+# IMAGES_MIN_FREE_GB free in podman's storage they are pruned first (the next builds then redo those stages).
+IMAGES_MIN_FREE_GB ?= 40
 images: podman
+	@store=$$(podman info --format '{{.Store.GraphRoot}}' 2>/dev/null || echo /var/lib/containers); \
+	free=$$(df -Pk "$$store" 2>/dev/null | awk 'NR==2 {print int($$4 / 1048576)}'); \
+	if [ -n "$$free" ] && [ "$$free" -lt $(IMAGES_MIN_FREE_GB) ]; then \
+	  echo "images: $$free GB free under $$store, pruning untagged images"; podman image prune -f >/dev/null; fi
 	deploy/podman/base-image.sh $(BASE_IMAGE)
 	$(PODMAN_BUILD) --target normalizer -t localhost/binlake-normalizer:$(IMAGE_TAG) .
 	$(PODMAN_BUILD) --target sink -t localhost/binlake-sink:$(IMAGE_TAG) .
