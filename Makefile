@@ -15,13 +15,15 @@ COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); f
 .PHONY: install native spark-archive demo test lint typecheck unit bench chaos fuzz clean tools deploy-tools images podman test-deploy test-pythons
 
 # The packages are installed by uv (from PyPI, into the venv): the same versions pip resolves, in well under
-# half pip's time (parallel downloads, no per-package subprocess).
+# half pip's time (parallel downloads, no per-package subprocess). uv keeps each PyPI sdist it builds (pyspark's
+# is 0.5-1.4 GB) once per fresh venv: the prune drops the copies nothing refers to any more.
 UV_VERSION := 0.13.9
 $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
 	BINLAKE_COMPILE=0 $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv cache prune --quiet || true
 	touch $(STAMP)
 
 # This Python's extension suffix: the builds of other Pythons (their own venvs) stay in place.
@@ -200,14 +202,11 @@ PODMAN_EXTRA = podman build --format docker --layers --build-arg BASE_IMAGE=$(BA
 	--build-arg EXTRA_CA_CERTS="$$(cat /usr/local/share/ca-certificates/*.crt 2>/dev/null)"
 KAFKA_VERSION := $(shell sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' deploy/kafka/pom.xml)
 
-# Every build whose sources changed leaves the stages it replaced as untagged images (GBs each): below
-# IMAGES_MIN_FREE_GB free in podman's storage they are pruned first (the next builds then redo those stages).
+# Below IMAGES_MIN_FREE_GB free in podman's storage, the stages earlier builds replaced and the leftovers of
+# killed builds are removed first (deploy/podman/free-space.sh says why).
 IMAGES_MIN_FREE_GB ?= 40
 images: podman
-	@store=$$(podman info --format '{{.Store.GraphRoot}}' 2>/dev/null || echo /var/lib/containers); \
-	free=$$(df -Pk "$$store" 2>/dev/null | awk 'NR==2 {print int($$4 / 1048576)}'); \
-	if [ -n "$$free" ] && [ "$$free" -lt $(IMAGES_MIN_FREE_GB) ]; then \
-	  echo "images: $$free GB free under $$store, pruning untagged images"; podman image prune -f >/dev/null; fi
+	deploy/podman/free-space.sh $(IMAGES_MIN_FREE_GB)
 	deploy/podman/base-image.sh $(BASE_IMAGE)
 	$(PODMAN_BUILD) --target normalizer -t localhost/binlake-normalizer:$(IMAGE_TAG) .
 	$(PODMAN_BUILD) --target sink -t localhost/binlake-sink:$(IMAGE_TAG) .
