@@ -1,9 +1,11 @@
 """``binlake normalize``: the offline normalizer, one vendor message per input line.
 
-Canonical events go to stdout (the JSON view, or base64 single-object Avro with
-``--output avro``); every rejected line goes to the dead-letter file (or stderr)
-as a JSON object with its line number, reason and raw bytes; the run goes on
-and exits 0. A summary goes to stderr.
+It runs the service's codec (``shared.normalize``: the format's native fast lane where
+it has one, the Python parser for the rest). Canonical events go to stdout (the JSON
+view, or base64 single-object Avro with ``--output avro``): each is rendered from the
+very record the service would publish. Every rejected line goes to the dead-letter file
+(or stderr) as a JSON object with its line number, reason and raw bytes; the run goes
+on and exits 0. A summary goes to stderr.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import binascii
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -22,7 +24,7 @@ import orjson
 
 from shared.codec import avro, json_view
 from shared.errors import ConfigError
-from shared.parsing import registry
+from shared.normalize import codec_for
 from shared.parsing.context import ParseContext, zone
 from shared.parsing.errors import MALFORMED
 from shared.parsing.result import Rejected
@@ -53,6 +55,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="format option, e.g. bytes_encoding=base64 (repeatable)",
+    )
+    parser.add_argument(
+        "--no-fast-lane",
+        action="store_true",
+        help="Python parsers only, as the service with BINLAKE_FAST_LANE=false (same output, slower)",
     )
     parser.add_argument("input", nargs="?", default="-", help="input file, or - for stdin (default)")
 
@@ -90,16 +97,14 @@ def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
 
 def run(args: argparse.Namespace) -> int:
     topic = "stdin" if args.input == "-" else os.path.basename(args.input)
-    base_ctx = build_context(args, topic)
-    parser = registry.get(args.format)
+    codec = codec_for(args.format, build_context(args, topic), fast_lane=not args.no_fast_lane)
     source: IO[bytes] = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115
     dlq: IO[bytes] = open(args.dlq, "wb") if args.dlq else sys.stderr.buffer  # noqa: SIM115
     out = sys.stdout.buffer
-    render = json_view.render if args.output == "json" else _avro_line
+    render = json_line() if args.output == "json" else base64.b64encode
     messages = events = rejected = control = blank = 0
     pending: list[bytes] = []
     try:
-        ctx = base_ctx.at(topic, 0, 0)
         for number, line in _lines(source):
             if not line or line.isspace():
                 blank += 1
@@ -113,17 +118,16 @@ def run(args: argparse.Namespace) -> int:
                     rejected += 1
                     _dead_letter(dlq, number, args.format, Rejected(MALFORMED, f"line is not base64: {exc}"), line)
                     continue
-            ctx.offset = number  # parsers copy the coordinates into each event's origin
-            outcome = parser(raw, ctx)
-            if isinstance(outcome, Rejected):
+            normalized = codec(raw, topic, 0, number)  # the line number is the event's origin offset
+            if isinstance(normalized, Rejected):
                 rejected += 1
-                _dead_letter(dlq, number, args.format, outcome, raw)
+                _dead_letter(dlq, number, args.format, normalized, raw)
                 continue
-            if not outcome.events:
+            if not normalized.rows:
                 control += 1
-            for event in outcome.events:
-                pending.append(render(event))
-            events += len(outcome.events)
+            for _, _, _, values in normalized.rows:
+                pending.extend(render(values[i]) for i in range(1, len(values), 2))
+                events += len(values) // 2
             if len(pending) >= _FLUSH_EVERY:
                 out.write(b"\n".join(pending) + b"\n")
                 pending.clear()
@@ -146,8 +150,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _avro_line(event: Any) -> bytes:
-    return base64.b64encode(avro.encode(event))
+def json_line() -> Callable[[bytes], bytes]:
+    """A record value's JSON view: rendered natively where the extension is built, else decoded and
+    rendered by ``json_view`` (the same bytes)."""
+    fingerprint = avro.fingerprint()
+    try:
+        from shared.fastlane._native import render_json
+    except ImportError:
+        return lambda value: json_view.render(avro.decode(value))
+    return lambda value: render_json(value, fingerprint)
 
 
 def _dead_letter(dlq: IO[bytes], line: int, format_id: str, outcome: Rejected, raw: bytes) -> None:

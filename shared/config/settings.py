@@ -82,7 +82,9 @@ class TableRule(BaseModel):
     pattern: str
 
     def regex(self) -> re.Pattern[str]:
-        return re.compile("^" + re.escape(self.pattern).replace(r"\*", ".*").replace(r"\?", ".") + "$", re.IGNORECASE)
+        from shared.normalize.tables import pattern_regex
+
+        return pattern_regex(self.pattern)
 
 
 class NormalizerSettings(BaseSettings):

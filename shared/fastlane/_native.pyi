@@ -2,6 +2,12 @@
 
 from collections.abc import Callable
 
+def render_json(value: bytes, fingerprint: bytes) -> bytes:
+    """The JSON view of a unified-topic record value (raises ValueError for other bytes)."""
+
+class LaneFailed(Exception):
+    """A lane panicked on a message (a bug in the lane): the Python parser reads it instead."""
+
 class CanalLane:
     def __init__(
         self,

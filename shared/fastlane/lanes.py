@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as _dt
 import logging
 from collections.abc import Callable, Mapping
-from typing import Protocol
+from typing import Final, Protocol
 
 from shared.codec import avro
 from shared.parsing.context import ParseContext
@@ -17,9 +17,27 @@ Taken = tuple[str, str, int | None, list[bytes]]
 [record key, single-object Avro value, key, value, ...] for its rows in order)."""
 
 
+def _lane_failed() -> type[Exception]:
+    try:
+        from shared.fastlane._native import LaneFailed as failed
+    except ImportError:  # no extension, no lane: nothing raises it
+        return _NoLane
+    return failed
+
+
+class _NoLane(Exception):
+    pass
+
+
+LaneFailed: Final = _lane_failed()
+"""What a lane raises when it crashed on a message (a caught Rust panic: a bug in the lane)."""
+
+
 class Lane(Protocol):
     def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
-        """What the lane makes of one message, or None: the Python parser takes the message."""
+        """What the lane makes of one message, or None: the Python parser takes the message.
+
+        Raises ``LaneFailed`` when it crashed on it."""
         ...
 
     def planned(self) -> int:

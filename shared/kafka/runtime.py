@@ -48,11 +48,9 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
 
-from shared import fastlane, native
-from shared.codec import avro
-from shared.config.settings import KafkaSettings, NormalizerSettings, TableRule
+from shared import native
+from shared.config.settings import KafkaSettings, NormalizerSettings
 from shared.errors import ConfigError
-from shared.event.model import ChangeEvent
 from shared.kafka.assignment import LeaveGroup, Listener, Partitions, PartitionState, ProducerFactory
 from shared.kafka.client import connection_kwargs
 from shared.kafka.letters import Letter, dead_letter
@@ -69,15 +67,14 @@ from shared.kafka.produce_errors import (
     size,
 )
 from shared.kafka.progress import Progress
-from shared.kafka.records import dead_letter_headers, event_key, partition_for, replayed_at
+from shared.kafka.records import dead_letter_headers, partition_for, replayed_at
 from shared.kafka.tally import Tally
 from shared.kafka.transaction_state import CAN_BEGIN, OPEN, cannot_abort, transaction_state
 from shared.metrics.normalizer import NormalizerMetrics
 from shared.metrics.readiness import NormalizerHealth
-from shared.parsing import registry
+from shared.normalize import TableFilter, codec_for
 from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import INTERNAL
-from shared.parsing.result import Parsed, Rejected
+from shared.parsing.result import Rejected
 
 log = logging.getLogger("binlake.normalizer")
 
@@ -98,23 +95,20 @@ class Normalizer:
     """Makes the partitions' producers (a seam for tests that inject producer faults)."""
 
     def __post_init__(self) -> None:
-        self.parser = registry.get(self.settings.format)
         options: dict[str, Any] = dict(self.settings.format_options)
         if self.settings.avro_schema_file:
             try:
                 options["avro_schema"] = orjson.loads(Path(self.settings.avro_schema_file).read_bytes())
             except (OSError, orjson.JSONDecodeError) as exc:
                 raise ConfigError(f"BINLAKE_AVRO_SCHEMA_FILE: cannot read a JSON Avro schema: {exc}") from exc
-        self._base_ctx = ParseContext(source_timezone=zone(self.settings.source_timezone), options=options)
-        # The native fast lane, where this format has one: same records, much less CPU (shared/fastlane).
-        self._lane = (
-            fastlane.lane_for(self.settings.format, self._base_ctx, self.settings.topic_tables)
-            if self.settings.fast_lane
-            else None
+        # One route for every message: the format's codec, native where it has a fast lane (shared/normalize).
+        self.codec = codec_for(
+            self.settings.format,
+            ParseContext(source_timezone=zone(self.settings.source_timezone), options=options),
+            topic_tables=self.settings.topic_tables,
+            tables=TableFilter.of(self.settings.include_tables, self.settings.exclude_tables),
+            fast_lane=self.settings.fast_lane,
         )
-        self._contexts: dict[str, ParseContext] = {}
-        self._include = [TableRule(pattern=p).regex() for p in self.settings.include_tables]
-        self._exclude = [TableRule(pattern=p).regex() for p in self.settings.exclude_tables]
         self._lock = asyncio.Lock()
         self._stopping = asyncio.Event()
         self._consumer: AIOKafkaConsumer | None = None
@@ -156,31 +150,7 @@ class Normalizer:
     def transactional_id(self, tp: TopicPartition) -> str:
         return self._partitions.transactional_id(tp)
 
-    def _context(self, topic: str) -> ParseContext:
-        ctx = self._contexts.get(topic)
-        if ctx is None:
-            table = self.settings.topic_tables.get(topic)
-            ctx = ParseContext(
-                topic=topic,
-                source_table=table,
-                source_timezone=self._base_ctx.source_timezone,
-                options=self._base_ctx.options,
-            )
-            self._contexts[topic] = ctx
-        return ctx
-
     # ---------------------------------------------------------------- batches
-
-    def _wanted(self, event: ChangeEvent) -> bool:
-        if not self._include and not self._exclude:
-            return True
-        return self._wanted_table(f"{event.source.database or ''}.{event.source.table or ''}")
-
-    def _wanted_table(self, name: str) -> bool:
-        """The include/exclude rules on a ``database.table`` name."""
-        if self._include and not any(rule.match(name) for rule in self._include):
-            return False
-        return not any(rule.match(name) for rule in self._exclude)
 
     async def _process(self, tp: TopicPartition, records: list[ConsumerRecord[bytes, bytes]]) -> BatchResult:
         state = self._partitions.states.get(tp)
@@ -200,10 +170,6 @@ class Normalizer:
         producer = state.producer
         settings = self.settings
         metrics = self.metrics
-        # One context per batch, moved from record to record: parsing is
-        # synchronous and parsers copy the coordinates they keep (Origin), so
-        # this saves an allocation per record at no risk.
-        ctx = self._context(tp.topic).at(tp.topic, tp.partition, records[0].offset)
         started = time.perf_counter()
         sends: list[asyncio.Future[Any]] = []
         starts: list[int] = []
@@ -215,12 +181,11 @@ class Normalizer:
         record = records[0]
         try:
             await producer.begin_transaction()
-            lane = self._lane
-            rules = bool(self._include or self._exclude)
+            codec = self.codec
             send = producer.send
             output_topic = settings.output_topic
-            # The lane's records name their partition (the producer's own partitioner, partition_for, over
-            # the same list): aiokafka then skips rebuilding the topic's partition lists for every record.
+            # The records name their partition (the producer's own partitioner, partition_for, over the same
+            # list): aiokafka then skips rebuilding the topic's partition lists for every record.
             known = producer.client.cluster.partitions_for_topic(output_topic)
             partitions = list(known) if known else None
             for record in records:
@@ -229,48 +194,27 @@ class Normalizer:
                     # Some of its records were refused before: everything ahead of it is delivered first, so its
                     # own records go alone and a refusal is surely theirs (shared/kafka/produce_errors.py).
                     await settle(sends, starts, records, letters)
-                    await self._produce_alone(
-                        tp, producer, record, treated[record.offset], ctx=ctx, tally=tally, result=result
-                    )
+                    await self._produce_alone(tp, producer, record, treated[record.offset], tally=tally, result=result)
                     continue
                 raw = record.value if record.value is not None else b""
-                at_partition, at_offset = tp.partition, record.offset
-                if record.headers:  # a message `binlake dlq replay` re-fed is read at its original coordinates
-                    replayed = replayed_at(record.headers, tp.topic)
-                    if replayed is not None:
-                        at_partition, at_offset = replayed
-                if lane is not None:
-                    # The fast lane's records are the Python path's, byte for byte (shared/fastlane).
-                    taken = lane.parse(raw, tp.topic, at_partition, at_offset)
-                    if taken is not None:
-                        tally.lane_taken += 1
-                        table, op, ts_ms, keys_values = taken
-                        rows = len(keys_values) // 2
-                        if rules and not self._wanted_table(table):
-                            tally.filtered[table] += rows
-                            continue
-                        tally.events[(table, op)] += rows
-                        if ts_ms is not None:
-                            tally.seen(table, ts_ms)
-                        for i in range(0, 2 * rows, 2):
-                            key = keys_values[i]
-                            at = None if partitions is None else partition_for(key, partitions, partitions)
-                            sends.append(await send(output_topic, keys_values[i + 1], key=key, partition=at))
-                        result.events += rows
-                        continue
-                    tally.lane_declined += 1
-                ctx.partition, ctx.offset = at_partition, at_offset
-                parsed = self._parse(raw, ctx, tally)
-                if not isinstance(parsed, Rejected):
-                    for event, body in parsed:
-                        sends.append(await send(output_topic, body, key=event_key(event)))
-                    result.events += len(parsed)
+                # A message `binlake dlq replay` re-fed is read at its original coordinates.
+                replayed = replayed_at(record.headers, tp.topic) if record.headers else None
+                origin_partition, origin_offset = replayed or (tp.partition, record.offset)
+                normalized = codec(raw, tp.topic, origin_partition, origin_offset)
+                if isinstance(normalized, Rejected):
+                    letter = self._letter(tp, record, normalized.code, normalized.reason, bare=False)
+                    letters.add(len(sends))
+                    sends.append(await send(settings.dlq_topic, letter.value, key=letter.key, headers=letter.headers))
+                    tally.letters[normalized.code] += 1
+                    result.dead_letters += 1
                     continue
-                letter = self._letter(tp, record, parsed.code, parsed.reason, bare=False)
-                letters.add(len(sends))
-                sends.append(await send(settings.dlq_topic, letter.value, key=letter.key, headers=letter.headers))
-                tally.letters[parsed.code] += 1
-                result.dead_letters += 1
+                tally.accepted(normalized)
+                for _, _, _, values in normalized.rows:
+                    for i in range(0, len(values), 2):
+                        key = values[i]
+                        at = None if partitions is None else partition_for(key, partitions, partitions)
+                        sends.append(await send(output_topic, values[i + 1], key=key, partition=at))
+                    result.events += len(values) // 2
             await settle(sends, starts, records, letters)
             await producer.send_offsets_to_transaction({tp: records[-1].offset + 1}, settings.group_id)
             await producer.commit_transaction()
@@ -307,23 +251,6 @@ class Normalizer:
         metrics.batch_size.observe(result.consumed)
         return result
 
-    def _parse(self, raw: bytes, ctx: ParseContext, tally: Tally) -> list[tuple[ChangeEvent, bytes]] | Rejected:
-        """The Python path: a message's encoded events (after the table rules), counted into ``tally``."""
-        outcome = self.parser(raw, ctx)
-        if not isinstance(outcome, Parsed):
-            return outcome
-        kept: list[ChangeEvent] = []
-        dropped: list[ChangeEvent] = []
-        for event in outcome.events:  # the table rules, applied once per event
-            (kept if self._wanted(event) else dropped).append(event)
-        try:
-            encoded = [(event, avro.encode(event)) for event in kept]
-        except (TypeError, ValueError, OverflowError) as exc:
-            # The class only: an encoder's message may quote the value (personal data) into the letter.
-            return Rejected(INTERNAL, f"event not encodable: {type(exc).__name__}")
-        tally.accepted(outcome, kept, dropped)
-        return encoded
-
     def _letter(
         self, tp: TopicPartition, record: ConsumerRecord[bytes, bytes], code: str, reason: str, *, bare: bool
     ) -> Letter:
@@ -334,7 +261,7 @@ class Normalizer:
             format_id=self.settings.format,
             code=code,
             reason=reason,
-            parser_version=self.parser.version,
+            parser_version=self.codec.version,
         )
         raw = record.value if record.value is not None else b""
         return dead_letter(record.key, raw, headers, max_value_bytes=self.settings.dlq_max_value_bytes, bare=bare)
@@ -346,26 +273,26 @@ class Normalizer:
         record: ConsumerRecord[bytes, bytes],
         treatment: Treatment,
         *,
-        ctx: ParseContext,
         tally: Tally,
         result: BatchResult,
     ) -> None:
         """Produce a message some of whose records were refused before, each record delivered before the next.
 
         Alone in its batch, a refused record is surely this message's: it is dead-lettered (or its letter
-        goes bare) on the next pass. It takes the Python path, whose records are the fast lane's.
+        goes bare) on the next pass.
         """
         if treatment.refusal is None:
-            ctx.partition, ctx.offset = replayed_at(record.headers, tp.topic) or (tp.partition, record.offset)
-            parsed = self._parse(record.value if record.value is not None else b"", ctx, tally)
-            if not isinstance(parsed, Rejected):
-                for event, body in parsed:
+            partition, offset = replayed_at(record.headers, tp.topic) or (tp.partition, record.offset)
+            normalized = self.codec(record.value if record.value is not None else b"", tp.topic, partition, offset)
+            if not isinstance(normalized, Rejected):
+                tally.accepted(normalized)
+                for key, value in normalized.pairs():
                     await deliver_alone(
-                        producer, record, self.settings.output_topic, value=body, key=event_key(event), headers=None
+                        producer, record, self.settings.output_topic, value=value, key=key, headers=None
                     )
-                result.events += len(parsed)
+                result.events += normalized.records
                 return
-            code, reason = parsed.code, parsed.reason
+            code, reason = normalized.code, normalized.reason
         else:
             code, reason = REFUSED, treatment.refusal
         letter = self._letter(tp, record, code, reason, bare=treatment.bare_letter)
@@ -479,7 +406,7 @@ class Normalizer:
                 "format": settings.format,
                 # The pure-Python build works the same at about half the speed: say which this is.
                 "compiled_modules": f"{sum(compiled.values())}/{len(compiled)}",
-                "fast_lane": self._lane is not None,
+                "fast_lane": self.codec.native,
             },
         )
         while not self._stopping.is_set():

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from shared.event.model import ChangeEvent
 from shared.metrics.normalizer import NormalizerMetrics
-from shared.parsing.result import Parsed
+from shared.normalize.codec import Normalized
 
 
 @dataclass
@@ -23,26 +22,28 @@ class Tally:
     letters: Counter[str] = field(default_factory=Counter)
     """Dead letters by reject code."""
     last_seen: dict[str, int] = field(default_factory=dict)
-    lane_taken: int = 0
-    lane_declined: int = 0
+    lane: Counter[str] = field(default_factory=Counter)
+    """Messages by how the native codec went (``Normalized.lane``)."""
 
     def seen(self, table: str, ts_ms: int) -> None:
         if ts_ms > self.last_seen.get(table, -(2**63)):
             self.last_seen[table] = ts_ms
 
-    def accepted(self, outcome: Parsed, kept: list[ChangeEvent], dropped: list[ChangeEvent]) -> None:
-        """Count one accepted message; ``kept`` and ``dropped`` split ``outcome.events`` by the table rules."""
-        if outcome.control is not None and not outcome.events:
-            self.controls[outcome.control] += 1
-        for heartbeat in outcome.heartbeats:
+    def accepted(self, normalized: Normalized) -> None:
+        """Count one accepted message."""
+        rows = normalized.rows
+        if normalized.control is not None and not rows:
+            self.controls[normalized.control] += 1
+        for heartbeat in normalized.heartbeats:
             self.seen(heartbeat.table or "*", heartbeat.ts_ms)
-        for event in dropped:
-            self.filtered[f"{event.source.database or ''}.{event.source.table or ''}"] += 1
-        for event in kept:
-            table = f"{event.source.database or ''}.{event.source.table or ''}"
-            self.events[(table, event.op)] += 1
-            if event.ts_ms is not None:
-                self.seen(table, event.ts_ms)
+        for table, count in normalized.filtered:
+            self.filtered[table] += count
+        for table, op, ts_ms, values in rows:
+            self.events[(table, op)] += len(values) // 2
+            if ts_ms is not None:
+                self.seen(table, ts_ms)
+        if normalized.lane is not None:
+            self.lane[normalized.lane] += 1
 
     def publish(self, metrics: NormalizerMetrics, topic: str) -> None:
         """Add the counts to ``metrics`` (``topic``: the batch's input topic)."""
@@ -57,7 +58,5 @@ class Tally:
             metrics.events.labels(metrics.event_tables(table), op).inc(count)
         for table, ts_ms in self.last_seen.items():
             metrics.source_seen(table, ts_ms / 1000)
-        if self.lane_taken:
-            metrics.fast_lane.labels("taken").inc(self.lane_taken)
-        if self.lane_declined:
-            metrics.fast_lane.labels("declined").inc(self.lane_declined)
+        for how, count in self.lane.items():
+            metrics.fast_lane.labels(how).inc(count)

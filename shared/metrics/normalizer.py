@@ -67,7 +67,7 @@ class NormalizerMetrics:
         self.events = Counter("binlake_events", "Canonical events by table and op", ["table", "op"], registry=r)
         self.fast_lane = Counter(
             "binlake_fast_lane_messages",
-            "Messages the native fast lane read (taken) or left to the Python parser (declined)",
+            "Messages the native fast lane read (taken), left to the Python parser (declined) or crashed on (failed)",
             ["result"],
             registry=r,
         )

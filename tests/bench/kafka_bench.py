@@ -56,14 +56,14 @@ from typing import Any, Final
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 
 from shared.cli.generate import messages
-from shared.codec import avro
 from shared.config.settings import NormalizerSettings, kafka_settings
 from shared.devbroker import broker
 from shared.generate import render
 from shared.generate.workload import Workload
 from shared.kafka.records import partition_for
 from shared.kafka.runtime import Normalizer
-from shared.parsing.result import Parsed
+from shared.normalize.native_codec import NativeCodec
+from shared.parsing.result import Rejected
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings
 
@@ -211,22 +211,23 @@ async def bench_normalizer(bootstrap: str, format_id: str, events: int, tmp: Pat
 
 
 def bench_parse_encode(format_id: str, events: int, tmp: Path) -> dict[str, Any]:
-    """The CPU floor of the normalizer's work without Kafka: the Python parser + Avro encoding, and the fast lane."""
+    """The CPU floor of the normalizer's work without Kafka: the Python codec (parser, Avro encoding, record
+    keys), and the native codec's fast lane alone."""
     topics = Topics("in", "out", "dlq", "group")
     settings = normalizer_settings(format_id, topics, tmp, "UTC")
-    normalizer = Normalizer(settings, kafka_settings("127.0.0.1:1"))
+    codec = Normalizer(settings, kafka_settings("127.0.0.1:1")).codec
+    python = codec.python if isinstance(codec, NativeCodec) else codec
     items = _traffic(format_id, events)
-    ctx = normalizer._context(topics.vendor)
     started = time.perf_counter()
     produced = 0
     for offset, (_, raw) in enumerate(items):
-        outcome = normalizer.parser(raw, ctx.at(topics.vendor, 0, offset))
-        if isinstance(outcome, Parsed):
-            produced += len([avro.encode(event) for event in outcome.events])
+        outcome = python(raw, topics.vendor, 0, offset)
+        if not isinstance(outcome, Rejected):
+            produced += outcome.records
     seconds = time.perf_counter() - started
     report: dict[str, Any] = {"events": events, "encoded": produced, "events_per_s": round(events / seconds)}
-    lane = normalizer._lane
-    if lane is not None:
+    if isinstance(codec, NativeCodec):
+        lane = codec.lane
         started = time.perf_counter()
         taken = sum(lane.parse(raw, topics.vendor, 0, offset) is not None for offset, (_, raw) in enumerate(items))
         seconds = time.perf_counter() - started

@@ -6,12 +6,10 @@ import os
 
 import pytest
 
-from shared.codec import avro
 from shared.fastlane import Taken, available, lane_for
-from shared.kafka.records import event_key
-from shared.parsing import registry
+from shared.normalize import PythonCodec
 from shared.parsing.context import ParseContext
-from shared.parsing.result import Parsed
+from shared.parsing.result import Rejected
 from tests.corpus_cases import cases
 
 NEEDS_LANE = pytest.mark.skipif(
@@ -22,20 +20,13 @@ NEEDS_LANE = pytest.mark.skipif(
 
 
 def python_records(format_id: str, raw: bytes, ctx: ParseContext, topic: str, offset: int) -> Taken | None:
-    """What the runtime publishes for ``raw`` through the Python parser, in a lane's shape (None: a reject)."""
-    outcome = registry.get(format_id)(raw, ctx.at(topic, 3, offset))
-    if not isinstance(outcome, Parsed) or not outcome.events:
+    """What the Python codec (the runtime's route without a lane) publishes for ``raw``, in a lane's shape
+    (None: a reject, or no records)."""
+    normalized = PythonCodec(format_id, ctx)(raw, topic, 3, offset)
+    if isinstance(normalized, Rejected) or not normalized.rows:
         return None
-    first = outcome.events[0]
-    for e in outcome.events:  # one message: one table, op and event time
-        assert (e.source.database, e.source.table, e.op, e.ts_ms) == (
-            first.source.database,
-            first.source.table,
-            first.op,
-            first.ts_ms,
-        )
-    table = f"{first.source.database or ''}.{first.source.table or ''}"
-    return table, first.op, first.ts_ms, [part for e in outcome.events for part in (event_key(e), avro.encode(e))]
+    assert len(normalized.rows) == 1, "one message: one table, op and event time"
+    return normalized.rows[0]
 
 
 def corpus_agreement(format_id: str, topic: str) -> tuple[int, int]:

@@ -142,6 +142,11 @@ impl<'a> Reader<'a> {
         str::from_utf8(self.raw()?).ok()
     }
 
+    /// One byte (an Avro boolean's).
+    pub(crate) fn raw_byte(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+
     pub(crate) fn double(&mut self) -> Option<f64> {
         Some(f64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }

@@ -7,7 +7,8 @@
 //! message. The column types stay Python's: on a type map it has not seen,
 //! a lane calls its planner (`shared/fastlane/plan.py`), which reads the types
 //! with `shared.parsing.sqltypes` and answers with a conversion kind per
-//! column and the encoded column descriptors. A panic is caught and declines.
+//! column and the encoded column descriptors. A panic is caught and raises `LaneFailed`: the
+//! caller (`shared.normalize.NativeCodec`) counts it and gives the message to the parser.
 
 mod avro;
 mod avro_reader;
@@ -21,6 +22,7 @@ mod drs_json;
 mod event;
 mod inferred;
 mod json;
+mod json_view;
 mod kafkariver;
 mod maxwell;
 mod ogg;
@@ -34,7 +36,8 @@ use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::create_exception;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::intern;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
@@ -43,6 +46,18 @@ use canal::{Coordinates, Outcome, Plan, Profile};
 use values::Kind;
 
 const PLAN_LIMIT: usize = 4096;
+
+create_exception!(
+    _native,
+    LaneFailed,
+    PyException,
+    "A lane panicked on a message (a bug in the lane): the Python parser reads it instead."
+);
+
+/// The error a caught panic becomes: the message goes to the Python parser, and is counted as failed.
+fn failed() -> PyErr {
+    LaneFailed::new_err("the fast lane panicked on this message")
+}
 
 /// A lane's caches. Lanes are used by one thread (the normalizer's event loop), but Python may
 /// drop one on any thread (its garbage collector runs wherever it is triggered), so a lane must
@@ -187,8 +202,9 @@ impl MaxwellLane {
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let at = Coordinates { topic, partition, offset };
-        // A panic declines, never crashes the service.
-        let Ok(Some(record)) = catch_unwind(AssertUnwindSafe(|| maxwell::parse(raw, &self.profile, &at))) else {
+        // A panic raises LaneFailed (the parser takes the message), never crashes the service.
+        let Some(record) = catch_unwind(AssertUnwindSafe(|| maxwell::parse(raw, &self.profile, &at))).map_err(|_| failed())?
+        else {
             return Ok(None);
         };
         let row = [(record.key.as_slice(), record.value.as_slice())];
@@ -557,8 +573,10 @@ impl CKafkaLane {
             ms
         };
         let zoned: ckafka::TimeReader = if self.time.is_some() { Some(&read) } else { None };
-        // A panic declines, never crashes the service.
-        let Ok(Some(record)) = catch_unwind(AssertUnwindSafe(|| ckafka::parse(raw, &self.profile, &at, zoned))) else {
+        // A panic raises LaneFailed (the parser takes the message), never crashes the service.
+        let Some(record) =
+            catch_unwind(AssertUnwindSafe(|| ckafka::parse(raw, &self.profile, &at, zoned))).map_err(|_| failed())?
+        else {
             return Ok(None);
         };
         let row = [(record.key.as_slice(), record.value.as_slice())];
@@ -734,9 +752,9 @@ impl OmsAvroLane {
         // A Python error (a date-time beyond year 9999 in UTC) declines like any other doubt.
         let zoned = |text: &str| read_text(py, self.instant.as_ref()?, text);
         let zoned: Option<values::ZoneReader> = self.instant.as_ref().map(|_| &zoned as values::ZoneReader);
-        // A panic declines, never crashes the service.
+        // A panic raises LaneFailed (the parser takes the message), never crashes the service.
         let parsed = catch_unwind(AssertUnwindSafe(|| oms_avro::parse(raw, &self.codes, &self.profile, &at, zoned)));
-        let Ok(Some(record)) = parsed else { return Ok(None) };
+        let Some(record) = parsed.map_err(|_| failed())? else { return Ok(None) };
         let row = [(record.key.as_slice(), record.value.as_slice())];
         taken(py, &self.tables, &record.table, record.op, record.ts_ms, row.into_iter()).map(Some)
     }
@@ -777,15 +795,16 @@ enum Attempt<R, N> {
     Decline,
 }
 
-/// A planning lane's message: an attempt, and after planning what it asked for, one more. A panic
-/// (caught: it never crashes the service) or a doubt declines; a planner's error is raised.
+/// A planning lane's message: an attempt, and after planning what it asked for, one more. A doubt
+/// declines; a panic (caught: it never crashes the service) raises `LaneFailed`; a planner's error is raised.
 fn with_planning<R, N>(
     mut attempt: impl FnMut() -> Attempt<R, N>,
     mut plan: impl FnMut(N) -> PyResult<()>,
 ) -> PyResult<Option<R>> {
     for _ in 0..2 {
         match catch_unwind(AssertUnwindSafe(&mut attempt)) {
-            Err(_) | Ok(Attempt::Decline) => return Ok(None),
+            Err(_) => return Err(failed()),
+            Ok(Attempt::Decline) => return Ok(None),
             Ok(Attempt::NeedPlan(need)) => plan(need)?,
             Ok(Attempt::Done(found)) => return Ok(Some(found)),
         }
@@ -960,9 +979,10 @@ impl OggLane {
         let at = Coordinates { topic, partition, offset };
         let read = |text: &str| read_text(py, self.wall_clock.as_ref()?, text);
         let wall_clock: ogg::WallClock = if self.wall_clock.is_some() { Some(&read) } else { None };
-        // A panic declines, never crashes the service.
-        let Ok(Some(record)) =
+        // A panic raises LaneFailed (the parser takes the message), never crashes the service.
+        let Some(record) =
             catch_unwind(AssertUnwindSafe(|| ogg::parse(raw, &self.profile, &self.options, &at, wall_clock)))
+                .map_err(|_| failed())?
         else {
             return Ok(None);
         };
@@ -1025,6 +1045,16 @@ impl DrsJsonLane {
     }
 }
 
+/// The JSON view (`shared.codec.json_view`) of a unified-topic record value whose schema has
+/// fingerprint `fingerprint`; a ValueError for bytes that are not such a record.
+#[pyfunction]
+fn render_json<'py>(py: Python<'py>, value: &[u8], fingerprint: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    match json_view::render(value, fingerprint) {
+        Some(text) => Ok(PyBytes::new(py, &text)),
+        None => Err(PyValueError::new_err("not a canonical change event record of this schema")),
+    }
+}
+
 /// `auto`'s format for a JSON message (`services.auto.parser.detect`'s rules), or None: not read
 /// with certainty, or no rule matches (the Python path then decides).
 #[pyfunction]
@@ -1047,7 +1077,9 @@ fn auto_format(raw: &[u8]) -> Option<&'static str> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("LaneFailed", m.py().get_type::<LaneFailed>())?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
+    m.add_function(wrap_pyfunction!(render_json, m)?)?;
     m.add_function(wrap_pyfunction!(auto_format, m)?)?;
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;

@@ -1,0 +1,86 @@
+"""The seam: ``Codec``, what it returns (``Normalized``), and ``codec_for``, which picks one at start-up."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from shared.normalize.tables import TableFilter
+from shared.parsing.context import ParseContext
+from shared.parsing.result import Heartbeat, Rejected
+
+Rows = tuple[str, str, int | None, list[bytes]]
+"""Records of one table, op and event time: ("database.table", op, event time in ms or None,
+[record key, single-object Avro value, key, value, ...]), in the message's order."""
+
+NO_HEARTBEATS: tuple[Heartbeat, ...] = ()
+
+
+@dataclass(slots=True)
+class Normalized:
+    """What one accepted message becomes.
+
+    ``rows``: its records, in order (most messages: one group). ``heartbeats`` and ``control`` (the kind
+    of a message that carries no change: a transaction marker, a heartbeat) feed the metrics, as does
+    ``filtered`` (table -> events the table rules dropped). ``lane``: how the native codec went (``taken``;
+    ``declined``, the lane does not read this message; ``failed``, the lane crashed on it, a bug) or
+    None where no lane ran.
+    """
+
+    rows: list[Rows]
+    heartbeats: Sequence[Heartbeat] = NO_HEARTBEATS
+    control: str | None = None
+    filtered: Sequence[tuple[str, int]] = ()
+    lane: str | None = None
+
+    @property
+    def records(self) -> int:
+        """How many records the message publishes."""
+        return sum(len(values) for _, _, _, values in self.rows) // 2
+
+    def pairs(self) -> list[tuple[bytes, bytes]]:
+        """(key, value) of each record, in order."""
+        return [(values[i], values[i + 1]) for _, _, _, values in self.rows for i in range(0, len(values), 2)]
+
+
+class Codec(Protocol):
+    """One vendor format's messages to unified-topic records; never raises, whatever the bytes."""
+
+    format_id: str
+    version: str
+    """The parser version dead letters name (``binlake-parser-version``)."""
+    native: bool
+    """Whether a native lane reads messages first (else the Python parser reads them all)."""
+
+    def __call__(self, raw: bytes, topic: str, partition: int, offset: int) -> Normalized | Rejected: ...
+
+
+def codec_for(
+    format_id: str,
+    ctx: ParseContext,
+    *,
+    topic_tables: Mapping[str, str] | None = None,
+    tables: TableFilter | None = None,
+    fast_lane: bool = True,
+) -> Codec:
+    """The codec of ``format_id`` under these parse settings (raises ``ConfigError`` for an unknown id).
+
+    ``ctx``: the zone and format options; ``topic_tables``: each topic's ``db.table`` for formats whose
+    messages may name no table (other topics take ``ctx.source_table``); ``tables``: the table rules;
+    ``fast_lane``: whether to use the format's native lane where it has one (else, or without one, the
+    Python codec).
+    """
+    from shared.normalize.python_codec import PythonCodec
+
+    python = PythonCodec(format_id, ctx, topic_tables=topic_tables, tables=tables)
+    if not fast_lane:
+        return python
+    from shared import fastlane
+
+    lane = fastlane.lane_for(format_id, ctx, topic_tables)
+    if lane is None:
+        return python
+    from shared.normalize.native_codec import NativeCodec
+
+    return NativeCodec(lane, python, tables=tables)
