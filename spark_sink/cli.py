@@ -23,7 +23,7 @@ from spark_sink.settings import SinkSettings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from spark_sink.metrics_server import MetricsServer
+    from spark_sink.observe.server import MetricsServer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
     log = logging.getLogger("binlake.sink")
 
     from spark_sink import job
-    from spark_sink.metrics import SinkMetrics
-    from spark_sink.metrics_server import MetricsServer
+    from spark_sink.observe.metrics import SinkMetrics
+    from spark_sink.observe.server import MetricsServer
     from spark_sink.session import build_session
 
     if _stop_asked(log, "before Spark started"):

@@ -1,9 +1,9 @@
 """The Structured Streaming queries: the unified topic -> changelog, and the changelog -> mirrors.
 
 With ``mirrors=follow`` (the default) the sink runs two queries in one
-SparkSession: the changelog query (Kafka source -> ``batch.process``: decode,
+SparkSession: the changelog query (Kafka source -> ``changelog.batch.process``: decode,
 quarantine, changelog) and the mirror query (the changelog as a Delta
-streaming source -> ``mirror_batch.process``: mirrors, tombstones, history),
+streaming source -> ``mirror.batch.process``: mirrors, tombstones, history),
 each with its own checkpoint, trigger interval, Delta transaction app id and
 fair-scheduler pool. With ``queries=changelog`` or ``queries=mirrors`` a
 process runs one of them: two processes, two Spark applications, one lake.
@@ -23,14 +23,21 @@ from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from shared.config.settings import KafkaSettings
-from spark_sink import app_ids, changelog, delta_tables, lake_tables, mirror_batch, offset_log
-from spark_sink.batch import BatchReport, process
+from spark_sink import delta
+from spark_sink.changelog.batch import BatchReport, process
+from spark_sink.changelog.dedup import Frontier
+from spark_sink.changelog.table import ensure_table
+from spark_sink.checkpoint import app_ids, offset_log
+from spark_sink.events.source import read_stream
 from spark_sink.hadoop_files import HadoopFiles
-from spark_sink.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkListener, SinkMetrics
-from spark_sink.mirror import SCHEDULER_POOL
-from spark_sink.mirror_batch import MirrorReport
+from spark_sink.lake import tables as lake_tables
+from spark_sink.layout import CHANGELOG_VERSION
+from spark_sink.mirror import batch as mirror_batch
+from spark_sink.mirror.apply import SCHEDULER_POOL
+from spark_sink.mirror.batch import MirrorReport
+from spark_sink.observe.listener import SinkListener
+from spark_sink.observe.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkMetrics
 from spark_sink.settings import SinkSettings, TriggerKind
-from spark_sink.source import read_stream
 
 log = logging.getLogger("binlake.sink")
 
@@ -126,7 +133,7 @@ def start(
     runs_changelog = settings.queries != "mirrors"
     runs_mirrors = settings.mirrors == "follow" and settings.queries != "changelog"
     if runs_changelog:
-        version = changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+        version = ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
     elif not changelog_exists(spark, settings):
         raise RuntimeError(
             f"no changelog at {settings.changelog_uri()} yet: BINLAKE_SINK_QUERIES=mirrors reads the changelog "
@@ -153,7 +160,7 @@ def start(
 
 def changelog_exists(spark: SparkSession, settings: SinkSettings) -> bool:
     """Whether the lake's changelog table exists (its process has made it)."""
-    return delta_tables.exists(spark, settings.changelog_uri())
+    return delta.exists(spark, settings.changelog_uri())
 
 
 def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
@@ -176,7 +183,7 @@ def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
         for uri in (entry.mirror, entry.tombstones, entry.history)
         if uri is not None
     ]
-    if delta_tables.exists(spark, settings.tombstones_uri()):
+    if delta.exists(spark, settings.tombstones_uri()):
         mirror_tables.append(settings.tombstones_uri())
     log_tables = [settings.changelog_uri(), settings.quarantine_uri()]
     # Each process writes only the id file of the query it runs (queries=changelog / mirrors): two processes
@@ -208,16 +215,16 @@ def start_changelog(
     kafka: KafkaSettings,
     app_id: str,
     *,
-    version: int = changelog.VERSION,
+    version: int = CHANGELOG_VERSION,
     on_batch: Callable[[BatchReport], None] | None = None,
     metrics: SinkMetrics | None = None,
 ) -> StreamingQuery:
     """The unified topic -> decode -> quarantine and changelog (and the mirrors with ``mirrors=inline``).
 
-    ``version``: the changelog's layout (``changelog.ensure_table``); a lake of an earlier release keeps its own.
+    ``version``: the changelog's layout (``ensure_table``); a lake of an earlier release keeps its own.
     """
 
-    frontier = changelog.Frontier()  # this query's own: a new start asks the changelog again
+    frontier = Frontier()  # this query's own: a new start asks the changelog again
     files = HadoopFiles(spark)
     checkpoint = settings.checkpoint()
 
@@ -262,7 +269,7 @@ def start_mirrors(
     on_batch: Callable[[MirrorReport], None] | None = None,
     metrics: SinkMetrics | None = None,
 ) -> StreamingQuery:
-    """The changelog (Delta streaming source) -> mirrors and history tables (``mirror_batch``)."""
+    """The changelog (Delta streaming source) -> mirrors and history tables (``mirror.batch``)."""
 
     def each_batch(frame: DataFrame, batch_id: int) -> None:
         started = time.time()

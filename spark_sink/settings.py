@@ -17,6 +17,16 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from spark_sink.layout import (
+    CHANGELOG_DIR,
+    DELETED_KEYS_DIR,
+    HISTORY_DIR,
+    MIRROR_DIR,
+    QUARANTINE_DIR,
+    TOMBSTONES_DIR,
+    table_dir,
+)
+
 TriggerKind = Literal["processing-time", "available-now"]
 PartitionColumn = Literal["source_table", "event_date"]
 MirrorMode = Literal["follow", "inline"]
@@ -249,10 +259,10 @@ class SinkSettings(BaseSettings):
         return self.lake_uri.rstrip("/")
 
     def changelog_uri(self) -> str:
-        return f"{self.lake()}/changelog"
+        return f"{self.lake()}/{CHANGELOG_DIR}"
 
     def quarantine_uri(self) -> str:
-        return f"{self.lake()}/quarantine"
+        return f"{self.lake()}/{QUARANTINE_DIR}"
 
     def table_name(self, source_table: str) -> str:
         """The folder name of the source table's mirror, tombstones and history tables (``table_names``)."""
@@ -266,18 +276,18 @@ class SinkSettings(BaseSettings):
         return list(for_table(self.partition_by, source_table) or [])
 
     def mirror_uri(self, source_table: str) -> str:
-        return f"{self.lake()}/mirror/{self.table_name(source_table)}"
+        return f"{self.lake()}/{MIRROR_DIR}/{self.table_name(source_table)}"
 
     def tombstones_uri(self) -> str:
-        """The lake's one tombstone table: every mirror's deleted keys (``spark_sink.tombstones``)."""
-        return f"{self.lake()}/deleted_keys"
+        """The lake's one tombstone table: every mirror's deleted keys (``spark_sink.mirror.tombstones``)."""
+        return f"{self.lake()}/{DELETED_KEYS_DIR}"
 
     def legacy_tombstones_uri(self, source_table: str) -> str:
         """A source table's own tombstone table, as releases before ``deleted_keys`` wrote it (read only)."""
-        return f"{self.lake()}/tombstones/{self.table_name(source_table)}"
+        return f"{self.lake()}/{TOMBSTONES_DIR}/{self.table_name(source_table)}"
 
     def history_uri(self, source_table: str) -> str:
-        return f"{self.lake()}/history/{self.table_name(source_table)}"
+        return f"{self.lake()}/{HISTORY_DIR}/{self.table_name(source_table)}"
 
     def wants_history(self, source_table: str) -> bool:
         lowered = source_table.lower()
@@ -311,9 +321,3 @@ def for_table(settings: Mapping[str, T], source_table: str) -> T | None:
         if fnmatch.fnmatchcase(lowered, pattern.lower()):
             return value
     return None
-
-
-def table_dir(source_table: str) -> str:
-    """A mirror table's folder name: the source table name with path-unsafe characters replaced."""
-    safe = "".join(ch if ch.isalnum() or ch in "._-$" else "_" for ch in source_table)
-    return safe.strip(".") or "_unnamed"

@@ -19,7 +19,7 @@ keyed and partitioned like the normalizer does (``event_key``,
      write instead: ``foreachBatch``, per table ``row_number()`` by key and one
      MERGE (no changelog, floors, tombstones or partial images);
    - ``merge_on_read``: the sink's changelog query, then every table's current
-     state read in full (``spark_sink.current_state``: the fold of the
+     state read in full (``spark_sink.mirror.current_state``: the fold of the
      changelog over the mirror, merge on read), then the mirror query that
      writes the physical mirrors; ``ratio_merge_on_read_vs_bare`` counts the
      changelog and the reads (the current state of every table, equal to the
@@ -398,7 +398,7 @@ def sink_copy(
     spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path, **overrides: Any
 ) -> SinkRun:
     from spark_sink import job
-    from spark_sink.metrics import SinkMetrics
+    from spark_sink.observe.metrics import SinkMetrics
 
     settings = _sink_settings(config, lake=lake.as_uri(), topic=topic, **overrides)
     reports: list[Any] = []
@@ -428,11 +428,13 @@ def merge_on_read(
     """The sink with its mirrors read on merge (``current_state``): the changelog query alone, then every
     table's current state read in full (mirror + fold of the changelog's tail; no mirror yet), then the
     mirror query that writes the physical mirrors, each timed."""
-    from spark_sink import changelog, current_state, job
+    from spark_sink import job
+    from spark_sink.changelog.table import ensure_table
+    from spark_sink.mirror import current_state
 
     settings = _sink_settings(config, lake=lake.as_uri(), topic=topic)
     started = time.perf_counter()
-    version = changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+    version = ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
     ids = job.owned_app_ids(spark, settings)
     query = job.start_changelog(spark, settings, kafka, ids.changelog, version=version)
     query.awaitTermination()
@@ -468,7 +470,7 @@ def _phases(progress: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _steps(reports: Iterable[Any]) -> dict[str, float]:
-    """Seconds per step of ``spark_sink.batch.process`` over the batches (``BatchReport.steps``)."""
+    """Seconds per step of ``spark_sink.changelog.batch.process`` over the batches (``BatchReport.steps``)."""
     totals: dict[str, float] = {}
     for report in reports:
         for name, seconds in report.steps.seconds.items():
@@ -592,8 +594,9 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
     trigger and a reader reads every table's current state again and again (``sink_sustained``): freshness
     percentiles of the changelog, the current-state reads and the mirrors, the reads against the ground
     truth at the end, and memory."""
-    from spark_sink import current_state, job
-    from spark_sink.metrics import SinkMetrics
+    from spark_sink import job
+    from spark_sink.mirror import current_state
+    from spark_sink.observe.metrics import SinkMetrics
 
     total = int(config.rate * config.seconds)
     seed = 23

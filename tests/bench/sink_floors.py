@@ -47,7 +47,7 @@ def _timed(action: Any) -> float:
 
 def decode_seconds(spark: Any, kafka: KafkaSettings, topic: str) -> dict[str, float]:
     """Median seconds to read the topic, and to read and decode it, into the no-op sink."""
-    from spark_sink.source import decode, kafka_options
+    from spark_sink.events.source import decode, kafka_options
 
     def raw() -> Any:
         reader = spark.read.format("kafka").options(**kafka_options(kafka)).option("subscribe", topic)

@@ -5,7 +5,7 @@ Structured Streaming ``foreachBatch``: decode the batch's canonical events
 event (``row_number()`` over the key, by ``order_key`` descending) and run one
 Delta ``MERGE``: matched and the newest is a DELETE -> delete, matched ->
 update all, not matched and not a DELETE -> insert. The mirror tables are typed
-like binlake's (the same value conversions, ``spark_sink.typemap``), created
+like binlake's (the same value conversions, ``spark_sink.mirror.typemap``), created
 before the clock starts, as a user would create their tables once.
 
 What it does not do, and binlake does: partial images (an absent column is
@@ -38,7 +38,7 @@ class PeerTable:
 
 def kafka_stream(spark: Any, kafka: KafkaSettings, topic: str, *, max_offsets: int) -> Any:
     """The topic from its start as every contender reads it (available-now batches of ``max_offsets``)."""
-    from spark_sink.source import kafka_options
+    from spark_sink.events.source import kafka_options
 
     return (
         spark.readStream.format("kafka")
@@ -53,7 +53,7 @@ def kafka_stream(spark: Any, kafka: KafkaSettings, topic: str, *, max_offsets: i
 
 def tables_of(values: list[bytes]) -> list[PeerTable]:
     """The tables of some encoded events, from their first row event's descriptors (the user's DDL)."""
-    from spark_sink.typemap import spark_type
+    from spark_sink.mirror.typemap import spark_type
 
     found: dict[str, PeerTable] = {}
     for value in values:
@@ -79,9 +79,9 @@ def textbook_copy(
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from spark_sink.delta_tables import quote
-    from spark_sink.source import decoded_event
-    from spark_sink.typemap import convert, sql_string
+    from spark_sink.delta import quote
+    from spark_sink.events.source import decoded_event
+    from spark_sink.mirror.typemap import convert, sql_string
 
     uris = {t.name: (lake / t.name.replace(".", "__")).as_uri() for t in tables}
     for t in tables:  # the user's tables, created once up front

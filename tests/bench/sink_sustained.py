@@ -1,7 +1,7 @@
 """What the sink's sustained run measures besides the changelog's freshness (``sink_bench.freshness``).
 
 - **Current-state reads** (``CurrentReader``): a reader thread reads the
-  current state of every table (``spark_sink.current_state.current_tables``:
+  current state of every table (``spark_sink.mirror.current_state.current_tables``:
   the mirror combined with the fold of the changelog's tail, merge on read),
   ``pause_s`` after the previous read ended (a dashboard refreshing), while
   the sink runs. An event is visible to current-state
@@ -147,7 +147,7 @@ class CurrentReader:
         self._thread.start()
 
     def read_once(self) -> dict[str, Any]:
-        from spark_sink import current_state
+        from spark_sink.mirror import current_state
 
         return current_state.current_tables(self.spark, self.settings, self.tables)
 

@@ -1,4 +1,4 @@
-"""``delta_tables``: whether a table holds data without a Spark job; a table created with its first rows.
+"""``delta``: whether a table holds data without a Spark job; a table created with its first rows.
 
 ``holds_files``:
 A mirror batch asks it of every table it touches (may the batch append instead
@@ -25,7 +25,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from spark_sink import delta_tables
+from spark_sink import delta
 from tests.integration.spark_fixtures import spark
 
 pytestmark = pytest.mark.integration
@@ -48,25 +48,25 @@ def _jobs_while(spark: SparkSession, group: str, call: Callable[[], bool]) -> tu
 
 def test_holds_files_reads_the_checksum_and_runs_no_job(spark: SparkSession, tmp_path: Path) -> None:
     uri = (tmp_path / "t").as_uri()
-    assert delta_tables.holds_files(spark, uri) is False  # no table
+    assert delta.holds_files(spark, uri) is False  # no table
 
-    delta_tables.create(spark, uri, SCHEMA)
-    answer, jobs = _jobs_while(spark, "holds-empty", lambda: delta_tables.holds_files(spark, uri))
+    delta.create(spark, uri, SCHEMA)
+    answer, jobs = _jobs_while(spark, "holds-empty", lambda: delta.holds_files(spark, uri))
     assert (answer, jobs) == (False, 0)
 
     spark.createDataFrame([(1, "a"), (2, "b")], SCHEMA).write.format("delta").mode("append").save(uri)
-    answer, jobs = _jobs_while(spark, "holds-rows", lambda: delta_tables.holds_files(spark, uri))
+    answer, jobs = _jobs_while(spark, "holds-rows", lambda: delta.holds_files(spark, uri))
     assert (answer, jobs) == (True, 0)
 
-    spark.sql(f"DELETE FROM {delta_tables.ref(uri)}")
-    answer, jobs = _jobs_while(spark, "holds-emptied", lambda: delta_tables.holds_files(spark, uri))
+    spark.sql(f"DELETE FROM {delta.ref(uri)}")
+    answer, jobs = _jobs_while(spark, "holds-emptied", lambda: delta.holds_files(spark, uri))
     assert (answer, jobs) == (False, 0)
 
 
 def test_holds_files_without_checksums_asks_the_log(spark: SparkSession, tmp_path: Path) -> None:
     folder = tmp_path / "t"
     uri = folder.as_uri()
-    delta_tables.create(spark, uri, SCHEMA)
+    delta.create(spark, uri, SCHEMA)
     spark.createDataFrame([(1, "a")], SCHEMA).write.format("delta").mode("append").save(uri)
     crcs = list((folder / "_delta_log").glob("*.crc"))
     assert crcs  # Delta wrote them: the case above is the usual one
@@ -75,7 +75,7 @@ def test_holds_files_without_checksums_asks_the_log(spark: SparkSession, tmp_pat
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # forget the checksums it had read
-    assert delta_tables.holds_files(spark, uri) is True
+    assert delta.holds_files(spark, uri) is True
 
 
 KEYED = StructType([StructField("id", LongType()), StructField("v", StringType())])
@@ -91,9 +91,9 @@ def test_create_as_makes_the_table_and_its_rows_one_commit(spark: SparkSession, 
     # The rows as a mirror batch gives them: ints the schema types wider, the key non-NULL by a filter.
     rows = spark.createDataFrame([(1, "a"), (2, "b"), (None, "c")], "id int, v string").where("id IS NOT NULL")
     props = {"binlake.primary_key": '["id"]', "binlake.source_table": "shop.t", "delta.enableTypeWidening": "true"}
-    delta_tables.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
+    delta.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
     assert _commits(spark, uri) == ["CREATE TABLE AS SELECT"]
-    found = delta_tables.state(spark, uri)
+    found = delta.state(spark, uri)
     assert found is not None
     assert found.schema == KEYED  # id widened to BIGINT
     assert {k: found.properties.get(k) for k in props} == props
@@ -102,6 +102,6 @@ def test_create_as_makes_the_table_and_its_rows_one_commit(spark: SparkSession, 
     assert sorted(tuple(r) for r in spark.read.format("delta").load(uri).collect()) == [(1, "a"), (2, "b")]
 
     # A replayed batch: the table is there, with the rows the first run wrote; nothing is written twice.
-    delta_tables.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
+    delta.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
     assert _commits(spark, uri) == ["CREATE TABLE AS SELECT"]
     assert spark.read.format("delta").load(uri).count() == 2

@@ -25,14 +25,16 @@ from pyspark.sql import functions as F
 from shared.codec import avro
 from shared.config.settings import KafkaSettings, kafka_settings
 from shared.generate.workload import Workload
-from spark_sink import job, lake_cli, lake_facts, lake_show
-from spark_sink.delta_tables import ref
-from spark_sink.lake_native import LakeReader
-from spark_sink.lake_tables import LakeError
-from spark_sink.lake_text import to_json
-from spark_sink.lake_verify import Difference, render_json, render_text
-from spark_sink.mirror_plan import ORDER_KEY
-from spark_sink.order import order_key_of, sequence_of
+from spark_sink import job
+from spark_sink.delta import ref
+from spark_sink.events.order import order_key_of, sequence_of
+from spark_sink.lake import cli, show
+from spark_sink.lake import facts as lake_facts
+from spark_sink.lake.native import LakeReader
+from spark_sink.lake.tables import LakeError
+from spark_sink.lake.text import to_json
+from spark_sink.lake.verify import Difference, render_json, render_text
+from spark_sink.layout import ORDER_KEY
 from spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
@@ -87,29 +89,29 @@ def _verify(
     spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings, *, as_json: bool = False
 ) -> tuple[int, str]:
     out = io.StringIO()
-    code = lake_cli.verify(spark, settings, kafka, as_json=as_json, out=out)
+    code = cli.verify(spark, settings, kafka, as_json=as_json, out=out)
     return code, out.getvalue()
 
 
 def _show(settings: SinkSettings, table: str | None = None, *, as_json: bool = False) -> str:
     out = io.StringIO()
-    assert lake_cli.show(settings, table, as_json=as_json, out=out) == 0
+    assert cli.show(settings, table, as_json=as_json, out=out) == 0
     return out.getvalue()
 
 
-def _listing(settings: SinkSettings) -> lake_show.Listing:
+def _listing(settings: SinkSettings) -> show.Listing:
     """``binlake lake show``'s numbers, read natively (no Spark)."""
     lake = LakeReader(settings)
     try:
-        return lake_show.listing(lake)
+        return show.listing(lake)
     finally:
         lake.close()
 
 
-def _detail(settings: SinkSettings, table: str) -> lake_show.Detail:
+def _detail(settings: SinkSettings, table: str) -> show.Detail:
     lake = LakeReader(settings)
     try:
-        return lake_show.detail(lake, table)
+        return show.detail(lake, table)
     finally:
         lake.close()
 
@@ -131,7 +133,7 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
     kafka = kafka_settings(kafka_bootstrap)
 
     # verify: the lake matches the topic, and the topic's fold agrees with the generator's ground truth.
-    verdict, facts = await asyncio.to_thread(lake_cli.check, spark, settings, kafka)
+    verdict, facts = await asyncio.to_thread(cli.check, spark, settings, kafka)
     assert (verdict.exit_code(), render_text(verdict)) == (0, f"lake matches the topic: 3 tables, {events} events")
     assert facts.undecodable == facts.quarantine_records == len(GARBAGE)
     document = json.loads(to_json(render_json(verdict, facts)))
@@ -164,7 +166,7 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
     mirror_line = next(t for t in listing.tables if t.kind == "mirror")
     assert mirror_line.version >= 0 and mirror_line.last_commit is not None
     assert mirror_line.freshness_s is not None and mirror_line.freshness_s > 0  # the generator's clock is 2025
-    text = lake_show.render(listing, as_json=False)
+    text = show.render(listing, as_json=False)
     assert text.splitlines()[2].split() == ["TABLE", "KIND", "VERSION", "ROWS", "LAST", "COMMIT", "FRESHNESS"]
     assert any(line.split()[:2] == ["shop.t00", "mirror"] for line in text.splitlines())
     document = json.loads(await asyncio.to_thread(_show, settings, as_json=True))
@@ -183,7 +185,7 @@ async def test_keyed_lake_matches_then_tampering_is_reported(
     assert detail.changelog.last_order_key == order_key_of(t00.topic.last_order_key)
     assert {c.name: c.role for c in detail.columns}["id"] == "key"
     assert {c.name: c.role for c in detail.columns}[ORDER_KEY] == "hidden"
-    text = lake_show.render(detail, as_json=False)
+    text = show.render(detail, as_json=False)
     assert text.splitlines()[0] == "source table shop.t00"
     assert f"  rows: {len(truth['shop.t00'])}" in text.splitlines()
     with pytest.raises(LakeError, match=r"shop\.nope is neither"):
@@ -236,7 +238,7 @@ async def test_keyless_lake(kafka_bootstrap: str, spark: SparkSession, tmp_path:
     await asyncio.to_thread(_sink, spark, settings, kafka_bootstrap)
     kafka = kafka_settings(kafka_bootstrap)
 
-    verdict, facts = await asyncio.to_thread(lake_cli.check, spark, settings, kafka)
+    verdict, facts = await asyncio.to_thread(cli.check, spark, settings, kafka)
     assert verdict.matches, verdict.differences
     assert (verdict.tables, verdict.events) == (len(truth), generated + 1)
     for table in facts.tables:
@@ -252,14 +254,14 @@ async def test_keyless_lake(kafka_bootstrap: str, spark: SparkSession, tmp_path:
     assert sum(t.rows for t in listing.tables if t.kind == "mirror") == generated - t02_rows
     assert not any(t.kind in ("tombstones", "history") for t in listing.tables)
     detail = await asyncio.to_thread(_detail, settings, "shop.t01")
-    assert detail.key == [] and "none (append-only" in lake_show.detail_text(detail)
+    assert detail.key == [] and "none (append-only" in show.detail_text(detail)
 
     # Tamper: drop the newest appended row of shop.t01: one row short, and its newest order_key is older.
     mirror_uri = settings.mirror_uri("shop.t01")
     newest = spark.read.format("delta").load(mirror_uri).agg(F.max(ORDER_KEY)).first()
     assert newest is not None
     spark.sql(f"DELETE FROM {ref(mirror_uri)} WHERE {ORDER_KEY} = '{newest[0]}'")
-    verdict, facts = await asyncio.to_thread(lake_cli.check, spark, settings, kafka)
+    verdict, facts = await asyncio.to_thread(cli.check, spark, settings, kafka)
     t01 = next(t for t in facts.tables if t.table == "shop.t01")
     assert t01.mirror is not None and t01.mirror.last_order_key is not None and t01.mirror.last_order_key < newest[0]
     assert [(d.table, d.what, d.expected, d.found) for d in verdict.differences] == [

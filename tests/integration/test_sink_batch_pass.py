@@ -1,8 +1,8 @@
-"""``batch.process``: one pass appends a batch; replays add nothing; the quarantine survives a crash.
+"""``changelog.batch.process``: one pass appends a batch; replays add nothing; the quarantine survives a crash.
 
 Real Spark and Delta, no broker: Kafka-shaped rows (canonical events of
 several tables with event times seconds to days old, and unreadable messages)
-handed to ``batch.process`` as the changelog query would. Its statistics (read
+handed to ``changelog.batch.process`` as the changelog query would. Its statistics (read
 back from what it appended) must equal ``batch_stats.collect`` over the batch's
 changelog rows, the unreadable records must be quarantined, and a batch run
 again under a new checkpoint (another app id), or retried after a crash
@@ -20,8 +20,12 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 
 from shared.codec import avro
-from spark_sink import batch, batch_stats, changelog, delta_tables, offset_log
-from spark_sink.source import KAFKA_SCHEMA, decode
+from spark_sink import delta
+from spark_sink.changelog import batch, dedup, table
+from spark_sink.checkpoint import offset_log
+from spark_sink.events.rows import changelog_rows
+from spark_sink.events.source import KAFKA_SCHEMA, decode
+from spark_sink.observe import batch_stats
 from tests.bench import sink_bench
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 
@@ -53,12 +57,12 @@ def test_one_pass_appends_counts_and_quarantines_exactly_once(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     settings = sink_settings_for_tests(lake_uri=tmp_path.as_uri())
-    changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+    table.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
     first = _records(240, seed=3)
     raw: DataFrame = spark.createDataFrame(first, KAFKA_SCHEMA)
-    expected = batch_stats.collect(changelog.changelog_rows(decode(raw, envelope=True)))
+    expected = batch_stats.collect(changelog_rows(decode(raw, envelope=True)))
 
-    report = batch.process(settings, "app", raw, 0, frontier=changelog.Frontier())
+    report = batch.process(settings, "app", raw, 0, frontier=dedup.Frontier())
 
     assert _counts(report.stats) == _counts(expected)
     assert report.changelog_rows == 240 and len(report.stats.by_table_op) > 4
@@ -76,7 +80,7 @@ def test_one_pass_appends_counts_and_quarantines_exactly_once(
         )
 
     # The same records under a new checkpoint (another app id): nothing is written twice.
-    other = batch.process(settings, "other-app", raw, 0, frontier=changelog.Frontier())
+    other = batch.process(settings, "other-app", raw, 0, frontier=dedup.Frontier())
     assert (other.changelog_rows, other.quarantined) == (0, 0)
     assert lake() == (240, 3)
 
@@ -90,17 +94,17 @@ def test_one_pass_appends_counts_and_quarantines_exactly_once(
     for record in records:
         ends[record[3]] = max(ends.get(record[3], 0), record[4])
     ranges = [offset_log.OffsetRange("t", partition, 243, last) for partition, last in sorted(ends.items())]
-    append = delta_tables.append
+    append = delta.append
 
     def crash_at_quarantine(frame: DataFrame, uri: str, *args: Any, **kwargs: Any) -> None:
         if uri == settings.quarantine_uri():
             raise RuntimeError("killed before the quarantine commit")
         append(frame, uri, *args, **kwargs)
 
-    monkeypatch.setattr(delta_tables, "append", crash_at_quarantine)
+    monkeypatch.setattr(delta, "append", crash_at_quarantine)
     with pytest.raises(RuntimeError, match="killed"):
         batch.process(settings, "app", second, 1, ranges=ranges)
-    monkeypatch.setattr(delta_tables, "append", append)
+    monkeypatch.setattr(delta, "append", append)
     assert lake() == (300, 3)
     retried = batch.process(settings, "app", second, 1, ranges=ranges)
     assert (retried.changelog_rows, retried.quarantined, retried.records) == (0, len(GARBAGE), 60 + len(GARBAGE))
@@ -109,16 +113,16 @@ def test_one_pass_appends_counts_and_quarantines_exactly_once(
 
 def test_offset_ranges_and_overlaps(spark: SparkSession) -> None:
     raw = spark.createDataFrame(_records(40, seed=6, first_offset=1000), KAFKA_SCHEMA)
-    ranges = {(r.topic, r.partition): (r.first, r.last) for r in changelog.offset_ranges(raw)}
+    ranges = {(r.topic, r.partition): (r.first, r.last) for r in dedup.offset_ranges(raw)}
     rows = raw.collect()
     for (topic, partition), (first, last) in ranges.items():
         mine = [r["offset"] for r in rows if (r["topic"], r["partition"]) == (topic, partition)]
         assert (first, last) == (min(mine), max(mine))
     bounded = [offset_log.OffsetRange("t", 0, 10, 20)]
-    assert not changelog.overlaps({("t", 0): 21}, bounded)
-    assert changelog.overlaps({("t", 0): 20}, bounded)
-    assert changelog.overlaps({("t", 0): 0}, [offset_log.OffsetRange("t", 0, 0)])  # open range, offset 0
-    assert not changelog.overlaps({("t", 1): 5}, [offset_log.OffsetRange("t", 0, 0)])
+    assert not dedup.overlaps({("t", 0): 21}, bounded)
+    assert dedup.overlaps({("t", 0): 20}, bounded)
+    assert dedup.overlaps({("t", 0): 0}, [offset_log.OffsetRange("t", 0, 0)])  # open range, offset 0
+    assert not dedup.overlaps({("t", 1): 5}, [offset_log.OffsetRange("t", 0, 0)])
 
 
 @pytest.mark.parametrize("partition_by", [["source_table", "event_date"], ["event_date"]])
@@ -127,14 +131,14 @@ def test_local_statistics_equal_a_spark_jobs(spark: SparkSession, tmp_path: Path
     whether the source table is a partition column (a file's partition value) or a column of the files."""
     settings = sink_settings_for_tests(lake_uri=tmp_path.as_uri(), changelog_partition_by=partition_by)
     uri = settings.changelog_uri()
-    changelog.ensure_table(spark, uri, partition_by)
+    table.ensure_table(spark, uri, partition_by)
     raw = spark.createDataFrame(_records(200, seed=8), KAFKA_SCHEMA)
-    delta_tables.append(changelog.changelog_rows(decode(raw, envelope=True)), uri, "app", 0, partition_by=partition_by)
-    commit = changelog.batch_commit(spark, uri, after=0, app_id="app", batch_id=0)
+    delta.append(changelog_rows(decode(raw, envelope=True)), uri, "app", 0, partition_by=partition_by)
+    commit = table.batch_commit(spark, uri, after=0, app_id="app", batch_id=0)
     assert commit is not None
-    files = changelog._local_files(Path(tmp_path / "changelog"), commit)
-    assert files is not None and all((table is None) == ("source_table" not in partition_by) for _, table in files)
+    files = table._local_files(Path(tmp_path / "changelog"), commit)
+    assert files is not None and all((source is None) == ("source_table" not in partition_by) for _, source in files)
     now_ms = int(time.time() * 1000)
     local = batch_stats.collect_local(files, now_ms=now_ms)
     assert local is not None and local.rows == 200
-    assert local == batch_stats.collect(changelog.appended(spark, uri, commit, []), now_ms=now_ms)
+    assert local == batch_stats.collect(table.appended(spark, uri, commit, []), now_ms=now_ms)

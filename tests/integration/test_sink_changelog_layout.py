@@ -23,10 +23,13 @@ from shared.codec import avro
 from shared.config.settings import kafka_settings
 from shared.event.model import ChangeEvent, Column, Columns, Origin, Source
 from shared.event.values import BigInt, Image, SqlTime, Unparsed
-from spark_sink import changelog, job, lake_sql
-from spark_sink.lake_native import duckdb_extensions
+from spark_sink import job
+from spark_sink.events.rows import changelog_rows
+from spark_sink.events.source import KAFKA_SCHEMA, decode
+from spark_sink.lake import sql
+from spark_sink.lake.native import duckdb_extensions
+from spark_sink.layout import BODY
 from spark_sink.settings import MirrorMode
-from spark_sink.source import KAFKA_SCHEMA, decode
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 
@@ -101,8 +104,8 @@ async def test_layout_2_is_lossless(
 
     stored = spark.read.format("delta").load(settings.changelog_uri())
     assert not {"before", "after", "columns", "changed_columns"} & set(stored.columns)
-    assert {"op", "order_key", "origin", "source_table", changelog.BODY} <= set(stored.columns)
-    bodies = [bytes(r[changelog.BODY]) for r in stored.orderBy("_kafka_offset").collect()]
+    assert {"op", "order_key", "origin", "source_table", BODY} <= set(stored.columns)
+    bodies = [bytes(r[BODY]) for r in stored.orderBy("_kafka_offset").collect()]
     assert [avro.decode(b) for b in bodies] == EVENTS  # byte for byte: every value kind exact
 
     # The envelope without Spark: DuckDB's delta extension (what `binlake lake show` uses) reads it.
@@ -112,14 +115,14 @@ async def test_layout_2_is_lossless(
     connection.execute("LOAD delta")
     path = str(tmp_path / "lake" / "changelog").replace("'", "''")
     found = connection.execute(
-        f"SELECT op, order_key, source_table, ts_ms, origin.offset, {changelog.BODY} "
+        f"SELECT op, order_key, source_table, ts_ms, origin.offset, {BODY} "
         f"FROM delta_scan('{path}') ORDER BY _kafka_offset"
     ).fetchall()
     assert [row[:4] for row in found] == [(e.op, e.order_key, "v2.kinds", e.ts_ms) for e in EVENTS]
     assert [row[4] for row in found] == [e.origin.offset for e in EVENTS]
     assert [avro.decode(bytes(row[5])) for row in found] == EVENTS
 
-    view = lake_sql.changelog_events(spark, lake).where("op = 'UPDATE'")
+    view = sql.changelog_events(spark, lake).where("op = 'UPDATE'")
     update = view.select(
         F.map_contains_key("after", "amount").alias("amount_known"),
         F.map_contains_key("after", "note").alias("note_known"),
@@ -150,14 +153,14 @@ async def test_a_layout_1_changelog_keeps_its_layout(kafka_bootstrap: str, spark
     await kafka_tools.produce(kafka_bootstrap, topic, [(None, avro.encode(e)) for e in EVENTS])
     lake = (tmp_path / "lake").as_uri()
     settings = sink_settings_for_tests(topic=topic, lake_uri=lake)
-    old = changelog.changelog_rows(decode(spark.createDataFrame([], KAFKA_SCHEMA)), 1)
+    old = changelog_rows(decode(spark.createDataFrame([], KAFKA_SCHEMA)), 1)
     old.write.format("delta").partitionBy(*settings.changelog_partition_by).save(settings.changelog_uri())
 
     await asyncio.to_thread(job.run, spark, settings, kafka_settings(kafka_bootstrap))
     stored = spark.read.format("delta").load(settings.changelog_uri())
-    assert {"before", "after", "columns"} <= set(stored.columns) and changelog.BODY not in stored.columns
+    assert {"before", "after", "columns"} <= set(stored.columns) and BODY not in stored.columns
     assert stored.count() == len(EVENTS)
-    assert lake_sql.changelog_events(spark, lake).count() == len(EVENTS)
+    assert sql.changelog_events(spark, lake).count() == len(EVENTS)
     mirror = _mirror(spark, settings.mirror_uri("v2.kinds"))
     assert sorted(mirror) == [Decimal(7), Decimal(MAX_U64)]
     assert mirror[Decimal(MAX_U64)]["note"] is None and mirror[Decimal(MAX_U64)]["amount"] == FULL["amount"]

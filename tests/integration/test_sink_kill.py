@@ -33,7 +33,7 @@ from shared.event.values import Image, SqlTime, Value
 from shared.generate.compare import equivalent
 from shared.generate.workload import Workload
 from spark_sink import job
-from spark_sink.mirror_plan import HIDDEN
+from spark_sink.layout import HIDDEN
 from tests.integration import kafka_tools
 from tests.integration.pipeline import normalize_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark

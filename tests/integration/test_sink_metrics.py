@@ -24,9 +24,9 @@ from pyspark.sql import functions as F
 from shared.codec import avro
 from shared.config.settings import kafka_settings
 from spark_sink import job
-from spark_sink.batch import BatchReport
-from spark_sink.metrics import SinkMetrics
-from spark_sink.metrics_server import MetricsServer
+from spark_sink.changelog.batch import BatchReport
+from spark_sink.observe.metrics import SinkMetrics
+from spark_sink.observe.server import MetricsServer
 from tests.bench import sink_bench
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark

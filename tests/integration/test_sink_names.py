@@ -1,6 +1,6 @@
 """Configured mirror names and partitions: the errors that stop the sink rather than mix or lose rows.
 
-Real Spark and Delta, ``mirror_schema.prepare`` (the step that plans and
+Real Spark and Delta, ``mirror.schema.prepare`` (the step that plans and
 evolves a mirror) called the way a mirror batch calls it, and a new mirror
 created by its first write (``NewMirror.write``) as the batch creates it.
 """
@@ -13,8 +13,8 @@ import pytest
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from spark_sink.mirror_plan import ColumnDesc, Descriptor
-from spark_sink.mirror_schema import prepare
+from spark_sink.mirror.plan import ColumnDesc, Descriptor
+from spark_sink.mirror.schema import prepare
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 
 pytestmark = pytest.mark.integration

@@ -23,10 +23,12 @@ from shared.codec import avro
 from shared.config.settings import kafka_settings
 from shared.event.model import ChangeEvent, Column, Columns, Origin, Source
 from shared.event.values import Image
-from spark_sink import job, lake_facts, lake_verify
-from spark_sink.app_ids import ID_FILE, LakeOwnershipError
-from spark_sink.mirror import PROP_TRUNCATED
-from spark_sink.order import sequence_of
+from spark_sink import job
+from spark_sink.checkpoint.app_ids import ID_FILE, LakeOwnershipError
+from spark_sink.events.order import sequence_of
+from spark_sink.lake import facts as lake_facts
+from spark_sink.lake import verify
+from spark_sink.layout import PROP_TRUNCATED
 from spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
@@ -139,7 +141,7 @@ async def test_tied_order_keys_apply_in_source_order(kafka_bootstrap: str, spark
 
     # `binlake lake verify` agrees with everything but the two changes published twice, which it names.
     facts = await asyncio.to_thread(lake_facts.gather, spark, settings, kafka_settings(kafka_bootstrap))
-    verdict = lake_verify.compare(facts)
+    verdict = verify.compare(facts)
     assert {(d.table, d.found) for d in verdict.differences} == {("o.tied", 1), ("o.log", 1)}
     assert all("duplicated by origin" in d.what for d in verdict.differences)
 

@@ -38,10 +38,12 @@ from shared.codec import avro
 from shared.config.settings import kafka_settings
 from shared.event.model import ChangeEvent, Column, Columns, Ddl, Origin, Source
 from shared.event.values import Image
-from spark_sink import changelog, current_state, job
-from spark_sink.delta_tables import quote
-from spark_sink.mirror import PROP_TRUNCATED
-from spark_sink.order import sequence_of
+from spark_sink import job
+from spark_sink.changelog.table import ensure_table
+from spark_sink.delta import quote
+from spark_sink.events.order import sequence_of
+from spark_sink.layout import PROP_TRUNCATED
+from spark_sink.mirror import current_state
 from spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
@@ -172,7 +174,7 @@ async def _round(
     mirror query's progress unknown, read too (the whole changelog folded over the mirror: the same rows)."""
     await kafka_tools.produce(bootstrap, topic, [(None, avro.encode(event)) for event in events])
     kafka = kafka_settings(bootstrap)
-    version = changelog.ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
+    version = ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
     ids = job.owned_app_ids(spark, settings)
     await asyncio.to_thread(_until_done, job.start_changelog(spark, settings, kafka, ids.changelog, version=version))
     names = [f"t.{table}" for table in TABLES]
@@ -223,7 +225,7 @@ async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: Spar
     await kafka_tools.create_topics(kafka_bootstrap, {topic: 1})
     lake = (tmp_path / "lake").as_uri()
     # Both ways of folding: a table with fewer than 4 row events in a batch shares the batch's one fold
-    # (mirror_fold: "late", "types"), one with more folds on its own ("mixed", "odd"; "keyed" has a history).
+    # (mirror.fold: "late", "types"), one with more folds on its own ("mixed", "odd"; "keyed" has a history).
     # The rules are the same code with mirrors=inline (test_sink_changelog_layout runs that mode).
     # "t.log" is key-less: the history setting names it, yet it has no history and its TRUNCATE still drops the
     # older rows of its batch.

@@ -24,7 +24,8 @@ from pyspark.sql import SparkSession
 
 from shared.config.settings import kafka_settings
 from shared.generate.workload import Workload
-from spark_sink import app_ids, delta_tables, job
+from spark_sink import delta, job
+from spark_sink.checkpoint import app_ids
 from tests.integration import kafka_tools
 from tests.integration.pipeline import normalize_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
@@ -76,14 +77,14 @@ async def test_changelog_and_mirrors_in_two_applications(
             assert time.monotonic() < deadline, log.read_text(errors="replace")[-3000:]
             await asyncio.sleep(0.5)
         assert mirrors.poll() is None, log.read_text(errors="replace")[-3000:]
-        assert not delta_tables.exists(spark, settings.changelog_uri())  # the mirrors process made nothing
+        assert not delta.exists(spark, settings.changelog_uri())  # the mirrors process made nothing
 
         await asyncio.to_thread(job.run, spark, settings, kafka_settings(kafka_bootstrap))
 
         def caught_up() -> bool:
             for table, rows in expected.items():
                 uri = settings.mirror_uri(table)
-                if not delta_tables.exists(spark, uri) or sorted(_mirror_rows(spark, uri)) != sorted(rows):
+                if not delta.exists(spark, uri) or sorted(_mirror_rows(spark, uri)) != sorted(rows):
                     return False
             return True
 

@@ -12,7 +12,7 @@ from shared.codec import avro
 from shared.event.model import ChangeEvent, Column, Columns, Origin, Source
 from shared.event.values import BigInt, Unparsed
 from spark_sink import jvm
-from spark_sink.source import KAFKA_SCHEMA, decode
+from spark_sink.events.source import KAFKA_SCHEMA, decode
 from tests.integration.spark_fixtures import spark
 
 pytestmark = pytest.mark.integration

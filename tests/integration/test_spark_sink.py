@@ -26,10 +26,12 @@ from shared.config.settings import kafka_settings
 from shared.event.values import SqlTime, Value, integer
 from shared.generate.truth import view
 from shared.generate.workload import Workload
-from spark_sink import delta_tables, job, lake_facts, lake_verify
-from spark_sink.app_ids import LakeOwnershipError
-from spark_sink.batch import BatchReport
-from spark_sink.mirror_plan import HIDDEN
+from spark_sink import delta, job
+from spark_sink.changelog.batch import BatchReport
+from spark_sink.checkpoint.app_ids import LakeOwnershipError
+from spark_sink.lake import facts as lake_facts
+from spark_sink.lake import verify
+from spark_sink.layout import HIDDEN
 from spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
@@ -103,7 +105,7 @@ def _run_sink(spark: SparkSession, settings: SinkSettings, bootstrap: str) -> li
 
 
 def _versions(spark: SparkSession, uris: list[str]) -> dict[str, int | None]:
-    return {uri: delta_tables.current_version(spark, uri) for uri in uris}
+    return {uri: delta.current_version(spark, uri) for uri in uris}
 
 
 def _assert_mirrors_equal_truth(spark: SparkSession, settings: SinkSettings, truth: dict[str, Any]) -> int:
@@ -210,4 +212,4 @@ async def test_tied_canal_traffic_end_to_end(kafka_bootstrap: str, spark: SparkS
     truth: dict[str, Any] = workload.truth()["tables"]
     assert _assert_mirrors_equal_truth(spark, settings, truth) == sum(len(rows) for rows in truth.values())
     facts = await asyncio.to_thread(lake_facts.gather, spark, settings, kafka_settings(kafka_bootstrap))
-    assert lake_verify.compare(facts).differences == []
+    assert verify.compare(facts).differences == []

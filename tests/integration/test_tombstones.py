@@ -1,4 +1,4 @@
-"""The lake's one tombstone table (``spark_sink.tombstones``), on real Kafka + Spark + Delta.
+"""The lake's one tombstone table (``spark_sink.mirror.tombstones``), on real Kafka + Spark + Delta.
 
 - A key's text is the same before and after a type widening of its columns, so
   a delete recorded before the widening still keeps older events out after it.
@@ -36,11 +36,14 @@ from pyspark.sql.types import (
 from shared.codec import avro
 from shared.config.settings import kafka_settings
 from shared.event.model import ChangeEvent
-from spark_sink import delta_tables, job, lake_facts, lake_verify, tombstones
-from spark_sink.mirror_plan import ORDER_KEY
-from spark_sink.order import sequence_of
+from spark_sink import delta, job
+from spark_sink.events.order import sequence_of
+from spark_sink.lake import facts as lake_facts
+from spark_sink.lake import verify
+from spark_sink.layout import ORDER_KEY
+from spark_sink.mirror import tombstones
+from spark_sink.mirror.tombstones import FLOOR, KEY, TABLE, TEXT_KEY, key_text
 from spark_sink.settings import SinkSettings
-from spark_sink.tombstones import FLOOR, KEY, TABLE, TEXT_KEY, key_text
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 from tests.integration.test_sink_semantics import _event, _sorted
@@ -164,12 +167,12 @@ async def test_one_commit_per_batch_and_an_earlier_releases_tombstones(
         ("t.c", '["2"]', f"{20:020d}"),
         ("t.d", '["1","p"]', f"{12:020d}"),
     ]
-    assert delta_tables.file_count(spark, settings.tombstones_uri()) == 4  # one per source table
+    assert delta.file_count(spark, settings.tombstones_uri()) == 4  # one per source table
     history = DeltaTable.forPath(spark, settings.tombstones_uri()).history()
     assert history.where(F.col("operationParameters.mode") == "Overwrite").count() == 1
     # binlake lake verify reads the tombstones of both layouts: the lake matches the topic.
     facts = await asyncio.to_thread(lake_facts.gather, spark, compacting, kafka_settings(kafka_bootstrap))
-    assert lake_verify.compare(facts).differences == []
+    assert verify.compare(facts).differences == []
     assert {t.table: t.mirror.tombstones for t in facts.tables if t.mirror is not None} == {
         "t.a": True,
         "t.b": True,
@@ -208,14 +211,14 @@ def test_compaction_keeps_each_keys_newest_delete(spark: SparkSession, tmp_path:
 
     for batch, data in enumerate(appends):
         tombstones.record(uri, [rows(data)], app_id="app", batch_id=batch)
-    files = delta_tables.file_count(spark, uri)
+    files = delta.file_count(spark, uri)
     assert files >= 4  # a file per source table and append
     before = floors()
     assert before == {"t.a": [('["1"]', _sequence(20)), ('["2"]', _sequence(21))], "t.b": [('["1"]', _sequence(11))]}
 
     assert not tombstones.compact(spark, uri, max_files=files, app_id="app.compact", batch_id=2)  # not yet
     assert tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=2)
-    assert delta_tables.file_count(spark, uri) == 2  # one per source table
+    assert delta.file_count(spark, uri) == 2  # one per source table
     held = spark.read.format("delta").load(uri)
     assert _sorted(held, [TABLE, KEY, ORDER_KEY]) == [
         ("t.a", '["1"]', _sequence(20)),
@@ -227,14 +230,14 @@ def test_compaction_keeps_each_keys_newest_delete(spark: SparkSession, tmp_path:
 
     # The batch replayed after a crash that followed its compaction: its append and its compaction are skipped
     # (their transaction ids are in the table's log, which the rewrite kept).
-    version = delta_tables.current_version(spark, uri)
+    version = delta.current_version(spark, uri)
     tombstones.record(uri, [rows(appends[2])], app_id="app", batch_id=2)
-    assert delta_tables.current_version(spark, uri) == version
+    assert delta.current_version(spark, uri) == version
     newer = [("t.a", '["1"]', _sequence(30)), ("t.c", '["9"]', _sequence(30))]
     tombstones.record(uri, [rows(newer)], app_id="app", batch_id=3)  # the next batch: t.a has two files again
-    assert delta_tables.file_count(spark, uri) == 4
+    assert delta.file_count(spark, uri) == 4
     assert tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=2)  # replayed: Delta skips it
-    assert delta_tables.file_count(spark, uri) == 4
+    assert delta.file_count(spark, uri) == 4
     assert tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=3)
-    assert delta_tables.file_count(spark, uri) == 3
+    assert delta.file_count(spark, uri) == 3
     assert floors() == {**before, "t.a": [('["1"]', _sequence(30)), ('["2"]', _sequence(21))]}

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_sink import app_ids, mirror
+from spark_sink.checkpoint import app_ids
+from spark_sink.mirror import apply
 
 pytestmark = pytest.mark.unit
 
@@ -12,5 +13,5 @@ pytestmark = pytest.mark.unit
 def test_every_suffix_the_mirror_commits_under_is_known() -> None:
     # A suffix missing from app_ids.SUFFIXES would make the sink's own compaction commit look like another
     # sink's app id, and a restart under the same checkpoint would refuse the lake.
-    assert set(app_ids.SUFFIXES) == {mirror.TRUNCATE_APP, mirror.COMPACT_APP}
-    assert app_ids.base_id("abc" + mirror.COMPACT_APP) == app_ids.base_id("abc" + mirror.TRUNCATE_APP) == "abc"
+    assert set(app_ids.SUFFIXES) == {apply.TRUNCATE_APP, apply.COMPACT_APP}
+    assert app_ids.base_id("abc" + apply.COMPACT_APP) == app_ids.base_id("abc" + apply.TRUNCATE_APP) == "abc"

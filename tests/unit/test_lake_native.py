@@ -21,9 +21,10 @@ import pytest
 from arro3.core import Array, DataType, Table
 from deltalake import DeltaTable, write_deltalake
 
-from spark_sink import lake_cli, lake_native, lake_show
-from spark_sink.lake_errors import LakeError
-from spark_sink.lake_native import LakeReader
+from spark_sink import layout
+from spark_sink.lake import cli, show
+from spark_sink.lake.errors import LakeError
+from spark_sink.lake.native import LakeReader
 from spark_sink.local_files import local_root
 from spark_sink.settings import SinkSettings
 
@@ -84,35 +85,26 @@ def _settings(root: Path | str) -> SinkSettings:
     return SinkSettings(lake_uri=str(root))
 
 
-def test_the_lake_contract_matches_the_sinks_constants() -> None:
-    """The native reader spells the lake's folders, properties and hidden columns as the sink writes them."""
-    from spark_sink import history, lake_tables, mirror, mirror_plan, mirror_schema, tombstones
+def test_the_sink_writes_where_the_layout_says() -> None:
+    """The settings place every table in the folder ``spark_sink.layout`` names, which the native reader reads."""
+    from spark_sink.mirror import tombstones
 
-    assert lake_native.PROP_SOURCE == mirror_schema.PROP_SOURCE
-    assert lake_native.PROP_KEY == mirror_plan.PROP_KEY
-    assert lake_native.PROP_FALLBACKS == mirror_plan.PROP_FALLBACKS
-    assert lake_native.PROP_TRUNCATED == mirror.PROP_TRUNCATED
-    assert (lake_native.ORDER_KEY, lake_native.OP, lake_native.ORIGIN) == (
-        mirror_plan.ORDER_KEY,
-        mirror_plan.OP,
-        mirror_plan.ORIGIN,
-    )
-    assert lake_native.HIDDEN == mirror_plan.HIDDEN
-    assert lake_native.IS_CURRENT == history.IS_CURRENT
-    assert (lake_native.MIRROR_DIR, lake_native.TOMBSTONES_DIR, lake_native.HISTORY_DIR) == (
-        lake_tables.MIRROR_DIR,
-        lake_tables.TOMBSTONES_DIR,
-        lake_tables.HISTORY_DIR,
-    )
-    settings = SinkSettings(lake_uri="file:///lake")
-    assert settings.tombstones_uri() == f"file:///lake/{lake_native.DELETED_KEYS_DIR}"
-    assert lake_native.TOMBSTONE_TABLE == tombstones.TABLE
+    settings = SinkSettings(lake_uri="file:///lake/")
+    assert settings.changelog_uri() == f"file:///lake/{layout.CHANGELOG_DIR}"
+    assert settings.quarantine_uri() == f"file:///lake/{layout.QUARANTINE_DIR}"
+    assert settings.tombstones_uri() == f"file:///lake/{layout.DELETED_KEYS_DIR}"
+    name = layout.table_dir("shop.odd name")
+    assert name == "shop.odd_name"
+    assert settings.mirror_uri("shop.odd name") == f"file:///lake/{layout.MIRROR_DIR}/{name}"
+    assert settings.history_uri("shop.odd name") == f"file:///lake/{layout.HISTORY_DIR}/{name}"
+    assert settings.legacy_tombstones_uri("shop.odd name") == f"file:///lake/{layout.TOMBSTONES_DIR}/{name}"
+    assert (tombstones.TABLE, tombstones.KEY) == (layout.TOMBSTONE_TABLE, layout.TOMBSTONE_KEY)
 
 
 def test_listing_reads_every_table_and_the_changelog(lake: Path) -> None:
     reader = LakeReader(_settings(lake))
     try:
-        listing = lake_show.listing(reader)
+        listing = show.listing(reader)
     finally:
         reader.close()
     rows = {(t.kind, t.name): (t.rows, t.version) for t in listing.tables}
@@ -127,18 +119,18 @@ def test_listing_reads_every_table_and_the_changelog(lake: Path) -> None:
     # The newest order_key of row events only: the TRUNCATE's larger key is not one.
     assert sources["shop.orders"].last_order_key == "00000000000000000001.00000000000000000009.000000"
     assert sources["shop.orders"].last_ts_ms == 3_000
-    text = lake_show.render(listing, as_json=False)
+    text = show.render(listing, as_json=False)
     assert text.splitlines()[2].split() == ["TABLE", "KIND", "VERSION", "ROWS", "LAST", "COMMIT", "FRESHNESS"]
-    document = json.loads(lake_show.render(listing, as_json=True))
+    document = json.loads(show.render(listing, as_json=True))
     assert {(t["kind"], t["name"]) for t in document["tables"]} == set(rows)
 
 
 def test_detail_reads_key_fallbacks_sequence_and_history(lake: Path) -> None:
     reader = LakeReader(_settings(lake))
     try:
-        detail = lake_show.detail(reader, "shop.orders")
+        detail = show.detail(reader, "shop.orders")
         with pytest.raises(LakeError, match=r"shop\.nope is neither"):
-            lake_show.detail(reader, "shop.nope")
+            show.detail(reader, "shop.nope")
     finally:
         reader.close()
     assert detail.key == ["id"]
@@ -152,13 +144,13 @@ def test_detail_reads_key_fallbacks_sequence_and_history(lake: Path) -> None:
     assert roles["id"] == ("bigint", "key")
     assert roles["name__bigint"] == ("bigint", "fallback of name")
     assert roles["_binlake_order_key"] == ("string", "hidden")
-    text = lake_show.detail_text(detail)
+    text = show.detail_text(detail)
     assert "  rows: 2" in text.splitlines()
 
 
 def test_no_lake_and_remote_lakes_are_usage_errors(tmp_path: Path) -> None:
     with pytest.raises(LakeError, match="no lake at"):
-        lake_show.listing(LakeReader(_settings(tmp_path / "nowhere")))
+        show.listing(LakeReader(_settings(tmp_path / "nowhere")))
     with pytest.raises(LakeError, match="not on this machine's file system"):
         LakeReader(_settings("s3a://bucket/lake"))
     assert local_root("file:///data/lake") == Path("/data/lake")
@@ -181,7 +173,7 @@ def test_lake_show_command_answers_in_about_a_second_without_spark(lake: Path) -
     assert "shop.orders  mirror" in done.stdout
     assert took < 10, took  # about a second alone; generous for a loaded two-core machine
     out = io.StringIO()
-    assert lake_cli.show(_settings(lake), "shop.orders", out=out) == 0
+    assert cli.show(_settings(lake), "shop.orders", out=out) == 0
     assert out.getvalue().startswith("source table shop.orders")
 
 
@@ -193,7 +185,7 @@ def test_process_output_goes_to_the_log_for_children_started_inside(tmp_path: Pa
     probe.write_text(
         "import subprocess, sys\n"
         "from pathlib import Path\n"
-        "from spark_sink.lake_cli import process_output_to\n"
+        "from spark_sink.lake.cli import process_output_to\n"
         f"with process_output_to(Path({str(log)!r})):\n"
         f"    child = subprocess.Popen([sys.executable, '-c', {script!r}])\n"
         "print('after the block')\n"

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from shared.cli.main import main
-from spark_sink.lake_text import duration, grid, to_json
-from spark_sink.lake_verify import (
+from spark_sink.lake.text import duration, grid, to_json
+from spark_sink.lake.verify import (
     QUARANTINE,
     ChangelogTable,
     Difference,

@@ -1,6 +1,6 @@
 """Two source tables a batch would write into one mirror stop the sink (``BINLAKE_SINK_TABLE_NAMES``).
 
-A mirror written before names its source table, and ``mirror_schema.prepare``
+A mirror written before names its source table, and ``mirror.schema.prepare``
 refuses a second one; two tables new in the same batch are refused before
 either is created (each would create the mirror with its first rows, and the
 second would find it there).
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_sink.mirror import one_table_per_mirror
+from spark_sink.mirror.apply import one_table_per_mirror
 from spark_sink.settings import SinkSettings
 
 pytestmark = pytest.mark.unit

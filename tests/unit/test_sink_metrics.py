@@ -11,9 +11,9 @@ from prometheus_client import CollectorRegistry, generate_latest
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 
 from shared.codec import avro
-from spark_sink.batch import BatchReport
-from spark_sink.batch_stats import BatchStats, TableOp, TimeBucket
-from spark_sink.metrics import SinkMetrics, WeightedHistogram, kafka_lag
+from spark_sink.changelog.batch import BatchReport
+from spark_sink.observe.batch_stats import BatchStats, TableOp, TimeBucket
+from spark_sink.observe.metrics import SinkMetrics, WeightedHistogram, kafka_lag
 from tests.bench import sink_bench
 
 pytestmark = pytest.mark.unit

@@ -11,7 +11,13 @@ import json
 
 import pytest
 
-from spark_sink.offset_log import OffsetRange, initial_kafka_offsets, kafka_offsets, kafka_ranges, source_offset
+from spark_sink.checkpoint.offset_log import (
+    OffsetRange,
+    initial_kafka_offsets,
+    kafka_offsets,
+    kafka_ranges,
+    source_offset,
+)
 
 pytestmark = pytest.mark.unit
 

@@ -1,4 +1,4 @@
-"""The sink's sequence (``spark_sink.order``): string order is the order of (order_key, origin)."""
+"""The sink's sequence (``spark_sink.events.order``): string order is the order of (order_key, origin)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_sink.order import order_key_of, sequence_of
+from spark_sink.events.order import order_key_of, sequence_of
 
 pytestmark = pytest.mark.unit
 

@@ -92,6 +92,6 @@ def test_every_normalizer_metric_an_alert_reads_exists() -> None:
     exposed = {family.name + suffix for family in metrics.registry.collect() for suffix in suffixes}
     for name in set(re.findall(r"\b(binlake_\w+)", alerts)):
         if name.startswith("binlake_sink_"):
-            continue  # the sink's (spark_sink/metrics.py)
+            continue  # the sink's (spark_sink/observe/metrics.py)
         assert name in exposed, f"alerts.yml reads {name}, which nothing exports"
     assert "BinlakePartitionStalled" in alerts

@@ -2,7 +2,7 @@
 
 Every table the summary shows is read the way a user would: the mirrors and
 the changelog with the native reader ``binlake lake show`` uses
-(``spark_sink.lake_native``), the check against the topic with the real
+(``spark_sink.lake.native``), the check against the topic with the real
 ``binlake lake verify`` process (its exit status shown), and a one-line DuckDB
 query that is run once here so the printed line is known to work.
 """
@@ -22,7 +22,7 @@ from rich.table import Table
 from shared.cli.demo.offline import OfflineResult
 from shared.cli.demo.traffic import Traffic
 from shared.cli.demo.truth_check import TableCheck, check_table
-from spark_sink.lake_native import LakeReader, SourceStats, duckdb_extensions
+from spark_sink.lake.native import LakeReader, SourceStats, duckdb_extensions
 from spark_sink.settings import SinkSettings
 
 

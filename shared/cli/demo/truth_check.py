@@ -1,6 +1,6 @@
 """Does a mirror table equal the ground truth? Row for row, column for column, read without Spark.
 
-The mirror is read with DuckDB (``spark_sink.lake_native``); the truth is the
+The mirror is read with DuckDB (``spark_sink.lake.native``); the truth is the
 workload's final state (typed values: ``shared.event.values``). A logical
 column the sink split into fallback columns (``binlake.fallbacks``) is read
 back from whichever of its physical columns holds the row's value. Values are
@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.event.values import Image, SqlTime
-from spark_sink.lake_native import HIDDEN, LakeReader, fallbacks, primary_key
+from spark_sink.lake.native import LakeReader, fallbacks, primary_key
+from spark_sink.layout import HIDDEN
 
 UTC = dt.UTC
 

@@ -82,7 +82,7 @@ def read_stream(spark: SparkSession, settings: SinkSettings, kafka: KafkaSetting
 
 
 IMAGE_FIELDS: Final = frozenset({"columns", "before", "after", "changed_columns"})
-"""The event's per-row payload: what the changelog keeps in the Avro body only (``changelog``)."""
+"""The event's per-row payload: what the changelog keeps in the Avro body only (``events.rows``)."""
 
 
 def reader_schema(*, envelope: bool = False, only: frozenset[str] | None = None) -> dict[str, object]:

@@ -1,8 +1,8 @@
-"""The Spark sink's Prometheus metrics, and the StreamingQueryListener that feeds the query-level ones.
+"""The Spark sink's Prometheus metrics, fed by the query listener (``listener``) and by each micro-batch.
 
 Two feeds, on two kinds of threads of the driver's Python process:
 
-- **the query progress** (``SinkListener.onQueryProgress``). Spark posts a
+- **the query progress** (``listener.SinkListener.onQueryProgress``). Spark posts a
   ``QueryProgressEvent`` on its listener bus after every micro-batch; pyspark
   delivers it to a Python listener through the py4j callback server as a
   ``StreamingQueryProgress`` (a dict: ``numInputRows``,
@@ -27,11 +27,9 @@ freshness ``count`` times in one step.
 from __future__ import annotations
 
 import bisect
-import logging
 import math
 import threading
 import time
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -39,19 +37,10 @@ from typing import Any, Final
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.metrics_core import HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
-from pyspark.sql.streaming.listener import (
-    QueryIdleEvent,
-    QueryProgressEvent,
-    QueryStartedEvent,
-    QueryTerminatedEvent,
-    StreamingQueryListener,
-)
 
-from spark_sink import offset_log
-from spark_sink.batch import BatchReport
-from spark_sink.mirror_batch import MirrorReport
-
-log = logging.getLogger("binlake.sink.metrics")
+from spark_sink.changelog.batch import BatchReport
+from spark_sink.checkpoint import offset_log
+from spark_sink.mirror.batch import MirrorReport
 
 QUERY_NAME: Final = "binlake-sink"
 """The changelog query's name (``job.start``); the listener ignores other queries of the session."""
@@ -137,7 +126,7 @@ def _finite(value: object) -> float | None:
 
 @dataclass
 class SinkMetrics:
-    """Every ``binlake_sink_*`` metric, on one registry (served by ``spark_sink.metrics_server``)."""
+    """Every ``binlake_sink_*`` metric, on one registry (served by ``spark_sink.observe.server``)."""
 
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
     _newest_ts_ms: dict[str, int] = field(default_factory=dict, init=False, repr=False)
@@ -320,59 +309,3 @@ def _number(value: object) -> float | None:
         except ValueError:
             return None
     return None
-
-
-class SinkListener(StreamingQueryListener):
-    """Feeds ``SinkMetrics`` from the sink query's events (other queries of the session are ignored).
-
-    ``wait_terminated(run_id)`` blocks until the termination event of a run has
-    been delivered; events arrive in order, so by then every progress event of
-    that run has been observed too.
-    """
-
-    def __init__(self, metrics: SinkMetrics, *, query_name: str = QUERY_NAME) -> None:
-        self.metrics = metrics
-        self.query_name = query_name
-        self.last_event_at = time.monotonic()
-        self._runs: set[uuid.UUID] = set()
-        self._terminated: dict[uuid.UUID, threading.Event] = {}
-        self._lock = threading.Lock()
-
-    def _terminated_event(self, run_id: uuid.UUID) -> threading.Event:
-        with self._lock:
-            return self._terminated.setdefault(run_id, threading.Event())
-
-    def onQueryStarted(self, event: QueryStartedEvent) -> None:
-        self.last_event_at = time.monotonic()
-        if event.name == self.query_name:
-            with self._lock:
-                self._runs.add(event.runId)
-            self.metrics.query_active.set(1)
-
-    def onQueryProgress(self, event: QueryProgressEvent) -> None:
-        self.last_event_at = time.monotonic()
-        progress = event.progress
-        if progress.name != self.query_name:
-            return
-        try:
-            self.metrics.observe_progress(progress)
-        except Exception:  # a metrics bug must not surface in Spark's listener bus (logged)
-            log.exception("could not record the progress of batch %s", progress.batchId)
-
-    def onQueryIdle(self, event: QueryIdleEvent) -> None:
-        self.last_event_at = time.monotonic()
-
-    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:
-        self.last_event_at = time.monotonic()
-        with self._lock:
-            ours = event.runId in self._runs
-            self._runs.discard(event.runId)
-            active = bool(self._runs)
-        if ours:
-            self.metrics.query_active.set(1 if active else 0)
-            self._terminated_event(event.runId).set()
-
-    def wait_terminated(self, run_id: uuid.UUID | str, timeout_s: float) -> bool:
-        """True once the termination of run ``run_id`` has been delivered (False after ``timeout_s``)."""
-        key = run_id if isinstance(run_id, uuid.UUID) else uuid.UUID(run_id)
-        return self._terminated_event(key).wait(timeout_s)

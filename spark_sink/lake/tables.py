@@ -18,28 +18,19 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from spark_sink import delta_tables
-from spark_sink.lake_errors import LakeError
-from spark_sink.mirror_plan import ORDER_KEY, PROP_FALLBACKS, PROP_KEY
-from spark_sink.mirror_schema import PROP_SOURCE
-from spark_sink.settings import SinkSettings, table_dir
-
-# The folders SinkSettings.mirror_uri / legacy_tombstones_uri / history_uri put a source table's tables in.
-MIRROR_DIR: Final = "mirror"
-TOMBSTONES_DIR: Final = "tombstones"
-HISTORY_DIR: Final = "history"
+from spark_sink import delta
+from spark_sink.lake.errors import LakeError
+from spark_sink.layout import KINDS, ORDER_KEY, PROP_FALLBACKS, PROP_KEY, PROP_SOURCE, table_dir
+from spark_sink.settings import SinkSettings
 
 __all__ = [  # LakeError is re-exported: lake_facts and the tests import it from here
-    "HISTORY_DIR",
-    "MIRROR_DIR",
-    "TOMBSTONES_DIR",
     "LakeError",
     "SourceTableDirs",
     "TableInfo",
@@ -100,11 +91,11 @@ def lake_exists(spark: SparkSession, settings: SinkSettings) -> bool:
 def source_tables(spark: SparkSession, settings: SinkSettings) -> list[SourceTableDirs]:
     """Every source table that has a mirror, tombstones or history table, sorted by name."""
     found: dict[str, SourceTableDirs] = {}
-    for kind, folder in (("mirror", MIRROR_DIR), ("tombstones", TOMBSTONES_DIR), ("history", HISTORY_DIR)):
+    for kind, folder in KINDS:
         base = f"{settings.lake()}/{folder}"
         for name in _hadoop_subdirs(spark, base):
             uri = f"{base}/{name}"
-            if not delta_tables.exists(spark, uri):
+            if not delta.exists(spark, uri):
                 continue  # a folder Delta never committed to (or foreign files): not a table
             entry = found.setdefault(name, SourceTableDirs(source_table=name, dir=name))
             setattr(entry, kind, uri)
@@ -112,7 +103,7 @@ def source_tables(spark: SparkSession, settings: SinkSettings) -> list[SourceTab
         # The mirror's property names the table; tombstones/history may carry it too when alone.
         for table_uri in (entry.mirror, entry.history, entry.tombstones):
             if table_uri is not None:
-                named = delta_tables.properties(spark, table_uri).get(PROP_SOURCE)
+                named = delta.properties(spark, table_uri).get(PROP_SOURCE)
                 if named:
                     entry.source_table = named
                     break
@@ -131,7 +122,7 @@ def find_source_table(spark: SparkSession, settings: SinkSettings, table: str) -
 
 def table_info(spark: SparkSession, name: str, kind: str, uri: str) -> TableInfo | None:
     """Version, row count, last commit time and properties of the Delta table at ``uri``; None if absent."""
-    if not delta_tables.exists(spark, uri):
+    if not delta.exists(spark, uri):
         return None
     table = DeltaTable.forPath(spark, uri)
     # unix_millis: a collected timestamp would be converted with the Python process's local zone.
@@ -139,7 +130,7 @@ def table_info(spark: SparkSession, name: str, kind: str, uri: str) -> TableInfo
     version = -1 if last is None else int(last["version"])
     committed = None if last is None or last["ms"] is None else datetime.fromtimestamp(last["ms"] / 1000, UTC)
     rows = table.toDF().count()  # Delta answers count(*) from the log's file statistics
-    return TableInfo(name, kind, uri, version, rows, committed, delta_tables.properties(spark, uri))
+    return TableInfo(name, kind, uri, version, rows, committed, delta.properties(spark, uri))
 
 
 def primary_key(properties: dict[str, str]) -> list[str]:
@@ -154,7 +145,7 @@ def fallbacks(properties: dict[str, str]) -> dict[str, str]:
 
 def max_order_key(spark: SparkSession, uri: str | None) -> str | None:
     """The largest ``_binlake_order_key`` of a mirror/tombstones table (None: absent, empty or no column)."""
-    if uri is None or not delta_tables.exists(spark, uri):
+    if uri is None or not delta.exists(spark, uri):
         return None
     frame = spark.read.format("delta").load(uri)
     if ORDER_KEY not in frame.columns:
@@ -164,4 +155,4 @@ def max_order_key(spark: SparkSession, uri: str | None) -> str | None:
 
 
 def schema(spark: SparkSession, uri: str) -> StructType:
-    return delta_tables.schema(spark, uri)
+    return delta.schema(spark, uri)

@@ -4,7 +4,7 @@ A micro-batch's non-row events are few, so they are collected to the driver
 and turned into per-table instructions:
 
 - ``TRUNCATE`` (and a DDL of kind ``TRUNCATE_TABLE`` or ``DROP_TABLE``) empties
-  the table as of its sequence (``spark_sink.order``): mirror rows and tombstones older than it
+  the table as of its sequence (``spark_sink.events.order``): mirror rows and tombstones older than it
   are deleted, current history versions are closed, and every row event not
   newer than it is ignored from then on (table property ``binlake.truncated_at``).
   A dropped table keeps its mirror (empty) so a re-created table continues it.
@@ -28,10 +28,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from shared.parsing.sqltypes import sql_type
-from spark_sink.mirror_plan import ColumnDesc
-from spark_sink.order import sequence
-
-EMPTYING_DDL: Final = frozenset({"TRUNCATE_TABLE", "DROP_TABLE"})
+from spark_sink.events.order import sequence
+from spark_sink.layout import EMPTYING_DDL
+from spark_sink.mirror.plan import ColumnDesc
 
 _ALTER_HEAD: Final = re.compile(
     r"^\s*alter\s+(?:online\s+|ignore\s+)*table\s+(?:`[^`]+`|[^\s`(]+)(?:\s*\.\s*(?:`[^`]+`|[^\s`(]+))?\s+", re.I | re.S
@@ -55,7 +54,7 @@ class TableControl:
     """What a micro-batch's TRUNCATE and DDL events ask of one table."""
 
     truncated_at: str | None = None
-    """The largest sequence (``spark_sink.order``) of an emptying event in the batch."""
+    """The largest sequence (``spark_sink.events.order``) of an emptying event in the batch."""
     truncated_ts_ms: int | None = None
     """That event's ``ts_ms`` (when history tables close their versions)."""
     truncations: list[Truncation] = field(default_factory=list)

@@ -1,6 +1,6 @@
 """``binlake lake verify``: the comparison of the lake with the unified topic, as pure Python.
 
-``spark_sink.lake_facts`` reads the topic (batch, ``read_committed``) and the
+``spark_sink.lake.facts`` reads the topic (batch, ``read_committed``) and the
 lake and reduces both to a few numbers per source table (``TableFacts``); this
 module compares those numbers and says, in plain words, what differs. It
 imports no Spark, so every rule is unit-tested on hand-made facts.
@@ -14,7 +14,7 @@ The rules, per source table:
   events of the topic share an origin (the vendor message's topic, partition,
   offset and row: one vendor change published twice upstream of the sink);
 - **last order_key**: the newest sequence (``order_key``, then origin, the
-  sink's total order, ``spark_sink.order``) of the row events (INSERT,
+  sink's total order, ``spark_sink.events.order``) of the row events (INSERT,
   UPDATE, DELETE, SNAPSHOT, UPSERT) is the same in the topic and the changelog;
 - **TRUNCATE** (also a DDL ``TRUNCATE_TABLE`` or ``DROP_TABLE``): when the
   mirror records the last one it applied (property ``binlake.truncated_at``),
@@ -52,7 +52,7 @@ class TopicTable:
     row_events: int = 0
     """Row events, a change published twice counted once (a key-less mirror appends it once)."""
     last_order_key: str | None = None
-    """Newest sequence (``order_key``, then origin: ``spark_sink.order``) of its row events."""
+    """Newest sequence (``order_key``, then origin: ``spark_sink.events.order``) of its row events."""
     truncates: int = 0
     """TRUNCATE events and DDL events of kind TRUNCATE_TABLE or DROP_TABLE (both empty the mirror)."""
     last_truncate: str | None = None

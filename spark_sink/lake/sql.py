@@ -1,11 +1,11 @@
 """The lake for SQL users: temporary views that decode the changelog's Avro bodies.
 
-A version-2 changelog (``spark_sink.changelog``) keeps each event's images only
+A version-2 changelog (``spark_sink.events.rows``) keeps each event's images only
 in ``event_avro``, the event's bytes as the unified topic holds them. Any Delta
 reader sees the envelope columns (op, source table, order_key, times, origin,
 Kafka coordinates); a Spark session with the sink's packages sees every field:
 
-    from spark_sink import lake_sql
+    from spark_sink.lake import sql as lake_sql
     lake_sql.register(spark, "s3a://bucket/lake")
     spark.sql("SELECT order_key, after['amount'] FROM binlake_changelog WHERE op = 'UPDATE'")
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_sink.changelog import expand
+from spark_sink.events.rows import expand
 
 CHANGELOG_VIEW = "binlake_changelog"
 

@@ -1,4 +1,4 @@
-"""Creating and evolving a mirror table's schema for a micro-batch (see ``mirror_plan`` for the rules).
+"""Creating and evolving a mirror table's schema for a micro-batch (see ``plan`` for the rules).
 
 The mirror is created on the first batch that describes its table, with the
 key fixed in the table property ``binlake.primary_key``, the source table's
@@ -23,11 +23,11 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
-from spark_sink import delta_tables
-from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, PROP_FALLBACKS, PROP_KEY, Descriptor, Plan, choose_key, plan
+from spark_sink import delta
+from spark_sink.layout import OP, ORDER_KEY, ORIGIN, PROP_FALLBACKS, PROP_KEY, PROP_SOURCE
+from spark_sink.mirror.plan import Descriptor, Plan, choose_key, plan
 from spark_sink.settings import SinkSettings
 
-PROP_SOURCE: Final = "binlake.source_table"
 SHARED_NAME_HINT: Final = (
     'BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own ("{table}" in '
     "a glob's name helps)"
@@ -51,7 +51,7 @@ class NewMirror:
         mirror there and applies its rows again as to any mirror, idempotently (MERGE by sequence; a key-less
         mirror skips the origins it holds).
         """
-        delta_tables.create_as(rows, self.uri, self.schema, partition_by=self.partition_by, properties=self.properties)
+        delta.create_as(rows, self.uri, self.schema, partition_by=self.partition_by, properties=self.properties)
 
 
 def prepare(
@@ -60,34 +60,34 @@ def prepare(
     """Evolve the mirror's schema for this batch; return the column plan, the key, and, where the mirror is
     new, the mirror its first write creates (``NewMirror.write``)."""
     uri = settings.mirror_uri(table)
-    if not delta_tables.exists(spark, uri):
+    if not delta.exists(spark, uri):
         return _new_mirror(settings, table, descs)
-    props = delta_tables.properties(spark, uri)
+    props = delta.properties(spark, uri)
     owner = props.get(PROP_SOURCE)
     if owner is not None and owner != table:
         raise ValueError(f"the mirror {uri} belongs to source table {owner}, not {table}: {SHARED_NAME_HINT}")
     key = choose_key(table, json.loads(props.get(PROP_KEY, "[]")), descs, settings.primary_keys)
     fallbacks: dict[str, str] = json.loads(props.get(PROP_FALLBACKS, "{}"))
-    existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
+    existing = {f.name: f.dataType for f in delta.schema(spark, uri).fields}
     refused: set[str] = set()
     while True:
         result = plan(existing, fallbacks, descs, widening=settings.type_widening, no_widen=frozenset(refused))
         failed = False
         for name, wider in result.widened.items():
             try:
-                delta_tables.change_type(spark, uri, name, wider)
+                delta.change_type(spark, uri, name, wider)
             except AnalysisException:
                 refused.add(name)  # Delta cannot widen this pair: use a fallback column instead
                 failed = True
         if not failed:
             break
-        existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
+        existing = {f.name: f.dataType for f in delta.schema(spark, uri).fields}
     added: list[tuple[str, DataType]] = [(name, result.types[name]) for name in result.added]
     if not key and ORIGIN not in existing:
         added.append((ORIGIN, StringType()))  # a key-less mirror of an earlier release: its rows have no origin
-    delta_tables.add_columns(spark, uri, added)
+    delta.add_columns(spark, uri, added)
     if result.fallbacks != fallbacks:
-        delta_tables.set_properties(spark, uri, {PROP_FALLBACKS: json.dumps(result.fallbacks)})
+        delta.set_properties(spark, uri, {PROP_FALLBACKS: json.dumps(result.fallbacks)})
     return result, key, None
 
 
@@ -117,7 +117,7 @@ def planned(
 
     A widening Delta would refuse (``prepare`` then routes the type to a fallback column) shows as widened.
     """
-    found = delta_tables.state(spark, settings.mirror_uri(table))
+    found = delta.state(spark, settings.mirror_uri(table))
     if found is None:
         result, key, new = _new_mirror(settings, table, descs)
         return result, key, new.schema
@@ -158,8 +158,8 @@ def follow(
     Its own columns (not in ``columns``) are left alone. A type the mirror widened is widened here too;
     Delta accepted that widening for the mirror, so it accepts it for the same column here.
     """
-    if not delta_tables.exists(spark, uri):
-        delta_tables.create(
+    if not delta.exists(spark, uri):
+        delta.create(
             spark,
             uri,
             StructType([StructField(n, t) for n, t in columns.items()]),
@@ -167,8 +167,8 @@ def follow(
             properties=properties,
         )
         return
-    existing = {f.name: f.dataType for f in delta_tables.schema(spark, uri).fields}
+    existing = {f.name: f.dataType for f in delta.schema(spark, uri).fields}
     for name, wanted in columns.items():
         if name in existing and existing[name] != wanted:
-            delta_tables.change_type(spark, uri, name, wanted)
-    delta_tables.add_columns(spark, uri, [(n, t) for n, t in columns.items() if n not in existing])
+            delta.change_type(spark, uri, name, wanted)
+    delta.add_columns(spark, uri, [(n, t) for n, t in columns.items() if n not in existing])

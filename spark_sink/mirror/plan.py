@@ -13,20 +13,12 @@ sets the column's other physical columns NULL.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Final
 
 from pyspark.sql.types import DataType
 
+from spark_sink.layout import HIDDEN
+from spark_sink.mirror.typemap import fits, spark_type, type_suffix, widen
 from spark_sink.settings import for_table
-from spark_sink.typemap import fits, spark_type, type_suffix, widen
-
-ORDER_KEY: Final = "_binlake_order_key"
-OP: Final = "_binlake_op"
-ORIGIN: Final = "_binlake_origin"
-"""A key-less mirror row's origin (``topic#partition#offset#row``): appended once per origin."""
-HIDDEN: Final = frozenset({ORDER_KEY, OP, ORIGIN})
-PROP_KEY: Final = "binlake.primary_key"
-PROP_FALLBACKS: Final = "binlake.fallbacks"
 
 
 @dataclass(frozen=True, slots=True)

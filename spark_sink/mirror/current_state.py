@@ -12,8 +12,8 @@ where the tail is what the changelog committed after the last version the
 mirror query has applied in full (its checkpoint says which: the Delta
 source's end offset of its last committed batch, ``applied_through``), read as
 the changelog's change data feed. The fold and its combination with the mirror
-are the mirror's own rules (``mirror.folded_with_floors``,
-``mirror.MergeClauses``): columns absent from an image keep the mirror's
+are the mirror's own rules (``merge.folded_with_floors``,
+``merge.MergeClauses``): columns absent from an image keep the mirror's
 value, a key's tombstone keeps an older event from bringing it back,
 TRUNCATE, ADD COLUMN and type widening apply. The tail may overlap what the
 mirror holds (a batch may end inside a changelog version; the mirror query may
@@ -37,11 +37,16 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from shared.event.model import ROW_OPS
-from spark_sink import changelog, delta_tables, mirror, mirror_schema, offset_log, tombstones
-from spark_sink.control_events import TableControl, collect
-from spark_sink.delta_tables import quote
+from spark_sink import delta
+from spark_sink.changelog.table import change_feed_from
+from spark_sink.checkpoint import offset_log
+from spark_sink.delta import quote
 from spark_sink.hadoop_files import HadoopFiles
-from spark_sink.mirror_plan import ORDER_KEY, ORIGIN, Descriptor
+from spark_sink.layout import ORDER_KEY, ORIGIN, PROP_TRUNCATED
+from spark_sink.mirror import apply, merge, tombstones
+from spark_sink.mirror.control_events import TableControl, collect
+from spark_sink.mirror.plan import Descriptor
+from spark_sink.mirror.schema import planned
 from spark_sink.settings import SinkSettings
 
 
@@ -76,11 +81,11 @@ def applied_through(spark: SparkSession, checkpoint: str) -> int:
 def tail(spark: SparkSession, uri: str, after: int) -> DataFrame:
     """The changelog rows committed after version ``after`` (all of them when ``after`` is -1 or the change
     feed does not reach back to it), in the changelog's columns."""
-    latest = delta_tables.state(spark, uri)
+    latest = delta.state(spark, uri)
     if latest is None:
         raise ValueError(f"no changelog at {uri}")
     whole = spark.read.format("delta").load(uri)
-    feed_from = changelog.change_feed_from(latest.properties)
+    feed_from = change_feed_from(latest.properties)
     if after < 0 or feed_from is None or after + 1 < feed_from:
         return whole
     if after >= latest.version:
@@ -109,7 +114,7 @@ def current_tables(spark: SparkSession, settings: SinkSettings, tables: list[str
     rows = tail(spark, settings.changelog_uri(), after).where(F.col("source_table").isin(tables))
     control = collect(rows)
     row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
-    descs = mirror.descriptors(row_events)[0]
+    descs = apply.descriptors(row_events)[0]
     pinned = tombstones.pin(spark, settings.tombstones_uri())
     return {
         table: _current(
@@ -137,29 +142,29 @@ def _current(
 ) -> DataFrame:
     """One table's current state from the tail's row events (all tables'), descriptors and control events."""
     uri = settings.mirror_uri(table)
-    found = delta_tables.state(spark, uri)
-    truncated = (found.properties if found is not None else {}).get(mirror.PROP_TRUNCATED)
+    found = delta.state(spark, uri)
+    truncated = (found.properties if found is not None else {}).get(PROP_TRUNCATED)
     if control.truncated_at is not None and (truncated is None or control.truncated_at > truncated):
         truncated = control.truncated_at
-    declared = mirror.declared_descriptors(control)
+    declared = apply.declared_descriptors(control)
     if not descs and not declared:
         held = _mirror_or_empty(spark, uri, None)
         return held if truncated is None or found is None else held.where(F.col(ORDER_KEY) >= F.lit(truncated))
-    result, key, schema = mirror_schema.planned(spark, settings, table, descs + declared)
+    result, key, schema = planned(spark, settings, table, descs + declared)
     held = _mirror_or_empty(spark, uri, schema)
     if truncated is not None:
         held = held.where(F.col(ORDER_KEY) >= F.lit(truncated))
     if not descs:
         return held  # the tail only declares columns (or truncates): no row event to fold
-    events = mirror.table_events(row_events, table, descs=descs, truncated_at=truncated)
+    events = merge.table_events(row_events, table, descs=descs, truncated_at=truncated)
     if not key:
-        new = mirror.keyless_rows(events, descs=descs, result=result)
+        new = merge.keyless_rows(events, descs=descs, result=result)
         return held.unionByName(new.join(held.select(ORIGIN), on=ORIGIN, how="left_anti"), allowMissingColumns=True)
-    folded = mirror.folded_with_floors(
+    folded = merge.folded_with_floors(
         spark,
         settings,
         table,
-        mirror.keyed_events(events, descs=descs, result=result, key=key, only_key=True),
+        merge.keyed_events(events, descs=descs, result=result, key=key, only_key=True),
         key=key,
         result=result,
         pinned=pinned,
@@ -170,7 +175,7 @@ def _current(
 def _mirror_or_empty(spark: SparkSession, uri: str, schema: StructType | None) -> DataFrame:
     """The mirror's rows with ``schema``'s columns (added ones NULL, widened ones cast; None: as it is), or
     none where there is no mirror yet."""
-    found = delta_tables.state(spark, uri)
+    found = delta.state(spark, uri)
     if found is None:
         return spark.createDataFrame([], schema if schema is not None else StructType([]))
     rows = spark.read.format("delta").load(uri)
@@ -187,9 +192,9 @@ def _mirror_or_empty(spark: SparkSession, uri: str, schema: StructType | None) -
 
 def merged(held: DataFrame, folded: DataFrame, *, schema: StructType, physical: list[str], key: list[str]) -> DataFrame:
     """The mirror's rows (``held``, with ``schema``) after the MERGE of ``folded`` (its folded events with
-    their floors), computed as a full outer join: what ``mirror._merge`` would leave in the table."""
+    their floors), computed as a full outer join: what ``merge.merge`` would leave in the table."""
     key_index = [physical.index(k) for k in key]
-    clauses = mirror.merge_clauses([f.name for f in schema.fields], physical=physical, key_index=key_index)
+    clauses = merge.merge_clauses([f.name for f in schema.fields], physical=physical, key_index=key_index)
     in_mirror = f"t.{quote(physical[key_index[0]])} IS NOT NULL"
     in_batch = f"s._v{key_index[0]} IS NOT NULL"
     keep = (

@@ -4,7 +4,7 @@ Per micro-batch and table, in this order (each step commits under the sink's
 Delta transaction id for this batch, so a replay after a crash skips the steps
 already committed):
 
-1. schema: create or evolve the mirror (``mirror_schema``), including columns
+1. schema: create or evolve the mirror (``schema``), including columns
    an ``ALTER TABLE ... ADD`` DDL event declares (``control_events``); a new
    mirror is created by its first write in step 4 (one commit, not a creation
    and a write: a commit costs a table about half a second of driver time);
@@ -23,9 +23,9 @@ already committed):
    an initial load, an insert-only table; asked only of a batch of INSERTs,
    since one that updates or deletes finds its keys held).
    Steps 3-4 are one aggregation and one MERGE per table: the fold does not
-   read the mirror, and the MERGE applies the floor column by column (``_fold``).
+   read the mirror, and the MERGE applies the floor column by column (``merge``).
    The batch's keyed tables with few rows (``mirror_shared_fold_rows``) and
-   no history share one aggregation instead (``mirror_fold``): a fold of its
+   no history share one aggregation instead (``fold``): a fold of its
    own costs a table seconds of fixed Spark work, however few its rows;
 5. history (SCD2) tables, for the tables that ask for one (``history``);
 6. once every table is written, the deleted keys of all of them are
@@ -38,9 +38,9 @@ steps 3-5 of all tables on the pool again, then step 6: Spark
 schedules their jobs side by side, and each table is its own Delta table with
 its own log, so they do not conflict. They all commit under the batch's one
 transaction id, set once for the session around them
-(``delta_tables.idempotent_dml``).
+(``delta.idempotent_dml``).
 
-Order everywhere is the *sequence* (``spark_sink.order``): ``order_key``, then
+Order everywhere is the *sequence* (``spark_sink.events.order``): ``order_key``, then
 the event's origin, a total order that agrees with the source; the hidden
 column ``_binlake_order_key`` holds it.
 
@@ -62,33 +62,25 @@ from typing import Final, TypeVar
 
 from delta.tables import DeltaTable
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, Observation, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
 from shared.event.model import ROW_OPS
-from spark_sink import changelog, delta_tables, history, mirror_fold, tombstones
-from spark_sink.control_events import TableControl, Truncation, collect
-from spark_sink.delta_tables import quote, release
-from spark_sink.mirror_fold import FoldTable
-from spark_sink.mirror_plan import OP, ORDER_KEY, ORIGIN, ColumnDesc, Descriptor, Plan
-from spark_sink.mirror_project import (
+from spark_sink import delta
+from spark_sink.delta import release
+from spark_sink.events.source import decoded_event
+from spark_sink.layout import BODY, ORDER_KEY, PROP_TRUNCATED, PROP_TRUNCATED_TS
+from spark_sink.mirror import fold, history, merge, tombstones
+from spark_sink.mirror.control_events import TableControl, Truncation, collect
+from spark_sink.mirror.fold import FoldTable
+from spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan
+from spark_sink.mirror.project import (
     DESC,
-    IMAGE,
-    IS_DELETE,
-    LAST_DELETE,
-    project,
-    project_with_moves,
     with_descriptor_id,
 )
-from spark_sink.mirror_schema import SHARED_NAME_HINT, NewMirror, partition_columns, prepare
-from spark_sink.order import origin_sql, sequence
+from spark_sink.mirror.schema import SHARED_NAME_HINT, NewMirror, partition_columns, prepare
 from spark_sink.settings import SinkSettings
-from spark_sink.source import decoded_event
-from spark_sink.typemap import convert, sql_string
 
-PROP_TRUNCATED: Final = "binlake.truncated_at"
-PROP_TRUNCATED_TS: Final = "binlake.truncated_ts_ms"
-"""That TRUNCATE's ``ts_ms`` (empty when it had none): a history version of a late event closes then."""
 TRUNCATE_APP: Final = ".truncate"
 """Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""
 COMPACT_APP: Final = ".compact"
@@ -97,7 +89,6 @@ SCHEDULER_POOL: Final = "spark.scheduler.pool"
 _Item = TypeVar("_Item")
 _Done = TypeVar("_Done")
 _DDL_DESCRIPTOR: Final = 0
-_IS_DELETE_SQL: Final = "op = 'DELETE'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +105,10 @@ def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str,
     and its numbers of row events."""
     found: dict[str, list[Descriptor]] = {}
     counts: dict[str, RowCounts] = {}
-    if changelog.BODY in rows.columns:
+    if BODY in rows.columns:
         # A version-2 changelog: only the descriptors are decoded (Avro skips the images without building
         # them); each table's images are decoded later, once: by its own projection or by the shared fold.
-        rows = rows.withColumn("columns", decoded_event(changelog.BODY, only=frozenset({"columns"}))["columns"])
+        rows = rows.withColumn("columns", decoded_event(BODY, only=frozenset({"columns"}))["columns"])
     distinct = (
         with_descriptor_id(rows)
         .groupBy("source_table", DESC)
@@ -164,7 +155,7 @@ def apply(
     candidates: list[tuple[str, list[Descriptor], TableControl]] = []
     for table in sorted(set(tables) | set(control)):
         descs = tables.get(table, [])
-        if not descs and not delta_tables.exists(spark, settings.mirror_uri(table)):
+        if not descs and not delta.exists(spark, settings.mirror_uri(table)):
             continue  # DDL or TRUNCATE of a table no row event has described yet: nothing to apply it to
         candidates.append((table, descs, control.get(table, TableControl())))
     one_table_per_mirror(settings, [c[0] for c in candidates])
@@ -197,7 +188,7 @@ def apply(
     # the batch's own append (last) does not change, so a replayed batch folds the same rows.
     with step("floors"):
         pinned = tombstones.pin(spark, settings.tombstones_uri())
-    # Keyed tables without history whose rows are few share one fold (``mirror_fold``): a fold of its own
+    # Keyed tables without history whose rows are few share one fold (``fold``): a fold of its own
     # costs a table a few fixed seconds; a large table's own fold is cheaper per row than the generic one.
     shared = [
         item
@@ -207,15 +198,15 @@ def apply(
         and row_counts.get(item.table, RowCounts()).rows < settings.mirror_shared_fold_rows
     ]
     shared_tables = {item.table for item in shared}
-    with delta_tables.idempotent_dml(spark, app_id, batch_id):
+    with delta.idempotent_dml(spark, app_id, batch_id):
         folded: DataFrame | None = None
         deletes: dict[str, int] = {}
         if shared:
             with step("fold"):
-                folded = mirror_fold.fold_all(
+                folded = fold.fold_all(
                     spark, row_events, [FoldTable(w.table, w.descs, w.result, w.key, w.truncated_at) for w in shared]
                 )
-                deletes = mirror_fold.deletes_per_table(folded)
+                deletes = fold.deletes_per_table(folded)
         done: list[_Written] = []
         try:
 
@@ -252,7 +243,7 @@ def apply(
                 deleted = [w.deleted for w in sorted(done, key=lambda w: w.table) if w.deleted is not None]
                 if folded is not None:
                     deleting = [w for w in shared if deletes.get(w.table, 0)]
-                    deleted += mirror_fold.deleted_keys(
+                    deleted += fold.deleted_keys(
                         folded, [(w.table, w.key, [w.result.types[k] for k in w.key]) for w in deleting]
                     )
                 tombstones.record(settings.tombstones_uri(), deleted, app_id=app_id, batch_id=batch_id)
@@ -278,7 +269,7 @@ def apply(
 class _Written:
     """A table whose rows a batch wrote: the keys its own fold deleted (tombstone rows) and that fold, kept
     until the batch's tombstones are appended; both None when it deleted nothing or was folded with other
-    tables (the shared fold's deleted keys are read for all its tables at once: ``mirror_fold.deleted_keys``)."""
+    tables (the shared fold's deleted keys are read for all its tables at once: ``fold.deleted_keys``)."""
 
     table: str
     deleted: DataFrame | None = None
@@ -288,7 +279,7 @@ class _Written:
 def one_table_per_mirror(settings: SinkSettings, tables: list[str]) -> None:
     """Refuse a batch in which two source tables would write one mirror (``BINLAKE_SINK_TABLE_NAMES``).
 
-    A mirror written before names its source table (``mirror_schema.prepare`` refuses another one); two
+    A mirror written before names its source table (``schema.prepare`` refuses another one); two
     tables new in the same batch would both create it, and the second creation would find it there.
     """
     owners: dict[str, str] = {}
@@ -362,7 +353,7 @@ def _prepare_schema(
         if settings.wants_history(table):
             history_uri = settings.history_uri(table)
             partition_by = None
-            if not delta_tables.exists(spark, history_uri):
+            if not delta.exists(spark, history_uri):
                 partition_by = partition_columns(settings, table, result.types)
             history.prepare(spark, history_uri, table, key, result.types, partition_by=partition_by)
     return result, key, new
@@ -397,7 +388,7 @@ def _truncate(
         if wanted is not None:
             new = replace(new, properties={**new.properties, **truncation_properties(wanted, ctl.truncated_ts_ms)})
     else:
-        props = delta_tables.properties(spark, uri)
+        props = delta.properties(spark, uri)
         previous = props.get(PROP_TRUNCATED)
         if previous is not None:
             known[previous] = int(props[PROP_TRUNCATED_TS]) if props.get(PROP_TRUNCATED_TS) else None
@@ -406,12 +397,12 @@ def _truncate(
     if wanted is None or (previous is not None and wanted <= previous):
         return previous, closings, new, False
     if new is None:
-        with delta_tables.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
+        with delta.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
             DeltaTable.forPath(spark, uri).delete(F.col(ORDER_KEY) < F.lit(wanted))
     legacy = settings.legacy_tombstones_uri(table)
     tombstones.truncate_legacy(spark, legacy, wanted, app_id=app_id + TRUNCATE_APP, batch_id=batch_id)
     history_uri = settings.history_uri(table)
-    if delta_tables.exists(spark, history_uri):
+    if delta.exists(spark, history_uri):
         history.close_all(
             spark,
             history_uri,
@@ -438,8 +429,8 @@ def _truncated(
     # Set last: a crash before this line replays the deletes (skipped by their txn ids) and comes here again.
     for table, (wanted, ts_ms) in sorted(truncations.items()):
         uri = settings.mirror_uri(table)
-        if delta_tables.exists(spark, uri):  # a new mirror records it in its creating write
-            delta_tables.set_properties(spark, uri, truncation_properties(wanted, ts_ms))
+        if delta.exists(spark, uri):  # a new mirror records it in its creating write
+            delta.set_properties(spark, uri, truncation_properties(wanted, ts_ms))
 
 
 def _apply_rows(
@@ -460,14 +451,16 @@ def _apply_rows(
     physical = list(result.types)
     wants_history = bool(key) and settings.wants_history(table)  # a key-less table has no history table
     # A history keeps the versions of events older than the table's TRUNCATE too (closed by it); the mirror not.
-    events = table_events(row_events, table, descs=descs, truncated_at=None if wants_history else work.truncated_at)
+    events = merge.table_events(
+        row_events, table, descs=descs, truncated_at=None if wants_history else work.truncated_at
+    )
     if not key:
         with step("append_keyless"):
-            rows = keyless_rows(events, descs=descs, result=result)
-            _append_keyless(spark, uri, rows, app_id=app_id, batch_id=batch_id, new=work.new)
+            rows = merge.keyless_rows(events, descs=descs, result=result)
+            merge.append_keyless(spark, uri, rows, app_id=app_id, batch_id=batch_id, new=work.new)
         return _Written(table)
     key_index = [physical.index(k) for k in key]
-    all_events = keyed_events(events, descs=descs, result=result, key=key, only_key=not wants_history)
+    all_events = merge.keyed_events(events, descs=descs, result=result, key=key, only_key=not wants_history)
     mirror_events = all_events
     if wants_history:
         with step("persist_events"):
@@ -482,7 +475,7 @@ def _apply_rows(
             # The deleted keys are counted while the checkpoint is written (no job of their own).
             counted = Observation(f"binlake-fold-{uuid.uuid4().hex}")  # unique: tables fold concurrently
             folded = (
-                folded_with_floors(spark, settings, table, mirror_events, key=key, result=result, pinned=pinned)
+                merge.folded_with_floors(spark, settings, table, mirror_events, key=key, result=result, pinned=pinned)
                 .observe(counted, F.count_if("_delete").alias("deletes"))
                 .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
             )
@@ -517,102 +510,6 @@ def _apply_rows(
     return _Written(table, deleted, folded)
 
 
-def table_events(row_events: DataFrame, table: str, *, descs: list[Descriptor], truncated_at: str | None) -> DataFrame:
-    """One table's row events newer than its TRUNCATE, their images decoded, the image to apply in ``IMAGE``."""
-    # Only this table's rows (partition pruning on a changelog read), their images decoded here, once.
-    fields = changelog.mirror_fields(descriptors_vary=len(descs) > 1)
-    events = changelog.expand(row_events.where(F.col("source_table") == table), fields)
-    if len(descs) > 1:
-        events = with_descriptor_id(events)
-    if truncated_at is not None:
-        events = events.where(sequence() > F.lit(truncated_at))
-    # The image once, as a column: every physical column reads it (a smaller plan to analyze).
-    return events.withColumn(IMAGE, F.expr(f"CASE WHEN {_IS_DELETE_SQL} THEN before ELSE after END"))
-
-
-def keyless_rows(events: DataFrame, *, descs: list[Descriptor], result: Plan) -> DataFrame:
-    """A key-less table's events (``table_events``) as mirror rows: its columns (those an event does not know
-    NULL), ``ORDER_KEY``, ``OP`` and ``ORIGIN``, one row per origin (``_append_keyless``)."""
-    physical = list(result.types)
-    carry = (f"{origin_sql()} AS {ORIGIN}",)
-    projected = project(events, IMAGE, _IS_DELETE_SQL, descs=descs, result=result, physical=physical, carry=carry)
-    return projected.selectExpr(
-        *[f"CASE WHEN _k{i} THEN _v{i} END AS {quote(phys)}" for i, phys in enumerate(physical)],
-        ORDER_KEY,
-        OP,
-        ORIGIN,
-    ).dropDuplicates([ORIGIN])
-
-
-def keyed_events(
-    events: DataFrame, *, descs: list[Descriptor], result: Plan, key: list[str], only_key: bool
-) -> DataFrame:
-    """A keyed table's events (``table_events``) projected, an UPDATE that moves a row to another key also
-    as a DELETE of the old key (``only_key``: projecting only the key columns of that DELETE)."""
-    physical = list(result.types)
-    # An UPDATE that moves a row to another key deletes the old key: only the old key matters there.
-    differs = " OR ".join(
-        f"NOT ({convert(f'before[{sql_string(name)}]', result.types[name])}"
-        f" <=> {convert(f'after[{sql_string(name)}]', result.types[name])})"
-        for name in key
-    )
-    moved = f"op = 'UPDATE' AND before IS NOT NULL AND after IS NOT NULL AND ({differs})"
-    return project_with_moves(
-        events,
-        IMAGE,
-        _IS_DELETE_SQL,
-        moved=moved,
-        descs=descs,
-        result=result,
-        physical=physical,
-        only={physical.index(k) for k in key} if only_key else None,
-    )
-
-
-def folded_with_floors(
-    spark: SparkSession,
-    settings: SinkSettings,
-    table: str,
-    events: DataFrame,
-    *,
-    key: list[str],
-    result: Plan,
-    pinned: tombstones.Pinned,
-) -> DataFrame:
-    """A keyed table's events (``keyed_events``) folded per key (``_fold``), with each key's tombstone floor
-    (the lake's tombstones as ``pinned``, see ``tombstones.floors``)."""
-    physical = list(result.types)
-    key_index = [physical.index(k) for k in key]
-    folded = _fold(events, key_index, len(physical))
-    return _with_floors(spark, settings, folded, table=table, key=key, result=result, pinned=pinned)
-
-
-def _with_floors(
-    spark: SparkSession,
-    settings: SinkSettings,
-    rows: DataFrame,
-    *,
-    table: str,
-    key: list[str],
-    result: Plan,
-    pinned: tombstones.Pinned,
-) -> DataFrame:
-    """A keyed table's folded rows (key values in ``_v<i>``) with each key's tombstone floor: the lake's
-    tombstones as ``pinned`` and the table's own tombstone table of an earlier release (``tombstones.floors``)."""
-    physical = list(result.types)
-    types = [result.types[k] for k in key]
-    floor = tombstones.floors(
-        spark,
-        pinned=pinned,
-        table=table,
-        legacy_uri=settings.legacy_tombstones_uri(table),
-        key=key,
-        types=types,
-    )
-    key_cols = [f"_v{physical.index(k)}" for k in key]
-    return tombstones.with_floors(rows, floor, key_cols=key_cols, types=types)
-
-
 def _apply_folded(
     spark: SparkSession,
     settings: SinkSettings,
@@ -624,16 +521,16 @@ def _apply_folded(
     batch_id: int,
     step: Step,
 ) -> _Written:
-    """MERGE one keyed table's share of the batch's shared fold (``mirror_fold``)."""
+    """MERGE one keyed table's share of the batch's shared fold (``fold``)."""
     table, result, key = work.table, work.result, work.key
     physical = list(result.types)
     key_index = [physical.index(k) for k in key]
     # The shared fold is checkpointed and the floors are read at a pinned version: the MERGE and the
     # tombstones read the same rows.
-    rows = mirror_fold.table_rows(folded, table, result=result, physical=physical, key_index=key_index)
+    rows = fold.table_rows(folded, table, result=result, physical=physical, key_index=key_index)
     with step("floors"):
-        source = _with_floors(spark, settings, rows, table=table, key=key, result=result, pinned=pinned)
-    # Its deleted keys are read from the shared fold with every other table's (``mirror_fold.deleted_keys``).
+        source = merge.with_floors(spark, settings, rows, table=table, key=key, result=result, pinned=pinned)
+    # Its deleted keys are read from the shared fold with every other table's (``fold.deleted_keys``).
     _write_folded(spark, settings, work, source, physical=physical, app_id=app_id, batch_id=batch_id, step=step)
     return _Written(table)
 
@@ -652,7 +549,7 @@ def _write_folded(
     """MERGE a keyed table's folded rows (``source``, with their floors) into its mirror: the same for a fold
     of its own and for its share of the shared fold."""
     with step("merge"):
-        _merge(
+        merge.merge(
             spark,
             settings.mirror_uri(work.table),
             source=source,
@@ -663,175 +560,3 @@ def _write_folded(
             probe=work.counts.changes == 0,
             new=work.new,
         )
-
-
-def _append_keyless(
-    spark: SparkSession,
-    uri: str,
-    rows: DataFrame,
-    *,
-    app_id: str,
-    batch_id: int,
-    new: NewMirror | None,
-) -> None:
-    """Append a key-less table's row events (``keyless_rows``) whose origin the mirror does not hold yet.
-
-    The batch's own commit is skipped by Delta on a replay of the batch id; the
-    origin check covers a replay under a new checkpoint (another app id) and a
-    change delivered twice. The mirror is read at a pinned version and only
-    between the batch's smallest and largest origin (file statistics skip the
-    rest when origins grow with time, as they do within one input topic).
-    """
-    if new is not None:
-        new.write(rows)
-        return
-    version = delta_tables.current_version(spark, uri)
-    if version is not None:
-        bounds = rows.agg(F.min(ORIGIN), F.max(ORIGIN)).first()
-        if bounds is None or bounds[0] is None:
-            return
-        held = (
-            delta_tables.read_at(spark, uri, version).where(F.col(ORIGIN).between(bounds[0], bounds[1])).select(ORIGIN)
-        )
-        rows = rows.join(held, on=ORIGIN, how="left_anti")
-    delta_tables.append(rows, uri, app_id, batch_id)
-
-
-def _fold(events: DataFrame, key_index: list[int], width: int) -> DataFrame:
-    """One row per key: what the batch knows of it, for the MERGE to apply above the key's floor.
-
-    One aggregation, no window: per key the newest sequence (``ORDER_KEY``),
-    whether the newest event is a DELETE (``_delete``), the newest DELETE's
-    sequence (``_ld``), and per value column the newest event that knows it:
-    its value (``_v{i}``) and sequence (``_o{i}``). The floor is applied
-    by the MERGE (see the module doc): events at or below it are exactly the
-    oldest ones, so "the newest event knowing column i" is above the floor iff
-    any event above the floor knows it, and it is live (after the batch's last
-    effective DELETE) iff it is newer than ``_ld``.
-    """
-    keys = [f"_v{i}" for i in key_index]
-    events = events.where(" AND ".join(f"{k} IS NOT NULL" for k in keys))
-    # SQL text: one F.expr per aggregate rather than several Column calls (see ``typemap.convert``).
-    aggregates = [
-        f"max({ORDER_KEY}) AS {ORDER_KEY}",
-        f"max_by({IS_DELETE}, {ORDER_KEY}) AS _delete",
-        f"max(CASE WHEN {IS_DELETE} THEN {ORDER_KEY} END) AS {LAST_DELETE}",
-    ]
-    for i in range(width):
-        if i in key_index:
-            continue
-        known_at = f"CASE WHEN _k{i} THEN {ORDER_KEY} END"
-        aggregates += [f"max_by(_v{i}, {known_at}) AS _v{i}", f"max({known_at}) AS _o{i}"]
-    return events.groupBy(*keys).agg(*[F.expr(a) for a in aggregates])
-
-
-def _merge(
-    spark: SparkSession,
-    uri: str,
-    *,
-    source: DataFrame,
-    key_index: list[int],
-    physical: list[str],
-    app_id: str,
-    batch_id: int,
-    probe: bool = True,
-    new: NewMirror | None = None,
-) -> None:
-    """MERGE the folded batch: each key's newer events, column by column, above the key's floor.
-
-    A matched row's floor is its sequence; an unmatched key's is its
-    tombstone's (``tombstones.FLOOR``, NULL when it has none). ``probe``: first ask
-    whether the mirror holds any of the keys, and append if it holds none. Worth
-    a job only for a batch of INSERTs: one that updates or deletes rows the
-    mirror almost always holds is MERGEd at once (the answer would cost about
-    as much as the append it could save). ``new``: the mirror does not exist yet; the rows create it.
-    """
-    target_columns = [f.name for f in (new.schema if new is not None else delta_tables.schema(spark, uri)).fields]
-    clauses = merge_clauses(target_columns, physical=physical, key_index=key_index)
-    update: dict[str, str | Column] = dict(clauses.update)
-    insert: dict[str, str | Column] = dict(clauses.insert)
-    condition, newer, inserted = clauses.condition, clauses.newer, clauses.inserted
-    # The rows a MERGE could only insert: what a new mirror is created with, or an append adds.
-    inserted_rows = source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()])
-    if new is not None:
-        new.write(inserted_rows)
-        return
-    if not delta_tables.holds_files(spark, uri) or (
-        probe and not _holds_any(spark, uri, source=source, key_index=key_index, physical=physical)
-    ):
-        # None of the batch's keys is in the mirror (an initial load, an insert-only table): the MERGE
-        # could only insert, and an append of the same rows costs a fraction of it (no join, no rewrite).
-        delta_tables.append(inserted_rows, uri, app_id, batch_id)
-        return
-    with delta_tables.idempotent_dml(spark, app_id, batch_id):
-        (
-            DeltaTable.forPath(spark, uri)
-            .alias("t")
-            .merge(source.alias("s"), condition)
-            .whenMatchedDelete(condition=f"s._delete AND {newer}")
-            .whenMatchedUpdate(condition=f"NOT s._delete AND {newer}", set=update)
-            .whenNotMatchedInsert(condition=inserted, values=insert)
-            .execute()
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class MergeClauses:
-    """How a mirror's row (``t``) and a key's folded batch (``s``, with its floor) combine, as SQL text: the
-    clauses of the MERGE (``_merge``), and what a current-state read computes (``current_state``)."""
-
-    condition: str
-    """The key columns equal."""
-    newer: str
-    """A matched key's batch is newer than its mirror row (else the row stays as it is)."""
-    inserted: str
-    """An unmatched key's batch makes a row (its newest event is no DELETE, newer than its tombstone)."""
-    update: dict[str, str]
-    """Target column -> its value in a matched row the batch updates (the batch deletes it when ``s._delete``)."""
-    insert: dict[str, str]
-    """Target column -> its value in an inserted row (columns missing here are NULL)."""
-
-
-def merge_clauses(target_columns: list[str], *, physical: list[str], key_index: list[int]) -> MergeClauses:
-    """The clauses of a folded batch's MERGE into a mirror with ``target_columns`` (see ``_merge``)."""
-    condition = " AND ".join(f"t.{quote(physical[i])} = s._v{i}" for i in key_index)
-    floor = f"coalesce(t.{ORDER_KEY}, '')"
-    reset = f"s.{LAST_DELETE} > {floor}"
-    tomb = f"coalesce(s.{tombstones.FLOOR}, '')"
-    index = {phys: i for i, phys in enumerate(physical)}
-    update: dict[str, str] = {ORDER_KEY: f"s.{ORDER_KEY}"}
-    insert: dict[str, str] = {ORDER_KEY: f"s.{ORDER_KEY}"}
-    for name in target_columns:
-        if name == ORDER_KEY or name not in index:
-            if name != ORDER_KEY:
-                update[quote(name)] = f"CASE WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
-            continue
-        i = index[name]
-        if i in key_index:
-            insert[quote(name)] = f"s._v{i}"
-            continue
-        live = f"(s.{LAST_DELETE} IS NULL OR s._o{i} > s.{LAST_DELETE})"
-        update[quote(name)] = (
-            f"CASE WHEN s._o{i} > {floor} AND {live} THEN s._v{i} WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
-        )
-        insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
-    return MergeClauses(
-        condition=condition,
-        newer=f"{floor} < s.{ORDER_KEY}",
-        inserted=f"NOT s._delete AND {tomb} < s.{ORDER_KEY}",
-        update=update,
-        insert=insert,
-    )
-
-
-def _holds_any(spark: SparkSession, uri: str, *, source: DataFrame, key_index: list[int], physical: list[str]) -> bool:
-    """Whether the mirror, which holds files, holds any key of the folded batch (read at its current
-    version: the sink is its only writer, and this batch's own commit to it comes after this check,
-    replayed or not)."""
-    version = delta_tables.current_version(spark, uri)
-    if version is None:
-        return False
-    held = delta_tables.read_at(spark, uri, version).select(
-        *[F.col(quote(physical[i])).alias(f"_v{i}") for i in key_index]
-    )
-    return not source.join(held, on=[f"_v{i}" for i in key_index], how="left_semi").isEmpty()

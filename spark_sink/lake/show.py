@@ -12,7 +12,7 @@ detail (schema, key, fallback columns, row count, the newest
 ``_binlake_order_key`` it applied, the last TRUNCATE applied) and its
 changelog events per op.
 
-Everything is read natively (``spark_sink.lake_native``: the Delta logs with
+Everything is read natively (``spark_sink.lake.native``: the Delta logs with
 delta-rs, data with DuckDB), gathered into plain dataclasses first
 (``listing``, ``detail``), then rendered as text or JSON, so tests read the
 numbers directly.
@@ -26,17 +26,10 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from spark_sink.lake_errors import LakeError
-from spark_sink.lake_native import (
-    HIDDEN,
-    PROP_TRUNCATED,
-    LakeReader,
-    SourceStats,
-    TableInfo,
-    fallbacks,
-    primary_key,
-)
-from spark_sink.lake_text import duration, grid, to_json
+from spark_sink.lake.errors import LakeError
+from spark_sink.lake.native import LakeReader, SourceStats, TableInfo, fallbacks, primary_key
+from spark_sink.lake.text import duration, grid, to_json
+from spark_sink.layout import HIDDEN, PROP_TRUNCATED
 
 __all__ = ["Detail", "Listing", "SourceStats", "detail", "listing", "render"]
 

@@ -36,13 +36,13 @@ from typing import Final
 from pyspark.sql import SparkSession
 
 from shared.errors import BinlakeError
-from spark_sink import delta_tables
+from spark_sink import delta
 from spark_sink.hadoop_files import HadoopFiles
 
 ID_FILE: Final = "_binlake_app_id"
 SUFFIXES: Final = (".truncate", ".compact")
-"""Suffixes the sink appends to a query's app id for extra commits of one batch (``mirror.TRUNCATE_APP``,
-``mirror.COMPACT_APP``)."""
+"""Suffixes the sink appends to a query's app id for extra commits of one batch (``mirror.apply.TRUNCATE_APP``,
+``mirror.apply.COMPACT_APP``)."""
 
 
 class LakeOwnershipError(BinlakeError):
@@ -114,7 +114,7 @@ def lake_app_ids(spark: SparkSession, uris: list[str]) -> dict[str, list[str]]:
     """Query app id -> the tables (of ``uris``) holding commits under it (read from each Delta log)."""
     found: dict[str, list[str]] = {}
     for uri in uris:
-        for app_id in delta_tables.transactions(spark, uri):
+        for app_id in delta.transactions(spark, uri):
             found.setdefault(base_id(app_id), []).append(uri)
     return found
 

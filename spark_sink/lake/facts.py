@@ -3,11 +3,11 @@
 The topic is read in batch mode, from the earliest to the latest offset, with
 ``kafka.isolation.level=read_committed`` (the sink's own Kafka options, so only
 committed normalizer transactions count) and decoded exactly as the sink
-decodes it (``spark_sink.source.decode``): a record is an event of the topic
+decodes it (``spark_sink.events.source.decode``): a record is an event of the topic
 if and only if the sink would have written it to the changelog. Everything is
 aggregated in Spark; only a few numbers per source table reach the driver. The
 mirrors' own facts (rows, newest sequence, properties) come from their Delta
-logs and a DuckDB scan (``lake_native``) where the lake is on this machine:
+logs and a DuckDB scan (``lake.native``) where the lake is on this machine:
 Spark's few jobs per table cost seconds each, on a lake of many tables minutes.
 Before Spark starts reading, a plain Kafka client checks that the broker
 answers and has the topic, and notes each partition's first offset.
@@ -17,7 +17,7 @@ key, with the key columns the mirror was created with (``binlake.primary_key``):
 the key's values are read from the ``after`` image (``before`` for a DELETE);
 an UPDATE whose ``before`` key differs from its ``after`` key also ends the old
 key; a key is live when its newest event (by sequence: ``order_key``, then
-origin, as the sink orders them, ``spark_sink.order``) is not a DELETE
+origin, as the sink orders them, ``spark_sink.events.order``) is not a DELETE
 and, for a mirror that records TRUNCATEs, is newer than the last TRUNCATE.
 Keys with a missing or NULL key value are skipped, as the sink skips them.
 
@@ -43,21 +43,18 @@ from pyspark.sql import functions as F
 from shared.config.settings import KafkaSettings
 from shared.event.model import ROW_OPS
 from shared.kafka.client import connection_kwargs
-from spark_sink import delta_tables, lake_tables
-from spark_sink.changelog import COORDINATES, changelog_rows
-from spark_sink.control_events import EMPTYING_DDL
-from spark_sink.history import IS_CURRENT
-from spark_sink.lake_native import LakeReader
-from spark_sink.lake_native import SourceTableDirs as NativeTableDirs
-from spark_sink.lake_tables import LakeError, SourceTableDirs
-from spark_sink.lake_verify import ChangelogTable, ExpectedMirror, LakeFacts, MirrorTable, TableFacts, TopicTable
+from spark_sink import delta
+from spark_sink.events.order import origin_sql, sequence
+from spark_sink.events.rows import changelog_rows
+from spark_sink.events.source import REASON, decode, kafka_options
+from spark_sink.lake import tables as lake_tables
+from spark_sink.lake.native import LakeReader
+from spark_sink.lake.native import SourceTableDirs as NativeTableDirs
+from spark_sink.lake.tables import LakeError, SourceTableDirs
+from spark_sink.lake.verify import ChangelogTable, ExpectedMirror, LakeFacts, MirrorTable, TableFacts, TopicTable
+from spark_sink.layout import COORDINATES, EMPTYING_DDL, IS_CURRENT, ORDER_KEY, PROP_TRUNCATED, TOMBSTONE_TABLE
 from spark_sink.local_files import local_root
-from spark_sink.mirror import PROP_TRUNCATED
-from spark_sink.mirror_plan import ORDER_KEY
-from spark_sink.order import origin_sql, sequence
 from spark_sink.settings import SinkSettings
-from spark_sink.source import REASON, decode, kafka_options
-from spark_sink.tombstones import TABLE as TOMBSTONE_TABLE
 
 _ROW_OPS: Final = sorted(ROW_OPS)
 _KEY: Final = "_key"
@@ -170,7 +167,7 @@ def _changelog_tables(changelog: DataFrame, events: DataFrame) -> dict[str, Chan
 
 def _deleted_keys(spark: SparkSession, uri: str) -> dict[str, str]:
     """Per source table, the newest ``_binlake_order_key`` of its rows in the lake's tombstone table."""
-    if not delta_tables.exists(spark, uri):
+    if not delta.exists(spark, uri):
         return {}
     newest = spark.read.format("delta").load(uri).groupBy(TOMBSTONE_TABLE).agg(F.max(ORDER_KEY).alias("newest"))
     return {str(row[TOMBSTONE_TABLE]): str(row["newest"]) for row in newest.collect() if row["newest"] is not None}
@@ -180,7 +177,7 @@ def _mirror(spark: SparkSession, entry: SourceTableDirs, deleted: str | None) ->
     """A mirror's facts; ``deleted``: the newest order key of its keys in the lake's tombstone table."""
     if entry.mirror is None:
         return None
-    props = delta_tables.properties(spark, entry.mirror)
+    props = delta.properties(spark, entry.mirror)
     mirror = spark.read.format("delta").load(entry.mirror)
     newest_in_mirror = F.max(ORDER_KEY) if ORDER_KEY in mirror.columns else F.lit(None).cast("string")
     counted = mirror.agg(F.count(F.lit(1)), newest_in_mirror).first()  # one job: rows and newest sequence
@@ -212,7 +209,7 @@ def _mirrors(spark: SparkSession, settings: SinkSettings) -> dict[str, MirrorTab
 
 
 def mirrors_native(settings: SinkSettings) -> dict[str, MirrorTable]:
-    """The mirror facts of a local lake, from the Delta logs (delta-rs) and DuckDB scans (``lake_native``)."""
+    """The mirror facts of a local lake, from the Delta logs (delta-rs) and DuckDB scans (``lake.native``)."""
     mirrors: dict[str, MirrorTable] = {}
     reader = LakeReader(settings)
     try:
@@ -362,7 +359,7 @@ def _gather(spark: SparkSession, settings: SinkSettings, decoded: DataFrame, eve
 
     changelog_tables: dict[str, ChangelogTable] = {}
     other_topics: dict[str, int] = {}
-    if delta_tables.exists(spark, settings.changelog_uri()):
+    if delta.exists(spark, settings.changelog_uri()):
         changelog = spark.read.format("delta").load(settings.changelog_uri())
         for row in changelog.groupBy("_kafka_topic").count().collect():
             if row["_kafka_topic"] != topic:
@@ -373,7 +370,7 @@ def _gather(spark: SparkSession, settings: SinkSettings, decoded: DataFrame, eve
         changelog_tables = {t: ChangelogTable(missing=f.events) for t, f in topic_tables.items()}
 
     quarantine_rows = quarantine_records = 0
-    if delta_tables.exists(spark, settings.quarantine_uri()):
+    if delta.exists(spark, settings.quarantine_uri()):
         quarantine = spark.read.format("delta").load(settings.quarantine_uri()).where(F.col("_kafka_topic") == topic)
         counted = quarantine.agg(F.count(F.lit(1)), F.count_distinct(*COORDINATES)).first()
         if counted is not None:

@@ -34,16 +34,13 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, BooleanType, DataType, LongType, StringType, TimestampType
 
-from spark_sink import delta_tables, mirror_schema
-from spark_sink.control_events import Truncation
-from spark_sink.delta_tables import quote
-from spark_sink.mirror_plan import OP, ORDER_KEY, PROP_KEY
-from spark_sink.mirror_project import IS_DELETE, TS_MS
+from spark_sink import delta
+from spark_sink.delta import quote
+from spark_sink.layout import IS_CURRENT, KNOWN, OP, ORDER_KEY, PROP_KEY, PROP_SOURCE, VALID_FROM, VALID_TO
+from spark_sink.mirror.control_events import Truncation
+from spark_sink.mirror.project import IS_DELETE, TS_MS
+from spark_sink.mirror.schema import follow
 
-VALID_FROM: Final = "valid_from"
-VALID_TO: Final = "valid_to"
-IS_CURRENT: Final = "is_current"
-KNOWN: Final = "_binlake_known"
 CLOSING_OPS: Final = ("DELETE", "TRUNCATE")
 EXTRA: Final[dict[str, DataType]] = {
     VALID_FROM: TimestampType(),
@@ -66,8 +63,8 @@ def prepare(
 ) -> None:
     """Create the history table (partitioned like the mirror), or give it the mirror's current columns and types."""
     columns = {**{k: types[k] for k in key}, **{n: t for n, t in types.items() if n not in key}, **EXTRA}
-    props = {PROP_KEY: json.dumps(key), mirror_schema.PROP_SOURCE: table, "delta.enableTypeWidening": "true"}
-    mirror_schema.follow(spark, uri, columns, properties=props, partition_by=partition_by)
+    props = {PROP_KEY: json.dumps(key), PROP_SOURCE: table, "delta.enableTypeWidening": "true"}
+    follow(spark, uri, columns, properties=props, partition_by=partition_by)
 
 
 def _stored_as_events(
@@ -202,13 +199,13 @@ def _upsert(spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, a
     try:
         _merge(spark, uri, rows, key, app_id=app_id, batch_id=batch_id)
     finally:
-        delta_tables.release(rows)
+        delta.release(rows)
 
 
 def _merge(spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, app_id: str, batch_id: int) -> None:
     condition = " AND ".join([f"t.{quote(k)} = s.{quote(k)}" for k in key] + [f"t.{ORDER_KEY} = s.{ORDER_KEY}"])
     assignments: dict[str, str | Column] = {quote(name): f"s.{quote(name)}" for name in rows.columns}
-    with delta_tables.idempotent_dml(spark, app_id, batch_id):
+    with delta.idempotent_dml(spark, app_id, batch_id):
         (
             DeltaTable.forPath(spark, uri)
             .alias("t")
@@ -223,8 +220,8 @@ def close_all(
     spark: SparkSession, uri: str, *, truncated_at: str, ts_ms: int | None, app_id: str, batch_id: int
 ) -> None:
     """TRUNCATE: every current version older than it gets a closing ``TRUNCATE`` row."""
-    columns = [f.name for f in delta_tables.schema(spark, uri).fields]
-    key: list[str] = json.loads(delta_tables.properties(spark, uri).get(PROP_KEY, "[]"))
+    columns = [f.name for f in delta.schema(spark, uri).fields]
+    key: list[str] = json.loads(delta.properties(spark, uri).get(PROP_KEY, "[]"))
     current = spark.read.format("delta").load(uri).where(F.col(IS_CURRENT) & (F.col(ORDER_KEY) < truncated_at))
     at = F.timestamp_millis(F.lit(ts_ms)) if ts_ms is not None else F.current_timestamp()
     closed = current.withColumn(VALID_TO, at).withColumn(IS_CURRENT, F.lit(False))

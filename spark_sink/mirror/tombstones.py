@@ -10,7 +10,7 @@ write. It is append-only (an append is much cheaper than a MERGE): a key
 deleted twice has two rows, and a key inserted again after its delete keeps its
 old row, which is harmless: while the mirror holds the key, the mirror row's
 newer ``order_key`` is the key's floor, and the tombstone's is used only for a
-key the mirror does not hold (``mirror._merge``). A stale DELETE (older than
+key the mirror does not hold (``merge.merge``). A stale DELETE (older than
 the mirror row) is appended too, equally harmless. The floors are read at the
 version pinned when the batch starts (``pin``), so a batch replayed after a crash
 between the mirrors' commits and the tombstones' append folds the same rows
@@ -57,13 +57,13 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from spark_sink import delta_tables
-from spark_sink.delta_tables import quote
-from spark_sink.mirror_plan import ORDER_KEY
+from spark_sink import delta
+from spark_sink.delta import quote
+from spark_sink.layout import ORDER_KEY, TOMBSTONE_KEY, TOMBSTONE_TABLE
 
 FLOOR: Final = "_floor"
-TABLE: Final = "source_table"
-KEY: Final = "key"
+TABLE: Final = TOMBSTONE_TABLE
+KEY: Final = TOMBSTONE_KEY
 TEXT_KEY: Final = "_tombstone_key"
 """The column a fold's rows carry their key text in while they are joined with their floors."""
 
@@ -110,10 +110,10 @@ class Pinned:
 
 def pin(spark: SparkSession, uri: str) -> Pinned:
     """The tombstone table at ``uri`` as of now (``Pinned``)."""
-    version = delta_tables.current_version(spark, uri)
-    if version is None or not delta_tables.holds_files(spark, uri):
+    version = delta.current_version(spark, uri)
+    if version is None or not delta.holds_files(spark, uri):
         return Pinned(uri, version)
-    return Pinned(uri, version, frozenset(delta_tables.partition_values(spark, uri, TABLE)))
+    return Pinned(uri, version, frozenset(delta.partition_values(spark, uri, TABLE)))
 
 
 def floors(
@@ -131,12 +131,12 @@ def floors(
     """
     parts: list[DataFrame] = []
     if pinned.version is not None and table in pinned.tables:
-        shared = delta_tables.read_at(spark, pinned.uri, pinned.version).where(F.col(TABLE) == table)
+        shared = delta.read_at(spark, pinned.uri, pinned.version).where(F.col(TABLE) == table)
         parts.append(shared.select(F.col(KEY).alias(TEXT_KEY), F.col(ORDER_KEY).alias(FLOOR)))
-    legacy_version = delta_tables.current_version(spark, legacy_uri)
-    if legacy_version is not None and delta_tables.holds_files(spark, legacy_uri):
+    legacy_version = delta.current_version(spark, legacy_uri)
+    if legacy_version is not None and delta.holds_files(spark, legacy_uri):
         # Typed key columns, possibly of a narrower type than the mirror's now: cast first, as the mirror reads.
-        old = delta_tables.read_at(spark, legacy_uri, legacy_version)
+        old = delta.read_at(spark, legacy_uri, legacy_version)
         typed = old.select(*[F.col(quote(k)).cast(t).alias(k) for k, t in zip(key, types, strict=True)], ORDER_KEY)
         parts.append(typed.select(key_text(key, types).alias(TEXT_KEY), F.col(ORDER_KEY).alias(FLOOR)))
     if not parts:
@@ -167,26 +167,26 @@ def record(uri: str, rows: list[DataFrame], *, app_id: str, batch_id: int) -> No
     """
     if not rows:
         return
-    delta_tables.append(reduce(DataFrame.unionByName, rows), uri, app_id, batch_id, partition_by=[TABLE])
+    delta.append(reduce(DataFrame.unionByName, rows), uri, app_id, batch_id, partition_by=[TABLE])
 
 
 def truncate(spark: SparkSession, uri: str, truncated_at: dict[str, str], *, app_id: str, batch_id: int) -> None:
     """Delete the tombstones older than each table's TRUNCATE (``truncated_at``: table -> its sequence), one
     commit for all the batch's TRUNCATEs, under (``app_id``, ``batch_id``)."""
-    if not truncated_at or not delta_tables.exists(spark, uri):
+    if not truncated_at or not delta.exists(spark, uri):
         return
     older = reduce(
         lambda a, b: a | b,
         [(F.col(TABLE) == table) & (F.col(ORDER_KEY) < F.lit(at)) for table, at in sorted(truncated_at.items())],
     )
-    with delta_tables.idempotent_dml(spark, app_id, batch_id):
+    with delta.idempotent_dml(spark, app_id, batch_id):
         DeltaTable.forPath(spark, uri).delete(older)
 
 
 def truncate_legacy(spark: SparkSession, legacy_uri: str, truncated_at: str, *, app_id: str, batch_id: int) -> None:
     """Delete the tombstones older than a TRUNCATE from a table's own tombstone table of an earlier release."""
-    if delta_tables.exists(spark, legacy_uri):
-        with delta_tables.idempotent_dml(spark, app_id, batch_id):
+    if delta.exists(spark, legacy_uri):
+        with delta.idempotent_dml(spark, app_id, batch_id):
             DeltaTable.forPath(spark, legacy_uri).delete(F.col(ORDER_KEY) < F.lit(truncated_at))
 
 
@@ -194,15 +194,15 @@ def compact(spark: SparkSession, uri: str, *, max_files: int, app_id: str, batch
     """Rewrite the tombstone table as one row per deleted key (its newest delete) and one file per source table,
     in one commit under (``app_id``, ``batch_id``), when it holds more than ``max_files`` files beyond one per
     source table; True if it did."""
-    files = delta_tables.file_count(spark, uri)
+    files = delta.file_count(spark, uri)
     if files <= max_files:  # no Spark job for most batches
         return False
-    if files - len(delta_tables.partition_values(spark, uri, TABLE)) <= max_files:
+    if files - len(delta.partition_values(spark, uri, TABLE)) <= max_files:
         return False  # as compact as it gets, or nearly: a rewrite would not be worth it
-    version = delta_tables.current_version(spark, uri)
+    version = delta.current_version(spark, uri)
     assert version is not None  # it holds files
     newest = (
-        delta_tables.read_at(spark, uri, version)
+        delta.read_at(spark, uri, version)
         .groupBy(TABLE, KEY)
         .agg(F.max(ORDER_KEY).alias(ORDER_KEY))
         .repartition(TABLE)  # each source table's rows in one task, so one file

@@ -16,7 +16,7 @@ later batches start where the one before ended (the query's offset log says
 where, ``offset_log``), so they need no "already written?" read. With
 ``mirrors=inline`` the batch MERGEs the mirrors first (from a cached decode
 of every field; with ``mirrors=follow`` the mirror query does that from the
-changelog, ``mirror_batch``). Every commit is under (app id,
+changelog, ``mirror.batch``). Every commit is under (app id,
 batch id).
 
 Crash safety: after a crash anywhere, Spark replays the same batch id with
@@ -39,11 +39,17 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Observation
 
-from spark_sink import batch_stats, changelog, delta_tables, mirror, offset_log
-from spark_sink.batch_stats import BatchStats
+from spark_sink import delta
+from spark_sink.changelog import dedup, table
+from spark_sink.checkpoint import offset_log
+from spark_sink.events.rows import BAD, RECORDS, changelog_rows
+from spark_sink.events.source import decode
+from spark_sink.layout import CHANGELOG_VERSION
+from spark_sink.mirror.apply import apply
+from spark_sink.observe import batch_stats
+from spark_sink.observe.batch_stats import BatchStats
+from spark_sink.observe.steps import StepClock
 from spark_sink.settings import SinkSettings
-from spark_sink.source import decode
-from spark_sink.steps import StepClock
 
 
 @dataclass(slots=True)
@@ -69,11 +75,11 @@ def process(
     raw: DataFrame,
     batch_id: int,
     *,
-    version: int = changelog.VERSION,
-    frontier: changelog.Frontier | None = None,
+    version: int = CHANGELOG_VERSION,
+    frontier: dedup.Frontier | None = None,
     ranges: list[offset_log.OffsetRange] | None = None,
 ) -> BatchReport:
-    """One micro-batch into a changelog of layout ``version`` (``changelog``: 2, or 1 for an earlier lake).
+    """One micro-batch into a changelog of layout ``version`` (``events.rows``: 2, or 1 for an earlier lake).
 
     ``frontier``: the query's knowledge of where the changelog holds nothing yet (one per query run;
     None: every batch asks the changelog). ``ranges``: the batch's offsets per topic partition, when the
@@ -92,21 +98,21 @@ def process(
     try:
         changelog_uri, quarantine_uri = settings.changelog_uri(), settings.quarantine_uri()
         with step("pin_versions"):
-            changelog_version = delta_tables.current_version(spark, changelog_uri)
-            quarantine_version = delta_tables.current_version(spark, quarantine_uri)
+            changelog_version = delta.current_version(spark, changelog_uri)
+            quarantine_version = delta.current_version(spark, quarantine_uri)
         with step("offset_ranges"):
             if ranges is None:
-                ranges = changelog.offset_ranges(raw)
+                ranges = dedup.offset_ranges(raw)
         with step("not_yet_written"):
             seen = None
             unproven = ranges if frontier is None else frontier.unproven(ranges)
             held: dict[tuple[str, int], int] = {}
             # An empty changelog (a new lake) holds nothing: its checksum says so without a job.
-            if changelog_version is not None and unproven and delta_tables.holds_files(spark, changelog_uri):
-                written = delta_tables.read_at(spark, changelog_uri, changelog_version)
-                held = changelog.held_from(written, unproven)
-                if changelog.overlaps(held, unproven):
-                    seen = changelog.written_in(written, ranges)
+            if changelog_version is not None and unproven and delta.holds_files(spark, changelog_uri):
+                written = delta.read_at(spark, changelog_uri, changelog_version)
+                held = dedup.held_from(written, unproven)
+                if dedup.overlaps(held, unproven):
+                    seen = dedup.written_in(written, ranges)
             if frontier is not None:
                 for r in unproven:
                     if (r.topic, r.partition) not in held:
@@ -119,10 +125,10 @@ def process(
                 # Materialized with its lineage cut: the mirrors' concurrent MERGEs then plan over plain rows.
                 # Spark's from_avro expression is not safe to plan from several threads at once (its
                 # options map is evaluated through a shared builder), and a short plan is quicker to plan.
-                full = changelog.not_yet_written(changelog.changelog_rows(decoded, 1), seen)
+                full = dedup.not_yet_written(changelog_rows(decoded, 1), seen)
                 full = full.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
                 checkpointed.append(full)
-            report.tables = mirror.apply(spark, settings, full, app_id, batch_id, step=step)
+            report.tables = apply(spark, settings, full, app_id, batch_id, step=step)
 
         after = -1 if changelog_version is None else changelog_version
         counted: BatchStats | None = None
@@ -130,27 +136,27 @@ def process(
             # A replay found records already written: the others are counted first (a pass of their own, on
             # this rare path), and with none left the batch commits nothing.
             with step("batch_stats"):
-                counted = batch_stats.collect(changelog.not_yet_written(changelog.changelog_rows(decoded), seen))
+                counted = batch_stats.collect(dedup.not_yet_written(changelog_rows(decoded), seen))
         commit: list[dict[str, Any]] | None = None
         bad: int | None = None  # unknown: the append was skipped (see below) or not run
         if counted is None or counted.rows:
             with step("changelog_append"):
                 observed = Observation(f"binlake-batch-{uuid.uuid4().hex}")
-                rows = changelog.changelog_rows(decoded, version, observed=observed)
-                delta_tables.append(
-                    changelog.not_yet_written(rows, seen),
+                rows = changelog_rows(decoded, version, observed=observed)
+                delta.append(
+                    dedup.not_yet_written(rows, seen),
                     changelog_uri,
                     app_id,
                     batch_id,
                     partition_by=list(settings.changelog_partition_by),
                 )
-                commit = changelog.batch_commit(spark, changelog_uri, after=after, app_id=app_id, batch_id=batch_id)
+                commit = table.batch_commit(spark, changelog_uri, after=after, app_id=app_id, batch_id=batch_id)
                 # No commit: Delta skipped the write (this batch committed it before a crash), so the job did
                 # not run and reports no observation; the quarantine then reads the batch for itself.
                 if commit is not None:
                     report.visible_at_s = time.time()
                     seen_now = observed.get
-                    bad, report.records = int(seen_now[changelog.BAD]), int(seen_now[changelog.RECORDS])
+                    bad, report.records = int(seen_now[BAD]), int(seen_now[RECORDS])
         with step("quarantine"):
             if bad is None:
                 report.records = raw.count()
@@ -158,24 +164,24 @@ def process(
                 bad_seen = (
                     None
                     if quarantine_version is None
-                    else changelog.written_in(delta_tables.read_at(spark, quarantine_uri, quarantine_version), ranges)
+                    else dedup.written_in(delta.read_at(spark, quarantine_uri, quarantine_version), ranges)
                 )
-                unreadable = changelog.not_yet_written(changelog.quarantine_rows(decoded), bad_seen)
+                unreadable = dedup.not_yet_written(table.quarantine_rows(decoded), bad_seen)
                 unreadable = unreadable.persist(StorageLevel.MEMORY_AND_DISK)
                 pinned.append(unreadable)
                 report.quarantined = unreadable.count()
                 if report.quarantined:
-                    delta_tables.append(unreadable, quarantine_uri, app_id, batch_id)
+                    delta.append(unreadable, quarantine_uri, app_id, batch_id)
         if counted is None:
             with step("batch_stats"):
                 # Nothing of the batch was in the changelog: its rows are those of its commit (or, replayed,
                 # of the commit it made before the crash).
-                counted = changelog.appended_stats(spark, changelog_uri, commit, ranges)
+                counted = table.appended_stats(spark, changelog_uri, commit, ranges)
         report.stats = counted
         report.changelog_rows = counted.rows
     finally:
         for frame in pinned:
             frame.unpersist()
         for frame in checkpointed:
-            delta_tables.release(frame)
+            delta.release(frame)
     return report

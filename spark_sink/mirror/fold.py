@@ -16,9 +16,9 @@ by their union branch, not yet by a mirror column), and two aggregations keep
 A table's rows are then one projection of the checkpointed result
 (``table_rows``): each physical column's value converted to its mirror type
 (``typemap.convert``), in the ``_v{i}``/``_o{i}`` columns the MERGE reads
-(``mirror._merge``), the same as the table's own fold made (``mirror._fold``).
+(``merge.merge``), the same as the table's own fold made (``merge.fold_per_key``).
 
-Which physical column an entry fills is the batch's plan (``mirror_plan``):
+Which physical column an entry fills is the batch's plan (``plan``):
 the routes are a small table joined to the entries, by (table, logical
 column) or, where a table's descriptors route differently (a type changed
 mid-batch), by (table, descriptor, logical column). An entry fills every
@@ -39,11 +39,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, LongType, MapType, StringType, StructField, StructType
 
-from spark_sink import changelog, tombstones
-from spark_sink.mirror_plan import ORDER_KEY, Descriptor, Plan
-from spark_sink.mirror_project import DESC, IMAGE, LAST_DELETE, with_descriptor_id
-from spark_sink.order import sequence_sql
-from spark_sink.typemap import convert, sql_string
+from spark_sink.events.order import sequence_sql
+from spark_sink.events.rows import expand, mirror_fields
+from spark_sink.layout import ORDER_KEY
+from spark_sink.mirror import tombstones
+from spark_sink.mirror.plan import Descriptor, Plan
+from spark_sink.mirror.project import DESC, IMAGE, LAST_DELETE, with_descriptor_id
+from spark_sink.mirror.typemap import convert, sql_string
 
 TABLE: Final = "source_table"
 KEY: Final = "_key"
@@ -115,8 +117,8 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
             by_desc.append(item.table)
         routes += rows
     names = sorted(t.table for t in tables)
-    fields = changelog.mirror_fields(descriptors_vary=bool(by_desc))
-    events = changelog.expand(row_events.where(F.col(TABLE).isin(names)), fields)
+    fields = mirror_fields(descriptors_vary=bool(by_desc))
+    events = expand(row_events.where(F.col(TABLE).isin(names)), fields)
     floors = {t.table: t.truncated_at for t in tables if t.truncated_at is not None}
     if floors:
         pairs = ", ".join(f"{sql_string(t)}, {sql_string(at)}" for t, at in sorted(floors.items()))

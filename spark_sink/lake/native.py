@@ -17,9 +17,8 @@ Only a lake on this machine's file system (a path or a ``file:`` URI) is read
 natively: DuckDB reads object stores only through extensions the project does
 not ship. ``binlake lake verify`` (Spark) reads any lake.
 
-The names below (folders, table properties, hidden columns) are the lake's
-contract as the sink writes it; ``tests/unit/test_lake_native.py`` checks them
-against the sink's own constants, which live in modules that import Spark.
+The names it reads by (folders, table properties, hidden columns) are the lake's
+contract, ``spark_sink.layout``, which the sink writes by.
 """
 
 from __future__ import annotations
@@ -34,27 +33,20 @@ from pathlib import Path
 from typing import Any, Final
 
 from shared.event.model import OPS, ROW_OPS
-from spark_sink.lake_errors import LakeError
+from spark_sink.lake.errors import LakeError
+from spark_sink.layout import (
+    DELETED_KEYS_DIR,
+    IS_CURRENT,
+    KINDS,
+    ORDER_KEY,
+    PROP_FALLBACKS,
+    PROP_KEY,
+    PROP_SOURCE,
+    TOMBSTONE_TABLE,
+    table_dir,
+)
 from spark_sink.local_files import local_root
-from spark_sink.settings import SinkSettings, table_dir
-
-MIRROR_DIR: Final = "mirror"
-TOMBSTONES_DIR: Final = "tombstones"
-HISTORY_DIR: Final = "history"
-KINDS: Final = (("mirror", MIRROR_DIR), ("tombstones", TOMBSTONES_DIR), ("history", HISTORY_DIR))
-DELETED_KEYS_DIR: Final = "deleted_keys"
-"""The lake's one tombstone table (``spark_sink.tombstones``); ``tombstones/<table>/`` are earlier releases'."""
-TOMBSTONE_TABLE: Final = "source_table"
-
-PROP_SOURCE: Final = "binlake.source_table"
-PROP_KEY: Final = "binlake.primary_key"
-PROP_FALLBACKS: Final = "binlake.fallbacks"
-PROP_TRUNCATED: Final = "binlake.truncated_at"
-ORDER_KEY: Final = "_binlake_order_key"
-OP: Final = "_binlake_op"
-ORIGIN: Final = "_binlake_origin"
-HIDDEN: Final = frozenset({ORDER_KEY, OP, ORIGIN})
-IS_CURRENT: Final = "is_current"
+from spark_sink.settings import SinkSettings
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,18 +2,18 @@
 
 The mirror query streams the changelog Delta table (Delta's streaming source:
 each micro-batch is a range of changelog versions, recorded in the mirror
-query's own checkpoint before the batch runs) into ``mirror.apply``, the same
+query's own checkpoint before the batch runs) into ``apply.apply``, the same
 code the changelog query runs with ``mirrors=inline``. Why a second query:
 the changelog commit of a micro-batch then waits for no MERGE, so events land
 in the lake within seconds, while the mirrors' fixed costs per table (a schema
 check, a fold, a MERGE and a tombstone commit each) are paid once per mirror
 batch, which covers many changelog batches when the input is heavy.
 
-Exactly once: the changelog holds every event once (``batch``), and a replayed
+Exactly once: the changelog holds every event once (``changelog.batch``), and a replayed
 mirror batch reads the same changelog versions; every mirror, tombstone and
 history commit is idempotent under (mirror app id, batch id). A mirror batch
 replayed under a new checkpoint (a new app id) re-applies events the mirrors
-already hold, which their floors ignore (``tombstones``, ``mirror._fold``).
+already hold, which their floors ignore (``tombstones``, ``merge.fold_per_key``).
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 
-from spark_sink import batch_stats, mirror
-from spark_sink.batch_stats import BatchStats
+from spark_sink.mirror import apply
+from spark_sink.observe import batch_stats
+from spark_sink.observe.batch_stats import BatchStats
+from spark_sink.observe.steps import StepClock
 from spark_sink.settings import SinkSettings
-from spark_sink.steps import StepClock
 
 
 @dataclass(slots=True)
@@ -48,11 +49,11 @@ def process(settings: SinkSettings, app_id: str, rows: DataFrame, batch_id: int)
     step = report.steps.step
     # Nothing is decoded or cached here: the statistics, control events and descriptors read the envelope
     # columns (and the descriptors alone from the bodies), and the bodies are decoded once, where they are
-    # folded: by a table's own projection (``mirror._apply_rows``) or by the batch's shared fold of its small
-    # tables (``mirror_fold``). Materializing the decoded images of a whole batch cost more than decoding them.
+    # folded: by a table's own projection (``apply._apply_rows``) or by the batch's shared fold of its small
+    # tables (``fold``). Materializing the decoded images of a whole batch cost more than decoding them.
     with step("batch_stats"):
         report.stats = batch_stats.collect(rows)
         report.rows = report.stats.rows
     if report.rows:
-        report.tables = mirror.apply(rows.sparkSession, settings, rows, app_id, batch_id, step=step)
+        report.tables = apply.apply(rows.sparkSession, settings, rows, app_id, batch_id, step=step)
     return report

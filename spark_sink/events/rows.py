@@ -1,0 +1,114 @@
+"""The changelog's rows: what a decoded event becomes (``changelog_rows``), and what a reader gets back (``expand``).
+
+Version 2 (``layout.CHANGELOG_VERSION``, new lakes): a row holds its Kafka
+coordinates, the event's *envelope* as columns (``op``, ``source`` struct,
+``order_key``, ``ts_ms``, ``ingest_ts_ms``, ``primary_key``, ``ddl``,
+``origin``), ``source_table`` and ``event_date`` (the UTC date of ``ts_ms``,
+else of the Kafka timestamp: the changelog's partition columns by default),
+the Kafka ``key`` (the row's identity: table and key values, as JSON) and
+``event_avro``: the event exactly as the topic holds it (Avro single-object
+encoding), from which ``columns``, ``before``, ``after`` and
+``changed_columns`` are decoded where needed (``expand``; the mirror query,
+and the SQL function ``binlake_event`` for users, ``spark_sink.lake.sql``).
+Every value kind stays exact and an absent column stays absent: the bytes are
+the normalizer's own. Writing the images as columns cost about 300 Parquet
+leaves per row and most of a batch's time; the body is one binary column.
+
+Version 1 (lakes made by earlier releases, table property
+``binlake.changelog_version`` absent) holds every event field decoded
+(images as ``map<string, struct>`` of the value union's branches); the sink
+keeps appending version-1 rows to such a table, and ``expand`` passes them
+through, so both versions feed the same mirror code.
+
+The changelog query writes these rows (``spark_sink.changelog``); ``binlake lake verify`` makes them from
+the topic to compare (``spark_sink.lake.facts``).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import functions as F
+
+from spark_sink.events.source import EVENT, IMAGE_FIELDS, KAFKA_COLUMNS, REASON, decoded_event
+from spark_sink.layout import BODY, CHANGELOG_VERSION
+
+BAD: Final = "bad"
+"""An observed metric of ``changelog_rows``: unreadable records in the batch."""
+RECORDS: Final = "records"
+"""An observed metric of ``changelog_rows``: every record in the batch."""
+
+
+def source_table(event: Column) -> Column:
+    """``[tenant.]database.[schema.]table`` of an event; ``_none`` when the event names nothing."""
+    source = event["source"]
+    name = F.concat_ws(".", source["tenant"], source["database"], source["schema"], source["table"])
+    return F.when(name == "", F.lit("_none")).otherwise(name)
+
+
+_ENVELOPE: Final = ("op", "source", "order_key", "ts_ms", "ingest_ts_ms", "primary_key", "ddl", "origin")
+
+
+def _with_reason(decoded: DataFrame, version: int = CHANGELOG_VERSION) -> DataFrame:
+    """Changelog columns of every decoded record, and its ``_reason`` (NULL for a good one)."""
+    event = F.col(EVENT)
+    event_date = F.coalesce(F.to_date(F.timestamp_millis(event["ts_ms"])), F.to_date("_kafka_timestamp"))
+    fields = [F.col(f"{EVENT}.*")]
+    tail: list[Column] = []
+    if version != 1:  # the envelope as columns; the images only in the body
+        fields = [event[name].alias(name) for name in _ENVELOPE]
+        tail = [F.col("key").cast("string").alias("key"), F.col("value").alias(BODY)]
+    return decoded.select(
+        *KAFKA_COLUMNS,
+        *fields,
+        source_table(event).alias("source_table"),
+        event_date.alias("event_date"),
+        *tail,
+        REASON,
+    )
+
+
+def changelog_rows(
+    decoded: DataFrame, version: int = CHANGELOG_VERSION, *, observed: Observation | None = None
+) -> DataFrame:
+    """The good records of a decoded batch as changelog rows of ``version``.
+
+    Version 2 needs only the envelope decoded (``decode(..., envelope=True)``); version 1 every field.
+    ``observed`` counts the batch's records and its unreadable ones (metrics ``records``, ``bad``) while the
+    rows are computed: the append learns whether anything needs quarantining without a pass of its own.
+    """
+    rows = _with_reason(decoded, version)
+    if observed is not None:
+        rows = rows.observe(observed, F.count(REASON).alias(BAD), F.count(F.lit(1)).alias(RECORDS))
+    return rows.where(F.col(REASON).isNull()).drop(REASON)
+
+
+def mirror_fields(*, descriptors_vary: bool) -> frozenset[str]:
+    """What a mirror reads of an event's body (``expand``): its images, and its column descriptors only
+    where they vary among a batch's events of one table (the descriptor id hashes them)."""
+    return frozenset({"before", "after", "columns"} if descriptors_vary else {"before", "after"})
+
+
+_DECODED: Final = "_decoded"
+
+
+def expand(rows: DataFrame, fields: frozenset[str] = IMAGE_FIELDS) -> DataFrame:
+    """Changelog rows with the event's ``fields`` as columns, whatever their version (the mirror's input).
+
+    Version 2 rows get them (of ``columns``, ``before``, ``after``, ``changed_columns``) decoded from
+    ``event_avro`` (one ``from_avro`` pass; the others are skipped, not built: the descriptors are
+    a quarter of the decoding's cost); version-1 rows have them all already. ``after`` needs
+    ``before`` (the image's value types are defined where the schema first names them).
+    """
+    if BODY not in rows.columns:
+        return rows
+    assert fields <= IMAGE_FIELDS and ("after" not in fields or "before" in fields), fields
+    decoded = decoded_event(BODY, only=None if fields == IMAGE_FIELDS else fields)
+    kept = [c for c in rows.columns if c not in (BODY, "key")]
+    # The body decoded into a column of its own, then its fields picked: Spark does not merge the two
+    # projections (that would repeat an expensive expression), so each body is decoded once. Picking the
+    # fields straight from the expression decoded it once per field: the version CASE around
+    # ``from_avro`` keeps Spark's common-subexpression elimination from sharing it (measured: twice the cost).
+    images = [F.col(f"{_DECODED}.{name}").alias(name) for name in sorted(fields)]
+    return rows.select(*kept, decoded.alias(_DECODED)).select(*kept, *images)

@@ -1,0 +1,303 @@
+"""One keyed table's row events -> its mirror: the floors, the fold per key and the MERGE (and a key-less
+table's append). The mirror's rules, shared by the mirror query (``apply``) and the current-state reads
+(``current_state``).
+
+Each key's events are folded in sequence order (``fold_per_key``): the last event that knows a column gives
+its value, a key whose last event is a DELETE is deleted. The MERGE (``merge_clauses``) then applies each
+column above the key's *floor* (the mirror row's or the tombstone's sequence, ``with_floors``), so an old
+event never overwrites newer state and never resurrects a deleted row.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from delta.tables import DeltaTable
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from spark_sink import delta
+from spark_sink.delta import quote
+from spark_sink.events.order import origin_sql, sequence
+from spark_sink.events.rows import expand, mirror_fields
+from spark_sink.layout import OP, ORDER_KEY, ORIGIN
+from spark_sink.mirror import tombstones
+from spark_sink.mirror.plan import Descriptor, Plan
+from spark_sink.mirror.project import (
+    IMAGE,
+    IS_DELETE,
+    LAST_DELETE,
+    project,
+    project_with_moves,
+    with_descriptor_id,
+)
+from spark_sink.mirror.schema import NewMirror
+from spark_sink.mirror.typemap import convert, sql_string
+from spark_sink.settings import SinkSettings
+
+IS_DELETE_SQL: Final = "op = 'DELETE'"
+
+
+def table_events(row_events: DataFrame, table: str, *, descs: list[Descriptor], truncated_at: str | None) -> DataFrame:
+    """One table's row events newer than its TRUNCATE, their images decoded, the image to apply in ``IMAGE``."""
+    # Only this table's rows (partition pruning on a changelog read), their images decoded here, once.
+    fields = mirror_fields(descriptors_vary=len(descs) > 1)
+    events = expand(row_events.where(F.col("source_table") == table), fields)
+    if len(descs) > 1:
+        events = with_descriptor_id(events)
+    if truncated_at is not None:
+        events = events.where(sequence() > F.lit(truncated_at))
+    # The image once, as a column: every physical column reads it (a smaller plan to analyze).
+    return events.withColumn(IMAGE, F.expr(f"CASE WHEN {IS_DELETE_SQL} THEN before ELSE after END"))
+
+
+def keyless_rows(events: DataFrame, *, descs: list[Descriptor], result: Plan) -> DataFrame:
+    """A key-less table's events (``table_events``) as mirror rows: its columns (those an event does not know
+    NULL), ``ORDER_KEY``, ``OP`` and ``ORIGIN``, one row per origin (``append_keyless``)."""
+    physical = list(result.types)
+    carry = (f"{origin_sql()} AS {ORIGIN}",)
+    projected = project(events, IMAGE, IS_DELETE_SQL, descs=descs, result=result, physical=physical, carry=carry)
+    return projected.selectExpr(
+        *[f"CASE WHEN _k{i} THEN _v{i} END AS {quote(phys)}" for i, phys in enumerate(physical)],
+        ORDER_KEY,
+        OP,
+        ORIGIN,
+    ).dropDuplicates([ORIGIN])
+
+
+def keyed_events(
+    events: DataFrame, *, descs: list[Descriptor], result: Plan, key: list[str], only_key: bool
+) -> DataFrame:
+    """A keyed table's events (``table_events``) projected, an UPDATE that moves a row to another key also
+    as a DELETE of the old key (``only_key``: projecting only the key columns of that DELETE)."""
+    physical = list(result.types)
+    # An UPDATE that moves a row to another key deletes the old key: only the old key matters there.
+    differs = " OR ".join(
+        f"NOT ({convert(f'before[{sql_string(name)}]', result.types[name])}"
+        f" <=> {convert(f'after[{sql_string(name)}]', result.types[name])})"
+        for name in key
+    )
+    moved = f"op = 'UPDATE' AND before IS NOT NULL AND after IS NOT NULL AND ({differs})"
+    return project_with_moves(
+        events,
+        IMAGE,
+        IS_DELETE_SQL,
+        moved=moved,
+        descs=descs,
+        result=result,
+        physical=physical,
+        only={physical.index(k) for k in key} if only_key else None,
+    )
+
+
+def folded_with_floors(
+    spark: SparkSession,
+    settings: SinkSettings,
+    table: str,
+    events: DataFrame,
+    *,
+    key: list[str],
+    result: Plan,
+    pinned: tombstones.Pinned,
+) -> DataFrame:
+    """A keyed table's events (``keyed_events``) folded per key (``fold_per_key``), with each key's tombstone floor
+    (the lake's tombstones as ``pinned``, see ``tombstones.floors``)."""
+    physical = list(result.types)
+    key_index = [physical.index(k) for k in key]
+    folded = fold_per_key(events, key_index, len(physical))
+    return with_floors(spark, settings, folded, table=table, key=key, result=result, pinned=pinned)
+
+
+def with_floors(
+    spark: SparkSession,
+    settings: SinkSettings,
+    rows: DataFrame,
+    *,
+    table: str,
+    key: list[str],
+    result: Plan,
+    pinned: tombstones.Pinned,
+) -> DataFrame:
+    """A keyed table's folded rows (key values in ``_v<i>``) with each key's tombstone floor: the lake's
+    tombstones as ``pinned`` and the table's own tombstone table of an earlier release (``tombstones.floors``)."""
+    physical = list(result.types)
+    types = [result.types[k] for k in key]
+    floor = tombstones.floors(
+        spark,
+        pinned=pinned,
+        table=table,
+        legacy_uri=settings.legacy_tombstones_uri(table),
+        key=key,
+        types=types,
+    )
+    key_cols = [f"_v{physical.index(k)}" for k in key]
+    return tombstones.with_floors(rows, floor, key_cols=key_cols, types=types)
+
+
+def append_keyless(
+    spark: SparkSession,
+    uri: str,
+    rows: DataFrame,
+    *,
+    app_id: str,
+    batch_id: int,
+    new: NewMirror | None,
+) -> None:
+    """Append a key-less table's row events (``keyless_rows``) whose origin the mirror does not hold yet.
+
+    The batch's own commit is skipped by Delta on a replay of the batch id; the
+    origin check covers a replay under a new checkpoint (another app id) and a
+    change delivered twice. The mirror is read at a pinned version and only
+    between the batch's smallest and largest origin (file statistics skip the
+    rest when origins grow with time, as they do within one input topic).
+    """
+    if new is not None:
+        new.write(rows)
+        return
+    version = delta.current_version(spark, uri)
+    if version is not None:
+        bounds = rows.agg(F.min(ORIGIN), F.max(ORIGIN)).first()
+        if bounds is None or bounds[0] is None:
+            return
+        held = delta.read_at(spark, uri, version).where(F.col(ORIGIN).between(bounds[0], bounds[1])).select(ORIGIN)
+        rows = rows.join(held, on=ORIGIN, how="left_anti")
+    delta.append(rows, uri, app_id, batch_id)
+
+
+def fold_per_key(events: DataFrame, key_index: list[int], width: int) -> DataFrame:
+    """One row per key: what the batch knows of it, for the MERGE to apply above the key's floor.
+
+    One aggregation, no window: per key the newest sequence (``ORDER_KEY``),
+    whether the newest event is a DELETE (``_delete``), the newest DELETE's
+    sequence (``_ld``), and per value column the newest event that knows it:
+    its value (``_v{i}``) and sequence (``_o{i}``). The floor is applied
+    by the MERGE (see the module doc): events at or below it are exactly the
+    oldest ones, so "the newest event knowing column i" is above the floor iff
+    any event above the floor knows it, and it is live (after the batch's last
+    effective DELETE) iff it is newer than ``_ld``.
+    """
+    keys = [f"_v{i}" for i in key_index]
+    events = events.where(" AND ".join(f"{k} IS NOT NULL" for k in keys))
+    # SQL text: one F.expr per aggregate rather than several Column calls (see ``typemap.convert``).
+    aggregates = [
+        f"max({ORDER_KEY}) AS {ORDER_KEY}",
+        f"max_by({IS_DELETE}, {ORDER_KEY}) AS _delete",
+        f"max(CASE WHEN {IS_DELETE} THEN {ORDER_KEY} END) AS {LAST_DELETE}",
+    ]
+    for i in range(width):
+        if i in key_index:
+            continue
+        known_at = f"CASE WHEN _k{i} THEN {ORDER_KEY} END"
+        aggregates += [f"max_by(_v{i}, {known_at}) AS _v{i}", f"max({known_at}) AS _o{i}"]
+    return events.groupBy(*keys).agg(*[F.expr(a) for a in aggregates])
+
+
+def merge(
+    spark: SparkSession,
+    uri: str,
+    *,
+    source: DataFrame,
+    key_index: list[int],
+    physical: list[str],
+    app_id: str,
+    batch_id: int,
+    probe: bool = True,
+    new: NewMirror | None = None,
+) -> None:
+    """MERGE the folded batch: each key's newer events, column by column, above the key's floor.
+
+    A matched row's floor is its sequence; an unmatched key's is its
+    tombstone's (``tombstones.FLOOR``, NULL when it has none). ``probe``: first ask
+    whether the mirror holds any of the keys, and append if it holds none. Worth
+    a job only for a batch of INSERTs: one that updates or deletes rows the
+    mirror almost always holds is MERGEd at once (the answer would cost about
+    as much as the append it could save). ``new``: the mirror does not exist yet; the rows create it.
+    """
+    target_columns = [f.name for f in (new.schema if new is not None else delta.schema(spark, uri)).fields]
+    clauses = merge_clauses(target_columns, physical=physical, key_index=key_index)
+    update: dict[str, str | Column] = dict(clauses.update)
+    insert: dict[str, str | Column] = dict(clauses.insert)
+    condition, newer, inserted = clauses.condition, clauses.newer, clauses.inserted
+    # The rows a MERGE could only insert: what a new mirror is created with, or an append adds.
+    inserted_rows = source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()])
+    if new is not None:
+        new.write(inserted_rows)
+        return
+    if not delta.holds_files(spark, uri) or (
+        probe and not _holds_any(spark, uri, source=source, key_index=key_index, physical=physical)
+    ):
+        # None of the batch's keys is in the mirror (an initial load, an insert-only table): the MERGE
+        # could only insert, and an append of the same rows costs a fraction of it (no join, no rewrite).
+        delta.append(inserted_rows, uri, app_id, batch_id)
+        return
+    with delta.idempotent_dml(spark, app_id, batch_id):
+        (
+            DeltaTable.forPath(spark, uri)
+            .alias("t")
+            .merge(source.alias("s"), condition)
+            .whenMatchedDelete(condition=f"s._delete AND {newer}")
+            .whenMatchedUpdate(condition=f"NOT s._delete AND {newer}", set=update)
+            .whenNotMatchedInsert(condition=inserted, values=insert)
+            .execute()
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MergeClauses:
+    """How a mirror's row (``t``) and a key's folded batch (``s``, with its floor) combine, as SQL text: the
+    clauses of the MERGE (``merge``), and what a current-state read computes (``current_state``)."""
+
+    condition: str
+    """The key columns equal."""
+    newer: str
+    """A matched key's batch is newer than its mirror row (else the row stays as it is)."""
+    inserted: str
+    """An unmatched key's batch makes a row (its newest event is no DELETE, newer than its tombstone)."""
+    update: dict[str, str]
+    """Target column -> its value in a matched row the batch updates (the batch deletes it when ``s._delete``)."""
+    insert: dict[str, str]
+    """Target column -> its value in an inserted row (columns missing here are NULL)."""
+
+
+def merge_clauses(target_columns: list[str], *, physical: list[str], key_index: list[int]) -> MergeClauses:
+    """The clauses of a folded batch's MERGE into a mirror with ``target_columns`` (see ``merge``)."""
+    condition = " AND ".join(f"t.{quote(physical[i])} = s._v{i}" for i in key_index)
+    floor = f"coalesce(t.{ORDER_KEY}, '')"
+    reset = f"s.{LAST_DELETE} > {floor}"
+    tomb = f"coalesce(s.{tombstones.FLOOR}, '')"
+    index = {phys: i for i, phys in enumerate(physical)}
+    update: dict[str, str] = {ORDER_KEY: f"s.{ORDER_KEY}"}
+    insert: dict[str, str] = {ORDER_KEY: f"s.{ORDER_KEY}"}
+    for name in target_columns:
+        if name == ORDER_KEY or name not in index:
+            if name != ORDER_KEY:
+                update[quote(name)] = f"CASE WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
+            continue
+        i = index[name]
+        if i in key_index:
+            insert[quote(name)] = f"s._v{i}"
+            continue
+        live = f"(s.{LAST_DELETE} IS NULL OR s._o{i} > s.{LAST_DELETE})"
+        update[quote(name)] = (
+            f"CASE WHEN s._o{i} > {floor} AND {live} THEN s._v{i} WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
+        )
+        insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
+    return MergeClauses(
+        condition=condition,
+        newer=f"{floor} < s.{ORDER_KEY}",
+        inserted=f"NOT s._delete AND {tomb} < s.{ORDER_KEY}",
+        update=update,
+        insert=insert,
+    )
+
+
+def _holds_any(spark: SparkSession, uri: str, *, source: DataFrame, key_index: list[int], physical: list[str]) -> bool:
+    """Whether the mirror, which holds files, holds any key of the folded batch (read at its current
+    version: the sink is its only writer, and this batch's own commit to it comes after this check,
+    replayed or not)."""
+    version = delta.current_version(spark, uri)
+    if version is None:
+        return False
+    held = delta.read_at(spark, uri, version).select(*[F.col(quote(physical[i])).alias(f"_v{i}") for i in key_index])
+    return not source.join(held, on=[f"_v{i}" for i in key_index], how="left_semi").isEmpty()
