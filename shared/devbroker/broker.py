@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -34,6 +35,7 @@ from shared.errors import BinlakeError
 REPO: Final = Path(__file__).resolve().parents[2]
 DEFAULT_POM: Final = REPO / "deploy" / "kafka" / "pom.xml"
 STATE_FILE: Final = "broker.json"
+PORTS_FROM: Final = 10000  # free_port draws from here up to the ephemeral range: above common services' ports
 
 _LOG4J2: Final = """<?xml version="1.0" encoding="UTF-8"?>
 <Configuration status="warn">
@@ -119,10 +121,32 @@ def _cluster_id() -> str:
 
 
 def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+    """A loopback port nothing listens on now, for a process started next to listen on.
+
+    It is drawn below the kernel's ephemeral range (``ip_local_port_range``):
+    a port from ``bind(0)`` lies inside that range, where any outgoing
+    connection on the machine may take it as its local port before our process
+    binds it (seen: a demo normalizer's metrics port taken by a Kafka client's
+    connection, the normalizer then exited with "address already in use").
+    """
+    low = _ephemeral_low()
+    for _ in range(200):
+        port = random.randint(PORTS_FROM, low - 1) if low - 1 > PORTS_FROM else 0
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            chosen: int = sock.getsockname()[1]
+            return chosen
+    raise BrokerError(f"no free loopback port found between {PORTS_FROM} and {low - 1}")
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default; elsewhere bind(0) is the fallback (see free_port)
 
 
 def _java() -> str:

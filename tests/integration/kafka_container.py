@@ -12,11 +12,11 @@ in make test-deploy); the container is stopped by this context manager either wa
 from __future__ import annotations
 
 import os
-import socket
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from shared.devbroker.broker import free_port
 from tests.deploy.deployment_files import dev_broker_kafka_version
 
 
@@ -24,18 +24,11 @@ def image() -> str:
     return os.environ.get("BINLAKE_TESTCONTAINERS_KAFKA_IMAGE", f"apache/kafka:{dev_broker_kafka_version()}")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def kafka_container(timeout_s: float = 180) -> Iterator[str]:
     from testcontainers.core.container import DockerContainer
 
-    port = _free_port()
+    port = free_port()
     container = (
         DockerContainer(image())
         .with_bind_ports(9092, port)

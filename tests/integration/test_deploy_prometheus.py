@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -26,6 +25,7 @@ from typing import Any, Final
 import pytest
 import yaml
 
+from shared.devbroker.broker import free_port
 from tests.deploy.deployment_files import ALERTS, DASHBOARDS
 from tests.deploy.tools import tool
 from tests.integration import kafka_tools
@@ -42,13 +42,6 @@ ON_EVENT_ONLY: Final = re.compile(
     r"binlake_(dead_letters|transaction_aborts|broker_errors|rejoins|producer_replacements|refused"
     r"|sink_quarantine|control_messages|filtered_events)"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def expressions() -> dict[str, str]:
@@ -112,7 +105,7 @@ def running_pair(kafka_bootstrap: str, tmp_path: Path) -> Iterator[tuple[int, in
     topics = Topics.fresh("prom")
     base = {k: v for k, v in os.environ.items() if not k.startswith("BINLAKE_")}
     base.update({"BINLAKE_KAFKA_BOOTSTRAP_SERVERS": kafka_bootstrap})
-    normalizer_port, sink_port = _free_port(), _free_port()
+    normalizer_port, sink_port = free_port(), free_port()
     normalizer_env = dict(
         base,
         BINLAKE_FORMAT="canal-json",
@@ -168,7 +161,7 @@ def test_prometheus_scrapes_both_and_every_expression_evaluates(running_pair: tu
         ],
     }
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config), "utf-8")
-    port = _free_port()
+    port = free_port()
     server = _start(
         [
             prometheus,

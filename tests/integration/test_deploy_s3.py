@@ -30,6 +30,7 @@ from typing import Final
 
 import pytest
 
+from shared.devbroker.broker import free_port
 from tests.deploy.tools import tool
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
@@ -40,13 +41,6 @@ ACCESS_KEY: Final = "binlake-test"
 SECRET_KEY: Final = "binlake-test-secret"
 BUCKET: Final = "lake"
 DOCKERFILE: Final = Path(__file__).resolve().parents[2] / "deploy" / "Dockerfile"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _signed_put(endpoint: str, path: str) -> None:
@@ -81,7 +75,7 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, P
         pytest.skip("the s3a:// lake runs in `make test-deploy` (two Spark applications; minutes)")
     server = tool("versitygw")
     root = tmp_path_factory.mktemp("s3")
-    port = _free_port()
+    port = free_port()
     log = root.parent / "versitygw.log"
     with log.open("wb") as out:
         process = subprocess.Popen(
