@@ -82,7 +82,7 @@ def remember(raw: bytes, schema: dict[str, Any]) -> None:
         decoded = orjson.loads(text)
     except orjson.JSONDecodeError:
         decoded = None  # the separator sits inside the schema (in a string): not this shortcut
-    fit = isinstance(decoded, dict) and not _has_fraction(decoded) and decoded == schema
+    fit = isinstance(decoded, dict) and not has_fraction(decoded) and decoded == schema
     if len(_known) >= _LIMIT:
         _known.clear()
         _recent.clear()
@@ -110,7 +110,7 @@ def _match(raw: bytes) -> tuple[KnownSchema | None, int]:
     return hit, end
 
 
-def _has_fraction(value: Any) -> bool:
+def has_fraction(value: Any) -> bool:
     stack = [value]
     while stack:
         current = stack.pop()

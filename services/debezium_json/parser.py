@@ -205,7 +205,7 @@ def _parse_payload(
     types = known.row_types.get(encoding) if known is not None else None
     if types is None:
         types = _row_types(schema, encoding, oms, after_raw, before_raw)
-        if known is not None and schema is not None and _image_schema(schema) is not None:
+        if known is not None and schema is not None and image_schema(schema) is not None:
             known.row_types[encoding] = types  # then the types depend on the schema alone
     primary_key = primary_key_option(ctx)
     before: Image | None = None
@@ -323,7 +323,7 @@ def _position(doc: dict[str, Any], oms: bool, ctx: ParseContext) -> tuple[int, i
 
 def _row_types(schema: dict[str, Any] | None, encoding: BytesEncoding, oms: bool, *images: Any) -> RowTypes:
     if schema is not None:
-        row_schema = _image_schema(schema)
+        row_schema = image_schema(schema)
         if row_schema is not None:
             return connect.row_types(connect.struct_fields(row_schema, "schema of 'after'"), encoding)
     if not oms:
@@ -343,7 +343,7 @@ def _row_types(schema: dict[str, Any] | None, encoding: BytesEncoding, oms: bool
     return RowTypes((name, _FLOAT64) for name in floats)
 
 
-def _image_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
+def image_schema(schema: dict[str, Any]) -> dict[str, Any] | None:
     """The struct schema of the row images (``after``, else ``before``), if the envelope declares it."""
     fields = schema.get("fields")
     if not isinstance(fields, list):

@@ -66,7 +66,7 @@ _OTHER_FORMATS: Final = (
 )
 
 
-def _is_column(name: str) -> bool:
+def is_column(name: str) -> bool:
     """``__*`` fields are the SMT's metadata, never columns."""
     return not name.startswith("__")
 
@@ -91,13 +91,13 @@ def parse_document(doc: Any, ctx: ParseContext) -> Parsed:
         if not isinstance(payload, dict):
             raise RejectError(BAD_FIELD, "field 'payload' must be a JSON object or null")
         fields = connect.struct_fields(doc["schema"], "schema")
-        types = connect.row_types(fields, bytes_encoding_option(ctx, "base64"), _is_column)
+        types = connect.row_types(fields, bytes_encoding_option(ctx, "base64"), is_column)
         row = payload
     for keys, what in _OTHER_FORMATS:
         if keys <= row.keys():
             raise RejectError(WRONG_FORMAT, f"this is {what}, not a flattened row")
-    meta = {name: value for name, value in row.items() if not _is_column(name)}
-    values = {name: value for name, value in row.items() if _is_column(name)}
+    meta = {name: value for name, value in row.items() if not is_column(name)}
+    values = {name: value for name, value in row.items() if is_column(name)}
     if not values:
         raise RejectError(MISSING_FIELD, "the message holds no column values (only '__' metadata fields)")
     op = _op(meta)

@@ -87,13 +87,13 @@ def parse_doc(doc: Any, ctx: ParseContext) -> Parsed:
         raise RejectError(WRONG_FORMAT, "expected a JSON object (a GoldenGate JSON operation)")
     op = _op(doc)
     catalog, schema, table = _table_name(doc)
-    ts_ms = _time_ms(doc, "op_ts", UTC)
-    ingest_ts_ms = _time_ms(doc, "current_ts", ctx.source_timezone)
+    ts_ms = time_ms(doc, "op_ts", UTC)
+    ingest_ts_ms = time_ms(doc, "current_ts", ctx.source_timezone)
     pos = _pos(doc)
     tokens = opt_obj(doc, "tokens") or {}
     db_type_option = ctx.options.get("db_type")
     db_type = db_type_option.upper() if isinstance(db_type_option, str) and db_type_option else "ORACLE"
-    if catalog is None and schema is not None and db_type in _DATABASE_IS_SCHEMA:
+    if catalog is None and schema is not None and db_type in DATABASE_IS_SCHEMA:
         # MySQL-family sources have no schema level: GoldenGate's two-part name is database.table.
         catalog, schema = schema, None
     source = Source(
@@ -216,7 +216,7 @@ def _op(doc: dict[str, Any]) -> Op:
     return op
 
 
-_DATABASE_IS_SCHEMA: Final = frozenset({"MYSQL", "MARIADB", "OB_MYSQL", "TIDB"})
+DATABASE_IS_SCHEMA: Final = frozenset({"MYSQL", "MARIADB", "OB_MYSQL", "TIDB"})
 
 
 def _table_name(doc: dict[str, Any]) -> tuple[str | None, str | None, str]:
@@ -238,7 +238,7 @@ def _table_name(doc: dict[str, Any]) -> tuple[str | None, str | None, str]:
     return None, None, parts[0]
 
 
-def _time_ms(doc: dict[str, Any], key: str, zone: _dt.tzinfo) -> int | None:
+def time_ms(doc: dict[str, Any], key: str, zone: _dt.tzinfo) -> int | None:
     text = opt_str(doc, key)
     if text is None:
         return None

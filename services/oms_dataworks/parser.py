@@ -119,7 +119,7 @@ def _oms_datetime(fallback: Callable[[Any], Value]) -> Callable[[Any], Value]:
     return convert
 
 
-def _column_type(text: str | None, zone: _dt.tzinfo) -> SqlType:
+def column_type(text: str | None, zone: _dt.tzinfo) -> SqlType:
     t = sql_type(text, "oms", "base64", zone)
     if t.logical == "date":
         return dataclasses.replace(t, convert=_oms_date(t.convert))
@@ -144,7 +144,7 @@ def _row_types(columns: list[Any] | None, zone: _dt.tzinfo) -> RowTypes:
     cached = _TYPE_CACHE.get(key)
     if cached is not None:
         return cached
-    types = RowTypes((name, _column_type(text, zone)) for name, text in pairs)
+    types = RowTypes((name, column_type(text, zone)) for name, text in pairs)
     if len(_TYPE_CACHE) >= _TYPE_CACHE_LIMIT:
         _TYPE_CACHE.clear()
     _TYPE_CACHE[key] = types

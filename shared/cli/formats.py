@@ -51,6 +51,10 @@ Common to all formats:
   message's key. Kafka-order keys compare only within one input partition, so
   the vendor's partitioning must keep each row's changes in one partition
   (docs/canonical-event.md, "order_key").
+- Options (`--option KEY=VALUE`, `BINLAKE_FORMAT_OPTIONS`) are checked when a
+  service or `binlake normalize` starts: one the format does not read, or a value
+  of the wrong kind, stops it with an error naming the format's options. A format
+  without an options table reads none.
 """
 
 
@@ -60,20 +64,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def markdown() -> str:
     parts = [_INTRO]
+    parsers = {format_id: registry.spec(format_id).parse.__module__ for format_id in registry.FORMATS}
     seen: set[str] = set()
-    for format_id, target in registry.FORMATS.items():
-        module_name = target.split(":")[0]
+    for module_name in parsers.values():
         if module_name in seen:
             continue
         seen.add(module_name)
-        ids = [fid for fid, t in registry.FORMATS.items() if t.split(":")[0] == module_name]
+        ids = [format_id for format_id, parser in parsers.items() if parser == module_name]
         # The docstrings are reStructuredText-ish: "::" introduces an indented
         # block, which Markdown shows as code once the marker is dropped.
         doc = inspect.cleandoc(module_docstring(module_name) or "").replace("::\n", ":\n").replace("\n:\n", "\n")
         title, _, body = doc.partition("\n")
         parts.append(f"## {', '.join(f'`{i}`' for i in ids)}\n\n{title.split(': ', 1)[-1]}\n{body}\n")
-        del format_id
+        parts.extend(_options(format_id) for format_id in ids if registry.spec(format_id).options)
     return "\n".join(parts)
+
+
+def _options(format_id: str) -> str:
+    """The option table of a format (``--option KEY=VALUE``, ``BINLAKE_FORMAT_OPTIONS``)."""
+    rows = "".join(f"| `{name}` | {text} |\n" for name, text in registry.spec(format_id).option_docs().items())
+    return f"Options of `{format_id}` (any other stops the start):\n\n| option | meaning |\n|---|---|\n{rows}"
 
 
 def run(args: argparse.Namespace) -> int:

@@ -123,7 +123,9 @@ class NormalizerSettings(BaseSettings):
         description="Events of db.table names matching one of these patterns are skipped (counted, not published).",
     )
     format_options: dict[str, str] = Field(
-        default_factory=dict, description='Format options as JSON, e.g. {"bytes_encoding": "base64"}.'
+        default_factory=dict,
+        description='Format options as JSON, e.g. {"bytes_encoding": "base64"}; each format\'s options are in '
+        "docs/formats.md, and one it does not read stops the start.",
     )
     avro_schema_file: str | None = Field(None, description="The vendor's Avro schema file (drs-avro).")
     fast_lane: bool = Field(

@@ -10,19 +10,22 @@ types stay Python's: a lane asks its planner (``plan.py``, built on
 ``shared.parsing.sqltypes``) once per type map.
 
 Plug-in point: a format gets a lane by a Rust implementation (``src/<format>.rs``
-behind a ``#[pyclass]`` in ``src/lib.rs``), a factory in ``lanes.py`` and a
-differential test in ``tests/unit/test_fastlane.py`` that compares the lane
-with the Python path byte for byte on the golden corpus, generated traffic and
-mutated messages. Today: ``canal-json`` (the Canal profile), ``maxwell-json``
-(row messages; its columns are all inferred, so it needs no planner),
-``drs-avro`` (flat records under a schema it decodes exactly, ``plan_drs.py``),
-``debezium-json`` (JsonConverter change events with schemas, ``plan_debezium.py``),
+behind a ``#[pyclass]`` in ``src/lib.rs``), a factory in its home
+(``services/<format>/lane.py``, with any planner in ``plan.py`` beside it, named by
+its ``FormatSpec``) and a differential test (``tests/unit/test_fastlane_<format>.py``)
+that compares the lane with the Python path byte for byte on the golden corpus,
+generated traffic and mutated messages. ``shared.normalize.NativeCodec`` runs it.
+
+Today: ``canal-json`` (the Canal profile), ``maxwell-json`` (row messages; its
+columns are all inferred, so it needs no planner),
+``drs-avro`` (flat records under a schema it decodes exactly),
+``debezium-json`` (JsonConverter change events with schemas),
 ``debezium-smt`` (ExtractNewRecordState rows with their schema, the same planner),
 ``ogg-json`` (GoldenGate operations; inferred columns, as Maxwell's),
-``drs-json`` / ``drs-json-c`` (MySQL row messages, with ``plan_drs.py``'s planner),
+``drs-json`` / ``drs-json-c`` (MySQL row messages),
 ``kafkariver-canal`` (typed columns, the Canal planner), ``ckafka-v1``
 (format-one DML of strings, columns inferred), OceanBase OMS's ``oms-default`` /
-``oms-extend-column-type`` (untyped, or typed by ``__light_type`` through ``plan_oms.py``),
+``oms-extend-column-type`` (untyped, or typed by ``__light_type``),
 ``oms-dataworks`` (typed by ``schema.column``), ``oms-shareplex`` (untyped) and ``oms-avro``
 (DTS ``Record`` row changes; types from their MySQL type codes, no planner).
 

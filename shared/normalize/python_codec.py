@@ -48,6 +48,7 @@ class PythonCodec:
         topic_tables: Mapping[str, str] | None = None,
         tables: TableFilter | None = None,
     ) -> None:
+        registry.spec(format_id).check_options(ctx.options)  # a bad option stops the start, not each message
         self.parser = registry.get(format_id)
         self.format_id = format_id
         self.version = self.parser.version

@@ -1,22 +1,23 @@
-"""Format ids to vendor parsers, imported only when first used.
+"""Format ids to their ``FormatSpec``, imported only when first used.
 
-To add a vendor format: write ``services/<name>/parser.py`` with
+To add a vendor format, give it a home ``services/<name>/``:
 
-    FORMAT_ID = "my-format"
-    PARSER_VERSION = "1"
-    def parse(raw: bytes, ctx: ParseContext) -> Parsed: ...
+- ``parser.py``: ``FORMAT_ID``, ``PARSER_VERSION`` and
+  ``def parse(raw: bytes, ctx: ParseContext) -> Parsed`` (pure: no I/O; raise
+  ``RejectError`` for anything it cannot normalize);
+- ``options.py`` if it reads options: ``class Options(FormatOptions)``;
+- ``spec.py``: ``SPEC = FormatSpec(FORMAT_ID, PARSER_VERSION, parse, options=..., lane=...)``;
+- later, if it is worth it, ``lane.py``: a native lane's factory (``shared/fastlane``);
 
-(pure: no I/O; raise ``RejectError`` for anything it cannot normalize), add a
-line to ``FORMATS`` below, and add its golden cases under ``tests/corpus/``.
-Nothing else changes: the offline CLI, the Kafka runtime and ``auto``
-detection all reach parsers through this registry.
+then add a line to ``FORMATS`` below and its golden cases under ``tests/corpus/``.
+Nothing else changes: the offline CLI, the Kafka runtime, the codecs and ``auto``
+detection all reach formats through this registry.
 """
 
 from __future__ import annotations
 
 import importlib
 import traceback
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Final
@@ -24,30 +25,29 @@ from typing import Final
 from shared.errors import ConfigError
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import INTERNAL, RejectError
-from shared.parsing.result import Parsed, ParseOutcome, Rejected
+from shared.parsing.result import ParseOutcome, Rejected
+from shared.parsing.spec import FormatSpec, ParseFn
 from shared.parsing.validate import check_event
 
-ParseFn = Callable[[bytes, ParseContext], Parsed]
-
 FORMATS: Final[dict[str, str]] = {
-    "canal-json": "services.canal_json.parser",
-    "kafkariver-canal": "services.kafkariver_canal.parser",
-    "ckafka-v1": "services.ckafka_v1.parser",
-    "drs-json": "services.drs_json.parser:parse_json",
-    "drs-json-c": "services.drs_json.parser:parse_json_c",
-    "drs-avro": "services.drs_avro.parser",
-    "oms-default": "services.oms_default.parser:parse_default",
-    "oms-extend-column-type": "services.oms_default.parser:parse_extend_column_type",
-    "oms-dataworks": "services.oms_dataworks.parser",
-    "oms-shareplex": "services.oms_shareplex.parser",
-    "debezium-json": "services.debezium_json.parser",
-    "debezium-smt": "services.debezium_smt.parser",
-    "oms-avro": "services.oms_avro.parser",
-    "maxwell-json": "services.maxwell_json.parser",
-    "ogg-json": "services.ogg_json.parser",
-    "auto": "services.auto.parser",
+    "canal-json": "services.canal_json.spec:SPEC",
+    "kafkariver-canal": "services.kafkariver_canal.spec:SPEC",
+    "ckafka-v1": "services.ckafka_v1.spec:SPEC",
+    "drs-json": "services.drs_json.spec:SPEC_JSON",
+    "drs-json-c": "services.drs_json.spec:SPEC_JSON_C",
+    "drs-avro": "services.drs_avro.spec:SPEC",
+    "oms-default": "services.oms_default.spec:SPEC_DEFAULT",
+    "oms-extend-column-type": "services.oms_default.spec:SPEC_EXTEND_COLUMN_TYPE",
+    "oms-dataworks": "services.oms_dataworks.spec:SPEC",
+    "oms-shareplex": "services.oms_shareplex.spec:SPEC",
+    "debezium-json": "services.debezium_json.spec:SPEC",
+    "debezium-smt": "services.debezium_smt.spec:SPEC",
+    "oms-avro": "services.oms_avro.spec:SPEC",
+    "maxwell-json": "services.maxwell_json.spec:SPEC",
+    "ogg-json": "services.ogg_json.spec:SPEC",
+    "auto": "services.auto.spec:SPEC",
 }
-"""Format id -> ``module`` (its ``parse``) or ``module:function``."""
+"""Format id -> ``module:attribute`` of its ``FormatSpec``."""
 
 
 @dataclass(slots=True, frozen=True)
@@ -91,16 +91,22 @@ def _where(exc: BaseException) -> str:
 
 
 @cache
-def get(format_id: str) -> Parser:
-    """The parser for a format id; raises ConfigError naming the known ids."""
+def spec(format_id: str) -> FormatSpec:
+    """The spec of a format id; raises ConfigError naming the known ids."""
     target = FORMATS.get(format_id)
     if target is None:
         raise ConfigError(f"unknown format {format_id!r}; known formats: {', '.join(sorted(FORMATS))}")
     module_name, _, attr = target.partition(":")
-    module = importlib.import_module(module_name)
-    parse = getattr(module, attr or "parse")
-    version = str(getattr(module, "PARSER_VERSION", "1"))
-    return Parser(format_id, version, parse)
+    found: FormatSpec = getattr(importlib.import_module(module_name), attr)
+    assert found.format_id == format_id, (format_id, found.format_id)
+    return found
+
+
+@cache
+def get(format_id: str) -> Parser:
+    """The parser of a format id (never raises on a message); raises ConfigError naming the known ids."""
+    found = spec(format_id)
+    return Parser(format_id, found.version, found.parse)
 
 
 def format_ids() -> list[str]:

@@ -35,11 +35,18 @@ def main(argv: list[str]) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["services", "shared"]):
-        from shared.fastlane import auto, lanes, plan, plan_debezium, plan_drs, plan_oms  # noqa: F401
+        import importlib
+        import importlib.util
+
+        from shared.fastlane import lanes, plan  # noqa: F401
         from shared.parsing import registry
 
         for format_id in registry.format_ids():
             registry.get(format_id)
+            home = registry.FORMATS[format_id].split(".spec:")[0]
+            for part in ("lane", "plan"):  # the format's lane and planner, which the lanes call back
+                if importlib.util.find_spec(f"{home}.{part}") is not None:
+                    importlib.import_module(f"{home}.{part}")
         from tests.fuzz.mutate import Mutator
         from tests.fuzz.oracle import Finding, Oracle
         from tests.fuzz.seeds import Target

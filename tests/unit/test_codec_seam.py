@@ -121,3 +121,46 @@ def test_unknown_format_is_a_config_error() -> None:
 
     with pytest.raises(ConfigError, match="known formats"):
         codec_for("nope", ParseContext())
+
+
+@pytest.mark.parametrize(
+    ("format_id", "options", "says"),
+    [
+        ("canal-json", {"bytes_encoding": "b64"}, "bytes_encoding"),
+        ("canal-json", {"primary_key": "id"}, r"primary_key: not an option of this format\); its options: bytes_enc"),
+        ("maxwell-json", {"db_type": "mysql"}, "takes no options"),
+        ("debezium-json", {"primary_key": 3}, "primary_key"),
+    ],
+)
+def test_a_bad_option_is_a_config_error_at_start_up(format_id: str, options: dict[str, object], says: str) -> None:
+    from shared.errors import ConfigError
+
+    for fast_lane in (False, True):
+        with pytest.raises(ConfigError, match=says):
+            codec_for(format_id, ParseContext(options=options), fast_lane=fast_lane)
+
+
+def test_every_format_has_one_home() -> None:
+    """Each format id's spec lives in its services/<format>/ package with its parser, options and lane."""
+    from shared.parsing import registry
+
+    for format_id in registry.format_ids():
+        spec = registry.spec(format_id)
+        assert spec.format_id == format_id
+        home = registry.FORMATS[format_id].split(".spec:")[0]
+        assert spec.parse.__module__.startswith(home), (format_id, spec.parse.__module__)
+        for target in (spec.options, spec.lane):
+            assert target is None or target.startswith(home + "."), (format_id, target)
+    assert registry.spec("auto").options is not None  # auto hands its options to what it detects
+
+
+def test_shared_code_imports_no_private_name_of_a_format() -> None:
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for path in (root / "shared").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("services"):
+                assert not [a.name for a in node.names if a.name.startswith("_")], path
+                assert path.parent.name in ("demo",), f"{path} imports {node.module}: formats plug in by their spec"

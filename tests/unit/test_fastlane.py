@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.cli.generate import messages
+from shared.errors import ConfigError
 from shared.fastlane import Lane, Taken, available, lane_for
 from shared.generate.workload import Workload
 from shared.parsing.context import ParseContext, zone
@@ -112,9 +113,10 @@ def test_declines_what_it_does_not_handle() -> None:
 
 def test_other_options_and_formats_have_no_lane() -> None:
     assert lane_for("canal-json", context(bytes_encoding="base64")) is None
-    assert lane_for("no-such-format", context()) is None
     assert lane_for("debezium-json", context(primary_key="id", bytes_encoding="hex")) is None
     assert lane_for("canal-json", context(bytes_encoding="latin1")) is not None
+    with pytest.raises(ConfigError, match="unknown format 'no-such-format'"):
+        lane_for("no-such-format", context())
 
 
 TEMPLATE = messages("canal-json", Workload(seed=5, tables=1), 40, "UTC")

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.cli.generate import messages
+from shared.errors import ConfigError
 from shared.fastlane import Lane, Taken, available, lane_for
 from shared.generate.workload import Workload
 from shared.parsing.context import ParseContext, zone
@@ -134,10 +135,13 @@ def test_options() -> None:
     assert lane_for(FORMAT, context(bytes_encoding="hex")) is None
     assert lane_for(FORMAT, context(bytes_encoding="base64")) is None
     assert lane_for(FORMAT, context(primary_key="id", bytes_encoding="base64")) is None
-    for bad in ("id,,name", " ", 5, ["id", 5]):
+    for bad in ("id,,name", " "):
         ctx = context(primary_key=bad)
         assert lane_for(FORMAT, ctx) is None
         assert python_records(TEMPLATE[0][1], ctx, 0) is None  # every message a reject
+    for wrong_type in (5, ["id", 5]):
+        with pytest.raises(ConfigError, match="bad option"):
+            python_records(TEMPLATE[0][1], context(primary_key=wrong_type), 0)
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.cli.generate import messages
+from shared.errors import ConfigError
 from shared.fastlane import Lane, Taken, lane_for
 from shared.generate.render import parse_options
 from shared.generate.workload import Workload
@@ -164,7 +165,6 @@ def test_options() -> None:
         {"primary_key": "id, name"},
         {"primary_key": ""},
         {"db_type": "mysql"},
-        {"db_type": 5},
         {"bytes_encoding": "base64"},
         {"bytes_encoding": ""},
     ]
@@ -174,10 +174,13 @@ def test_options() -> None:
         assert all(check(raw, ctx, lane, offset) for offset, (_, raw) in enumerate(TEMPLATE[:10])), options
     for options in ({"bytes_encoding": "hex"}, {"primary_key": "id", "other": "x"}):
         assert lane_for(FORMAT, context(**options)) is None
-    for bad in ("id,,name", " ", 5, ["id", 5]):
+    for bad in ("id,,name", " "):
         ctx = context(primary_key=bad)
         assert lane_for(FORMAT, ctx) is None
         assert python_records(TEMPLATE[0][1], ctx, 0) is None  # every message a reject
+    for options in ({"primary_key": 5}, {"primary_key": ["id", 5]}, {"db_type": 5}, {"other": "x"}):
+        with pytest.raises(ConfigError, match="bad option"):
+            python_records(TEMPLATE[0][1], context(**options), 0)
 
 
 def test_takes_and_declines() -> None:

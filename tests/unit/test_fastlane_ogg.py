@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.cli.generate import messages
+from shared.errors import ConfigError
 from shared.fastlane import Lane, Taken, lane_for
 from shared.generate.render import parse_options
 from shared.generate.workload import Workload
@@ -108,7 +109,8 @@ def test_options() -> None:
     """db_type is the lane's one option (any value: the parser's rule picks ORACLE for odd ones)."""
     for db_type in (None, "MYSQL", "oracle", "tidb", "", "postgres"):
         assert all(check(raw, "UTC", db_type) for _, raw in TEMPLATE[:20]), db_type
-    assert check(TEMPLATE[0][1], "UTC", 5)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="bad option"):
+        check(TEMPLATE[0][1], "UTC", 5)  # type: ignore[arg-type]
     assert lane_for(FORMAT, context(bytes_encoding="hex")) is None
     assert lane_for(FORMAT, context(db_type="MYSQL", other="x")) is None
 

@@ -4,7 +4,7 @@
 //! serve lanes that walk a fixed schema by hand (`oms_avro.rs`). `Ty` has only the constructs a
 //! DRS flat record uses: null, boolean, int, long, double,
 //! string, bytes, arrays, maps and unions of them. The schema arrives from
-//! Python (`shared/fastlane/plan_drs.py`) as a compact notation: `N` null, `Z`
+//! Python (`services/drs_avro/plan.py`) as a compact notation: `N` null, `Z`
 //! boolean, `I` int, `L` long, `D` double, `S` string, `B` bytes, `[T` array,
 //! `{T` map, `(T,T...)` union. Anything doubtful in the bytes (a negative block
 //! count, a varint beyond 64 bits, a boolean byte other than 0/1, invalid UTF-8,

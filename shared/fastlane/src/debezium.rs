@@ -2,7 +2,7 @@
 //!
 //! Handles `{"schema":S,"payload":P}` change events (op c, u, d, r) of the
 //! standard (non-OMS) connectors whose row struct S declares every column of the
-//! images; the planner (`shared/fastlane/plan_debezium.py`) reads S with the
+//! images; the planner (`services/debezium_json/plan.py`) reads S with the
 //! parser's own Connect type mapping and answers a conversion kind per column.
 //! With option `primary_key` the record key holds the key columns' values
 //! (`key_value`: the kinds whose JSON view the key renders exactly, else decline).
@@ -20,7 +20,7 @@ use crate::event;
 use crate::json::{self, Json};
 use crate::values::{self, base64, two, KeyPart};
 
-/// One column's conversion: the codes of `plan_debezium.py`.
+/// One column's conversion: the codes of `services/debezium_json/plan.py`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
     /// Not read here (geometry, structs, arrays...): a non-null value declines.

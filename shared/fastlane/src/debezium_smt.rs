@@ -3,7 +3,7 @@
 //! Handles JsonConverter messages with schemas, exactly `{"schema":S,"payload":ROW}`, where
 //! ROW is the new row (the deleted row when `__deleted` is true) plus the SMT's `__` metadata
 //! fields, and S's struct declares every column (its `__` fields are metadata, never columns).
-//! The planner (`plan_debezium.plan_row`) reads S with the parser's own Connect mapping; the
+//! The planner (`services/debezium_smt/plan.py`) reads S with the parser's own Connect mapping; the
 //! values, the event and the record key are written by the Debezium lane's code
 //! (`debezium::record`). The table is `__db`/`__table`, else the topic's configured
 //! `db.table`. Everything else (tombstones, schema-less rows, other formats' messages,

@@ -1,7 +1,7 @@
 //! `drs-avro` flat records (`services/drs_avro/parser.py` -> `services/drs_json/parser.py`
 //! -> `services/canal_json/flat.py`) in the fast lane.
 //!
-//! The lane exists only for a user schema that `plan_drs.py` accepted: one record whose fields
+//! The lane exists only for a user schema that `services/drs_avro/plan.py` accepted: one record whose fields
 //! are among the DRS flat names (so the Python parser reads it as the flat shape, never the
 //! DTS-like one), each of a type `avro_reader` decodes. Per message it takes INSERT / UPDATE /
 //! DELETE / INIT rows whose columns are all declared in `mysqlType` and whose values are null,
@@ -16,7 +16,7 @@ use crate::avro_reader::{Reader, Ty, Val};
 use crate::canal::{self, Coordinates, Entry, Image, Profile, Record};
 use crate::values::{self, KeyPart, Kind};
 
-/// The planner's code for a binary column read from DRS's byte list (`plan_drs.BYTES_LIST`).
+/// The planner's code for a binary column read from DRS's byte list (`services/drs_json/plan.py`, `BYTES_LIST`).
 const BYTES_LIST_CODE: i64 = 100;
 
 #[derive(Clone, Copy)]

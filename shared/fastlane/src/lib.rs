@@ -218,7 +218,7 @@ impl MaxwellLane {
 }
 
 /// What the DRS lanes share: the flat profile, the planner (MySQL types, DRS's byte lists,
-/// `shared/fastlane/plan_drs.py`), the zone reader, and their caches.
+/// `services/drs_avro/plan.py`), the zone reader, and their caches.
 struct DrsCore {
     profile: Profile,
     planner: Py<PyAny>,
@@ -286,7 +286,7 @@ impl DrsCore {
 }
 
 /// The DRS Avro lane (`drs-avro`, flat records): the user's record schema compiled once, column
-/// types from the planner (`shared/fastlane/plan_drs.py`), as in the Canal lane.
+/// types from the planner (`services/drs_json/plan.py`), as in the Canal lane.
 #[pyclass]
 struct DrsAvroLane {
     schema: drs::Schema,
@@ -614,7 +614,7 @@ enum OmsFormat {
 /// OceanBase OMS JSON: "Default" and "DefaultExtendColumnType" (`oms-default`,
 /// `oms-extend-column-type`: untyped columns inferred from their values, `__light_type` types)
 /// "DataWorks 2.0" (`oms-dataworks`: `schema.column` types) and "SharePlex" (`oms-shareplex`:
-/// untyped). Declared types are read by the planner (`shared/fastlane/plan_oms.py`) once per list
+/// untyped). Declared types are read by the planner (`services/oms_default/plan.py`, `services/oms_dataworks/plan.py`) once per list
 /// of (column, type word).
 #[pyclass]
 struct OmsLane {

@@ -4,7 +4,7 @@
 //! The schema is fixed (`services/oms_avro/dts_record.avsc`), so the record is walked field by
 //! field with `avro_reader::Reader`'s primitives, and each image item is converted as it is read
 //! (no decoded tree). Column types come from the MySQL type codes (`TYPE_CODES`, handed over by
-//! `lanes.py`), refined by the first non-null value as `_columns` does. Taken: INSERT, UPDATE,
+//! `services/oms_avro/lane.py`), refined by the first non-null value as `_columns` does. Taken: INSERT, UPDATE,
 //! DELETE and INIT records whose items are null, `EmptyObject`, canonical `Integer` texts,
 //! `Character` in a UTF-8, ASCII or binary charset, strict `Decimal` texts, finite `Float`s,
 //! `Timestamp`s, `DateTime`s and the four object / geometry records. Everything else (DDL,

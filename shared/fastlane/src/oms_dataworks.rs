@@ -3,7 +3,7 @@
 //! Takes version "2.0" messages of op INSERT / UPDATE / DELETE (case sensitive, as the
 //! parser) whose columns are all declared in `schema.column` (or none is: every column
 //! inferred), with values in the forms of `oms_json::typed`. The planner
-//! (`plan_oms.dataworks_planner`) reads each (name, type word) list once with the parser's
+//! (`services/oms_dataworks/plan.py`) reads each (name, type word) list once with the parser's
 //! own column types. Declined: heartbeats, DDL, transaction markers, images holding
 //! undeclared columns beside declared ones, and everything the Python parser rejects.
 

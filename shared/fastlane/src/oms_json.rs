@@ -5,7 +5,7 @@
 //! numbers, binary as base64, times as text, TIMESTAMP as epoch-seconds text.
 //! Default sends no types (every column inferred, `inferred.rs`);
 //! DefaultExtendColumnType types the columns named by each image's
-//! `__light_type`, read by the planner (`shared/fastlane/plan_oms.py`) with the
+//! `__light_type`, read by the planner (`services/oms_default/plan.py`) with the
 //! parser's own type words. Taken: INSERT / UPDATE / DELETE rows whose values
 //! are in the forms of `typed` below. Declined (the Python parser does them):
 //! DDL, heartbeats, an INSERT with a prior image or a DELETE with a new one,
@@ -23,7 +23,7 @@ use crate::inferred::{self, integer_text, push_text, Image, KeyView, Logical};
 use crate::json::{self, Json};
 use crate::values::{self, Kind, ZoneReader};
 
-/// A typed column's conversion: the codes of `plan_oms.py`.
+/// A typed column's conversion: the codes of `services/oms_default/plan.py`.
 #[derive(Clone, Copy)]
 pub enum Col {
     /// `values.rs`'s kinds on strings, plus the JSON numbers and booleans OMS writes for them.

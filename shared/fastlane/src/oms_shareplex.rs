@@ -4,7 +4,7 @@
 //! `inferred.rs`), no key names; an update's `key` is the prior row and `data` the changed
 //! values, so its after image is `key` overlaid with `data` (`inferred::overlay`). `meta.time`
 //! and `meta.posttime` are wall clocks of the source zone: read here in UTC, through Python's
-//! zone rules (`plan_oms.wall_clock_reader`) elsewhere. Declined: DDL, unknown ops, times and
+//! zone rules (`services/oms_default/plan.py`, `wall_clock_reader`) elsewhere. Declined: DDL, unknown ops, times and
 //! names outside the strict forms below, and everything the Python parser rejects.
 
 use std::borrow::Cow;

@@ -1,4 +1,4 @@
-"""The ``drs-avro`` lane's Python side: which user schemas it reads, and its column planner.
+"""The ``drs-avro`` lane's Python side: which user schemas it reads (its column planner is DRS JSON's).
 
 The lane reads the DRS *flat* record (``services/drs_avro/parser.py`` hands it
 to the drs-json reader) and only under a schema it can decode exactly: one
@@ -12,18 +12,11 @@ schema gets no lane.
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any, Final
 
-from shared.codec.avro_writer import encode_columns
-from shared.fastlane.plan import PlanAnswer, Planner, kind
+from services.drs_avro.parser import writer_schema
 from shared.parsing.context import ParseContext
 from shared.parsing.errors import RejectError
-from shared.parsing.rows import RowTypes
-from shared.parsing.validate import column_beyond_int
-
-BYTES_LIST: Final = 100
-"""A binary column: Avro bytes as the column's bytes (``BYTES_LIST_CODE`` in ``src/drs.rs``)."""
 
 _PRIMITIVES: Final = {"null": "N", "boolean": "Z", "int": "I", "long": "L", "double": "D", "string": "S", "bytes": "B"}
 _NAMES: Final = frozenset(
@@ -36,8 +29,6 @@ _OPTIONS: Final = frozenset({"avro_schema", "avro_record"})
 
 def fields(ctx: ParseContext) -> list[tuple[str, str]] | None:
     """(field name, type notation) of the configured record, or None: no lane for this schema."""
-    from services.drs_avro.parser import writer_schema
-
     if not _OPTIONS.issuperset(ctx.options):
         return None
     try:
@@ -81,16 +72,3 @@ def notation(t: Any) -> str | None:
         inner = notation(t.get("values"))
         return None if inner is None else "{" + inner
     return _PRIMITIVES.get(kind_) if isinstance(kind_, str) else None
-
-
-def planner(zone: _dt.tzinfo) -> Planner:
-    """plan(names, type texts) like ``plan.planner`` for DRS's conventions (MySQL types, byte lists)."""
-
-    def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
-        types = RowTypes.from_texts(zip(names, texts, strict=True), "drs", "list", zone)
-        if column_beyond_int(types.columns) is not None:
-            return None  # the parser rejects it (check_event)
-        kinds = [BYTES_LIST if t.logical == "bytes" else kind(t, "list", zone) for t in types.types.values()]
-        return list(types.types), kinds, encode_columns(types.columns)
-
-    return plan

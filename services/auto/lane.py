@@ -15,9 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.fastlane._native import auto_format
-from shared.fastlane.lanes import Lane, Taken
+from shared.fastlane import _native
+from shared.fastlane.lanes import Lane, Taken, lane_for
 from shared.parsing.context import ParseContext
+
+
+def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
+    return AutoLane(ctx, topic_tables)
 
 
 class AutoLane:
@@ -27,15 +31,13 @@ class AutoLane:
         self._lanes: dict[str, Lane | None] = {}
 
     def _build_lane(self, format_id: str) -> Lane | None:
-        from shared.fastlane.lanes import lane_for
-
         lane = self._lanes[format_id] = lane_for(format_id, self._ctx, self._topic_tables)
         return lane
 
     def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
         # One native call for the auto parser's first test (not JSON: a DTS Avro record, oms-avro) and
         # its rules; the hot path is a dict lookup and the detected lane (no copy of the message).
-        format_id = auto_format(raw)
+        format_id = _native.auto_format(raw)
         if format_id is None:
             return None
         try:

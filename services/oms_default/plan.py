@@ -1,4 +1,7 @@
-"""The OceanBase OMS lanes' planners: each declared column's conversion kind, read with the parsers' own types.
+"""The OceanBase OMS JSON lanes' planners: each declared column's conversion kind, read with the parsers' own types.
+
+``oms-extend-column-type``'s planner is here with the common reading; ``oms-dataworks``'s is in
+``services/oms_dataworks/plan.py``.
 
 OMS names column types with its own words (``INT64``, ``BIGINT`` beyond 64
 bits, ``BLOB`` in base64, ``TIMESTAMP`` as epoch-seconds text), read with the
@@ -45,30 +48,12 @@ def oms_kind(text: str | None, zone: _dt.tzinfo) -> int:
     return kind(t, _ENCODING, zone)
 
 
-def _answer(names: list[str], texts: list[str | None], types: RowTypes, zone: _dt.tzinfo) -> PlanAnswer:
+def answer(names: list[str], texts: list[str | None], types: RowTypes, zone: _dt.tzinfo) -> PlanAnswer:
     if list(types.types) != names:
         return None  # repeated names: not the list the lane sent
     if column_beyond_int(types.columns) is not None:
         return None  # the parser rejects it (check_event)
     return names, [oms_kind(text, zone) for text in texts], encode_columns(types.columns)
-
-
-def planner(format_id: str, zone: _dt.tzinfo) -> Planner:
-    """The planner of an OMS format's declared types (SharePlex declares none: its lane never asks)."""
-    if format_id == "oms-dataworks":
-        return dataworks_planner(zone)
-    return extend_planner(zone)
-
-
-def dataworks_planner(zone: _dt.tzinfo) -> Planner:
-    """plan(names, type words or None) for ``schema.column`` (``_row_types``: every listed column declared)."""
-    from services.oms_dataworks.parser import _column_type as column_type
-
-    def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
-        types = RowTypes((name, column_type(text, zone)) for name, text in zip(names, texts, strict=True))
-        return _answer(names, texts, types, zone)
-
-    return plan
 
 
 def extend_planner(zone: _dt.tzinfo) -> Planner:
@@ -81,7 +66,7 @@ def extend_planner(zone: _dt.tzinfo) -> Planner:
         declared: list[tuple[str, SqlType]] = [
             (name, light_sql_type(text, zone, False)) for name, text in zip(names, texts, strict=True) if text
         ]
-        return _answer(names, texts, RowTypes(declared), zone)
+        return answer(names, texts, RowTypes(declared), zone)
 
     return plan
 

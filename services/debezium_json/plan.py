@@ -1,9 +1,9 @@
-"""The Debezium lanes' planners: a row schema's conversion kinds, read by the parser's own Connect mapping.
+"""The Debezium lanes' planner: a row schema's conversion kinds, read by the parser's own Connect mapping.
 
 The lanes (``src/debezium.rs``, ``src/debezium_smt.rs``) call one once per
-distinct ``schema`` object (its raw bytes): ``plan`` for debezium-json's
-envelope schema (the row struct is its ``after`` field), ``plan_row`` for
-debezium-smt's flattened row (the schema is the row struct, its ``__`` fields
+distinct ``schema`` object (its raw bytes): ``plan`` here for debezium-json's
+envelope schema (the row struct is its ``after`` field), ``services/debezium_smt/plan.py``
+for debezium-smt's flattened row (the schema is the row struct, its ``__`` fields
 metadata). The row types come from ``services.debezium_json.connect`` as
 the Python parsers build them (``bytes_encoding`` base64, the standard
 connectors' default); each column's kind names the Rust reading of that Connect
@@ -24,9 +24,8 @@ import orjson
 from services.debezium_json import connect
 
 # The parser's own helpers, so that the lane reads a schema exactly as the parser does.
-from services.debezium_json.envelope import _has_fraction as has_fraction
-from services.debezium_json.parser import _image_schema as image_schema
-from services.debezium_smt.parser import _is_column as smt_column
+from services.debezium_json.envelope import has_fraction
+from services.debezium_json.parser import image_schema
 from shared.codec.avro_writer import encode_columns
 from shared.parsing.errors import RejectError
 from shared.parsing.rows import RowTypes
@@ -85,7 +84,7 @@ _UNITS: Final[dict[str, dict[str, int | None]]] = {
     "datetime": connect._LOCAL_TIMESTAMPS,
 }
 
-_ENCODING: Final = "base64"
+ENCODING: Final = "base64"
 _MAX_SCALE: Final = 40
 """Scales the lane renders: ``decimal_text`` writes plain notation for all of them."""
 
@@ -108,7 +107,7 @@ def kind(t: SqlType) -> tuple[int, int]:
     return _BY_LOGICAL.get(t.logical, UNSUPPORTED), 0
 
 
-def _schema(schema_raw: bytes) -> dict[str, Any] | None:
+def schema_of(schema_raw: bytes) -> dict[str, Any] | None:
     """The schema object, or None: not one, or holding fractional numbers (declined whole)."""
     try:
         schema: Any = orjson.loads(schema_raw)
@@ -119,7 +118,7 @@ def _schema(schema_raw: bytes) -> dict[str, Any] | None:
     return schema
 
 
-def _answer(types: RowTypes) -> PlanAnswer:
+def answer(types: RowTypes) -> PlanAnswer:
     if column_beyond_int(types.columns) is not None:
         return None  # the parser rejects it (check_event)
     kinds = [kind(t) for t in types.types.values()]
@@ -128,32 +127,16 @@ def _answer(types: RowTypes) -> PlanAnswer:
 
 def plan(schema_raw: bytes) -> PlanAnswer:
     """plan(envelope schema bytes) -> (column names, kinds, decimal scales, Avro columns), or None: decline."""
-    schema = _schema(schema_raw)
+    schema = schema_of(schema_raw)
     row_schema = None if schema is None else image_schema(schema)
     if row_schema is None:
         return None  # no row struct: every column inferred, the Python parser's work
     try:
-        types = connect.row_types(connect.struct_fields(row_schema, "schema of 'after'"), _ENCODING)
+        types = connect.row_types(connect.struct_fields(row_schema, "schema of 'after'"), ENCODING)
     except RejectError:
         return None
-    return _answer(types)
-
-
-def plan_row(schema_raw: bytes) -> PlanAnswer:
-    """plan_row(flattened row schema bytes) -> as ``plan``: debezium-smt's columns, ``__`` fields left out."""
-    schema = _schema(schema_raw)
-    if schema is None:
-        return None
-    try:
-        types = connect.row_types(connect.struct_fields(schema, "schema"), _ENCODING, smt_column)
-    except RejectError:
-        return None
-    return _answer(types)
+    return answer(types)
 
 
 def planner() -> Callable[[bytes], PlanAnswer]:
     return plan
-
-
-def row_planner() -> Callable[[bytes], PlanAnswer]:
-    return plan_row

@@ -1,0 +1,29 @@
+"""The ``ckafka-v1`` lane (``src/ckafka.rs``): format-one DML of strings, columns inferred."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shared.codec import avro
+from shared.fastlane.lanes import Lane
+from shared.parsing.context import ParseContext
+
+
+def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
+    """CKafka format one's lane. Its parser reads no option, so neither does the lane; ``TIME`` is
+    read in Rust in UTC and by the parser's own ``compact_local_to_ms`` in any other zone."""
+    from services.ckafka_v1.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.parsing.temporal import UTC, compact_local_to_ms
+
+    zone = ctx.source_timezone
+
+    def time_ms(text: str) -> int | None:
+        try:
+            return compact_local_to_ms(text, zone)
+        except (ValueError, OverflowError):
+            return None
+
+    # The parser's Source.db_type for every CKafka DML event.
+    found: Lane = _native.CKafkaLane(avro.fingerprint(), FORMAT_ID, "MYSQL", None if zone is UTC else time_ms)
+    return found

@@ -1,0 +1,10 @@
+"""The ``debezium-json`` options (``--option KEY=VALUE``, ``BINLAKE_FORMAT_OPTIONS``)."""
+
+from __future__ import annotations
+
+from shared.parsing.options import BYTES_ENCODING, PRIMARY_KEY, BytesEncodingOption, FormatOptions
+
+
+class Options(FormatOptions):
+    primary_key: str | list[str] | None = PRIMARY_KEY
+    bytes_encoding: BytesEncodingOption | None = BYTES_ENCODING

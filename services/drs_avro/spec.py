@@ -1,0 +1,14 @@
+"""What binlake knows of ``drs-avro``: parser, options and native lane (``shared.parsing.spec``)."""
+
+from __future__ import annotations
+
+from services.drs_avro.parser import FORMAT_ID, PARSER_VERSION, parse
+from shared.parsing.spec import FormatSpec
+
+SPEC = FormatSpec(
+    FORMAT_ID,
+    PARSER_VERSION,
+    parse,
+    options="services.drs_avro.options:Options",
+    lane="services.drs_avro.lane:lane",
+)

@@ -1,0 +1,41 @@
+"""The ``drs-json`` and ``drs-json-c`` lanes (``src/drs_json.rs``): MySQL row messages."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shared.codec import avro
+from shared.fastlane.lanes import Lane
+from shared.parsing.context import ParseContext
+
+
+def lane_json(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
+    from services.drs_json.parser import FORMAT_ID
+
+    return _lane(FORMAT_ID, ctx)
+
+
+def lane_json_c(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
+    from services.drs_json.parser import FORMAT_ID_C
+
+    return _lane(FORMAT_ID_C, ctx)
+
+
+def _lane(format_id: str, ctx: ParseContext) -> Lane | None:
+    """DRS JSON / JSON-C: the parser reads no option, so with any option set the lane stays off
+    (it could not follow one the parser came to read)."""
+    if ctx.options:
+        return None
+    from services.drs_json.parser import FORMAT_ID
+    from services.drs_json.plan import planner
+    from shared.fastlane import _native
+    from shared.fastlane.plan import instant_reader
+
+    zone = ctx.source_timezone
+    # The parser's FlatProfile: db_type MYSQL (the lane takes MySQL sources only), and where a
+    # DELETE's row is: "old" for DRS JSON, "data" for JSON-C.
+    delete_row_in = "old" if format_id == FORMAT_ID else "data"
+    found: Lane = _native.DrsJsonLane(
+        avro.fingerprint(), format_id, "MYSQL", delete_row_in, planner(zone), instant_reader(zone)
+    )
+    return found

@@ -1,0 +1,22 @@
+"""What binlake knows of ``drs-json`` and ``drs-json-c``: parser, options and native lane (``shared.parsing.spec``)."""
+
+from __future__ import annotations
+
+from services.drs_json.parser import FORMAT_ID, FORMAT_ID_C, PARSER_VERSION, parse_json, parse_json_c
+from shared.parsing.spec import FormatSpec
+
+SPEC_JSON = FormatSpec(
+    FORMAT_ID,
+    PARSER_VERSION,
+    parse_json,
+    options=None,
+    lane="services.drs_json.lane:lane_json",
+)
+
+SPEC_JSON_C = FormatSpec(
+    FORMAT_ID_C,
+    PARSER_VERSION,
+    parse_json_c,
+    options=None,
+    lane="services.drs_json.lane:lane_json_c",
+)

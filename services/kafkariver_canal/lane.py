@@ -1,0 +1,27 @@
+"""The ``kafkariver-canal`` lane (``src/kafkariver.rs``): typed columns, read by the Canal planner."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from services.canal_json.lane import plain_canal
+from shared.codec import avro
+from shared.fastlane.lanes import Lane
+from shared.parsing.context import ParseContext
+
+
+def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
+    """KafkaRiverCanal's lane: its columns' ``t`` texts read by the Canal lane's planner (MySQL rules,
+    ISO-8859-1 binary), so with a ``bytes_encoding`` other than Canal's own there is no lane."""
+    if not plain_canal(ctx.options):
+        return None
+    from services.kafkariver_canal.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.fastlane.plan import instant_reader, planner
+
+    zone = ctx.source_timezone
+    # The parser's Source.db_type for every KafkaRiverCanal event.
+    found: Lane = _native.KafkaRiverLane(
+        avro.fingerprint(), FORMAT_ID, "MYSQL", planner("mysql", "latin1", zone), instant_reader(zone)
+    )
+    return found

@@ -1,0 +1,14 @@
+"""What binlake knows of ``kafkariver-canal``: parser, options and native lane (``shared.parsing.spec``)."""
+
+from __future__ import annotations
+
+from services.kafkariver_canal.parser import FORMAT_ID, PARSER_VERSION, parse
+from shared.parsing.spec import FormatSpec
+
+SPEC = FormatSpec(
+    FORMAT_ID,
+    PARSER_VERSION,
+    parse,
+    options="services.kafkariver_canal.options:Options",
+    lane="services.kafkariver_canal.lane:lane",
+)

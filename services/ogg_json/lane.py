@@ -1,0 +1,42 @@
+"""The ``ogg-json`` lane (``src/ogg.rs``): GoldenGate operations, columns inferred from the values."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Callable, Mapping
+
+from shared.codec import avro
+from shared.fastlane.lanes import Lane
+from shared.parsing.context import ParseContext
+
+
+def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
+    """GoldenGate's lane reads option ``db_type`` only: with another set the Python parser does it all."""
+    from services.ogg_json.parser import DATABASE_IS_SCHEMA, FORMAT_ID
+    from shared.fastlane import _native
+    from shared.parsing.temporal import UTC
+
+    if any(name != "db_type" for name in ctx.options):
+        return None
+    option = ctx.options.get("db_type")
+    # The parser's Source.db_type for every event.
+    db_type = option.upper() if isinstance(option, str) and option else "ORACLE"
+    zone = ctx.source_timezone
+    wall_clock = None if zone is UTC else _wall_clock(zone)
+    found: Lane = _native.OggLane(avro.fingerprint(), FORMAT_ID, db_type, db_type in DATABASE_IS_SCHEMA, wall_clock)
+    return found
+
+
+def _wall_clock(zone: _dt.tzinfo) -> Callable[[str], int | None]:
+    """wall_clock(text) -> epoch ms | None: GoldenGate's ``current_ts`` read in ``zone`` by the parser's
+    own ``time_ms`` (Python's zone rules: DST gaps and folds resolve alike)."""
+    from services.ogg_json.parser import time_ms
+    from shared.parsing.errors import RejectError
+
+    def read(text: str) -> int | None:
+        try:
+            return time_ms({"current_ts": text}, "current_ts", zone)
+        except RejectError:
+            return None
+
+    return read

@@ -1,0 +1,14 @@
+"""What binlake knows of ``ogg-json``: parser, options and native lane (``shared.parsing.spec``)."""
+
+from __future__ import annotations
+
+from services.ogg_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from shared.parsing.spec import FormatSpec
+
+SPEC = FormatSpec(
+    FORMAT_ID,
+    PARSER_VERSION,
+    parse,
+    options="services.ogg_json.options:Options",
+    lane="services.ogg_json.lane:lane",
+)

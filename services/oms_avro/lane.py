@@ -1,0 +1,39 @@
+"""The ``oms-avro`` lane (``src/oms_avro.rs``): DTS ``Record`` row changes, typed by their MySQL type codes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from shared.codec import avro
+from shared.fastlane.lanes import Lane
+from shared.parsing.context import ParseContext
+
+
+def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
+    """OMS Avro's lane reads no option (nor does its parser today): with any option set the Python
+    parser does it all, so an option it learns later cannot be missed by the lane."""
+    if ctx.options:
+        return None
+    from services.oms_avro import values
+    from services.oms_avro.parser import FORMAT_ID
+    from shared.fastlane import _native
+    from shared.fastlane.plan import instant_reader
+    from shared.parsing.temporal import UTC
+
+    families = [
+        ({values.YEAR_CODE}, "year"),
+        (values.DATE_CODES, "date"),
+        (values.TIME_CODES, "time"),
+        (values.TIMESTAMP_CODES, "timestamp"),
+        (values.STRING_CODES, "string"),
+        (values.BLOB_CODES, "blob"),
+    ]
+    codes = [
+        (code, logical, next((name for members, name in families if code in members), "other"))
+        for code, (_, logical) in values.TYPE_CODES.items()
+    ]
+    zone = ctx.source_timezone
+    # In UTC a TIMESTAMP's wall clock is its instant: the lane needs no zone rules.
+    instant = None if zone is UTC else instant_reader(zone)
+    found: Lane = _native.OmsAvroLane(avro.fingerprint(), FORMAT_ID, codes, instant)
+    return found

@@ -1,0 +1,14 @@
+"""What binlake knows of ``oms-avro``: parser, options and native lane (``shared.parsing.spec``)."""
+
+from __future__ import annotations
+
+from services.oms_avro.parser import FORMAT_ID, PARSER_VERSION, parse
+from shared.parsing.spec import FormatSpec
+
+SPEC = FormatSpec(
+    FORMAT_ID,
+    PARSER_VERSION,
+    parse,
+    options=None,
+    lane="services.oms_avro.lane:lane",
+)

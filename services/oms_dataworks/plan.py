@@ -1,0 +1,20 @@
+"""The ``oms-dataworks`` lane's planner: ``schema.column`` type words read by the parser's ``column_type``."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from services.oms_dataworks.parser import column_type
+from services.oms_default.plan import answer
+from shared.fastlane.plan import PlanAnswer, Planner
+from shared.parsing.rows import RowTypes
+
+
+def dataworks_planner(zone: _dt.tzinfo) -> Planner:
+    """plan(names, type words or None) for ``schema.column`` (``_row_types``: every listed column declared)."""
+
+    def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
+        types = RowTypes((name, column_type(text, zone)) for name, text in zip(names, texts, strict=True))
+        return answer(names, texts, types, zone)
+
+    return plan

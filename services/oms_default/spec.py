@@ -1,0 +1,28 @@
+"""What binlake knows of ``oms-default`` and ``oms-extend-column-type``: parsers, options, native lanes."""
+
+from __future__ import annotations
+
+from services.oms_default.parser import (
+    FORMAT_ID,
+    FORMAT_ID_EXTEND,
+    PARSER_VERSION,
+    parse_default,
+    parse_extend_column_type,
+)
+from shared.parsing.spec import FormatSpec
+
+SPEC_DEFAULT = FormatSpec(
+    FORMAT_ID,
+    PARSER_VERSION,
+    parse_default,
+    options=None,
+    lane="services.oms_default.lane:lane_default",
+)
+
+SPEC_EXTEND_COLUMN_TYPE = FormatSpec(
+    FORMAT_ID_EXTEND,
+    PARSER_VERSION,
+    parse_extend_column_type,
+    options=None,
+    lane="services.oms_default.lane:lane_extend_column_type",
+)

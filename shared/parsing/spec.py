@@ -1,0 +1,83 @@
+"""``FormatSpec``: everything binlake knows of one vendor format, exported by its ``services/<format>/spec.py``.
+
+A format's home is its folder under ``services/``: the parser (``parser.py``, the
+specification), its options (``options.py``, a pydantic model checked when a codec is
+built, so that a bad option is a configuration error at start-up rather than a reject
+per message), and where it has one its native lane's factory (``lane.py``, with any
+planner the lane asks column types of). The spec names the last two as
+``module:attribute`` strings, imported only when used: ``binlake normalize`` with no
+option never imports pydantic, and a machine without the Rust extension never imports
+a lane.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from shared.errors import ConfigError
+from shared.parsing.context import ParseContext
+from shared.parsing.result import Parsed
+
+if TYPE_CHECKING:
+    from shared.fastlane.lanes import Lane
+
+ParseFn = Callable[[bytes, ParseContext], Parsed]
+LaneFactory = Callable[[ParseContext, Mapping[str, str]], "Lane | None"]
+"""lane(ctx, topic_tables) -> the format's lane under these settings, or None (the parser does it all)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FormatSpec:
+    format_id: str
+    version: str
+    """The parser's version, named by dead letters (``binlake-parser-version``)."""
+    parse: ParseFn
+    """The pure parser: bytes + context -> ``Parsed``, raising ``RejectError`` for anything else."""
+    options: str | None = None
+    """``module:Model`` of the format's options (a ``shared.parsing.options.FormatOptions``); None: none."""
+    lane: str | None = None
+    """``module:factory`` of the format's native lane (a ``LaneFactory``); None: no lane."""
+
+    def check_options(self, options: Mapping[str, Any]) -> None:
+        """Raise ``ConfigError`` for an option this format does not know or a value it cannot take."""
+        if not options:
+            return
+        if self.options is None:
+            raise ConfigError(
+                f"format {self.format_id} takes no options, got {', '.join(sorted(options))}: remove them"
+            )
+        from pydantic import ValidationError
+
+        model = _load(self.options)
+        try:
+            model.model_validate(dict(options))
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc']) or 'options'}: "
+                + ("not an option of this format" if error["type"] == "extra_forbidden" else error["msg"])
+                for error in exc.errors()
+            )
+            known = ", ".join(sorted(model.model_fields))
+            raise ConfigError(f"format {self.format_id}: bad option ({problems}); its options: {known}") from None
+
+    def option_docs(self) -> dict[str, str]:
+        """Each option's name and description (empty: the format reads none)."""
+        if self.options is None:
+            return {}
+        model = _load(self.options)
+        return {name: field.description or "" for name, field in model.model_fields.items()}
+
+    def lane_factory(self) -> LaneFactory | None:
+        """The lane factory, imported on first use (None: the format has no lane)."""
+        if self.lane is None:
+            return None
+        factory: LaneFactory = _load(self.lane)
+        return factory
+
+
+def _load(target: str) -> Any:
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
