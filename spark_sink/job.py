@@ -17,6 +17,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
@@ -111,15 +112,18 @@ class SinkQueries:
         return None
 
 
-def start(
-    spark: SparkSession,
-    settings: SinkSettings,
-    kafka: KafkaSettings,
-    *,
-    on_batch: Callable[[BatchReport], None] | None = None,
-    on_mirror_batch: Callable[[MirrorReport], None] | None = None,
-    metrics: SinkMetrics | None = None,
-) -> SinkQueries:
+class Hooks(TypedDict, total=False):
+    """What a caller of ``start`` / ``run`` may follow the sink with."""
+
+    on_batch: Callable[[BatchReport], None] | None
+    """Called with each changelog batch's report once its commits are visible."""
+    on_mirror_batch: Callable[[MirrorReport], None] | None
+    """Called with each mirror batch's report once its commits are visible."""
+    metrics: SinkMetrics | None
+    """Fed each batch's rows, quarantine and freshness (and, through ``run``'s listener, the query metrics)."""
+
+
+def start(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings, **hooks: Unpack[Hooks]) -> SinkQueries:
     """Start the sink's queries: the changelog query and, with ``mirrors=follow``, the mirror query
     (``queries``: both, or the one this process runs).
 
@@ -130,6 +134,7 @@ def start(
     query has finished, from ``SinkQueries.wait``. ``queries=mirrors`` needs the
     changelog to exist (``changelog_exists``): the changelog's process makes it.
     """
+    on_batch, on_mirror_batch, metrics = hooks.get("on_batch"), hooks.get("on_mirror_batch"), hooks.get("metrics")
     runs_changelog = settings.queries != "mirrors"
     runs_mirrors = settings.mirrors == "follow" and settings.queries != "changelog"
     if runs_changelog:
@@ -310,15 +315,7 @@ def _started(
         context.setLocalProperty(SCHEDULER_POOL, "default")  # Spark's root pool: the caller's own jobs
 
 
-def run(
-    spark: SparkSession,
-    settings: SinkSettings,
-    kafka: KafkaSettings,
-    *,
-    on_batch: Callable[[BatchReport], None] | None = None,
-    on_mirror_batch: Callable[[MirrorReport], None] | None = None,
-    metrics: SinkMetrics | None = None,
-) -> None:
+def run(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings, **hooks: Unpack[Hooks]) -> None:
     """Run until the queries end (available-now: when caught up); raise if one failed.
 
     Available-now runs the changelog query to its end first, then the mirror
@@ -327,10 +324,11 @@ def run(
     metrics too; ``run`` returns once the listener has received the run's last
     progress event.
     """
+    metrics = hooks.get("metrics")
     listener = attach_listener(spark, metrics) if metrics is not None else None
     queries: SinkQueries | None = None
     try:
-        queries = start(spark, settings, kafka, on_batch=on_batch, on_mirror_batch=on_mirror_batch, metrics=metrics)
+        queries = start(spark, settings, kafka, **hooks)
         while not queries.wait(60):
             pass
         queries.stop()

@@ -47,9 +47,9 @@ from spark_sink import delta
 from spark_sink.events.order import origin_sql, sequence
 from spark_sink.events.rows import changelog_rows
 from spark_sink.events.source import REASON, decode, kafka_options
+from spark_sink.lake import entries
 from spark_sink.lake import tables as lake_tables
 from spark_sink.lake.native import LakeReader
-from spark_sink.lake.native import SourceTableDirs as NativeTableDirs
 from spark_sink.lake.tables import LakeError, SourceTableDirs
 from spark_sink.lake.verify import ChangelogTable, ExpectedMirror, LakeFacts, MirrorTable, TableFacts, TopicTable
 from spark_sink.layout import COORDINATES, EMPTYING_DDL, IS_CURRENT, ORDER_KEY, PROP_TRUNCATED, TOMBSTONE_TABLE
@@ -190,7 +190,7 @@ def _mirror(spark: SparkSession, entry: SourceTableDirs, deleted: str | None) ->
         if IS_CURRENT in history.columns:  # a key's last version, unless that closes it (DELETE, TRUNCATE)
             history_current = history.where(F.col(IS_CURRENT)).count()
     return MirrorTable(
-        key=tuple(lake_tables.primary_key(props)),
+        key=tuple(entries.primary_key(props)),
         rows=int(counted[0]),
         last_order_key=max(known) if known else None,
         tombstones=entry.tombstones is not None or deleted is not None,
@@ -247,7 +247,7 @@ def _deleted_keys_native(reader: LakeReader) -> dict[str, str]:
     return {str(table): str(newest) for table, newest in rows if newest is not None}
 
 
-def _mirror_native(reader: LakeReader, entry: NativeTableDirs, deleted: str | None) -> MirrorTable | None:
+def _mirror_native(reader: LakeReader, entry: SourceTableDirs, deleted: str | None) -> MirrorTable | None:
     """``_mirror`` with the native readers (the same facts: tests/integration/test_lake_cli.py compares them)."""
     if entry.mirror is None:
         return None
@@ -257,7 +257,7 @@ def _mirror_native(reader: LakeReader, entry: NativeTableDirs, deleted: str | No
     newest = [reader.max_order_key(entry.mirror), reader.max_order_key(entry.tombstones), deleted]
     known = [str(value) for value in newest if value is not None]
     return MirrorTable(
-        key=tuple(lake_tables.primary_key(props)),
+        key=tuple(entries.primary_key(props)),
         rows=info.rows,
         last_order_key=max(known) if known else None,
         tombstones=entry.tombstones is not None or deleted is not None,

@@ -33,48 +33,18 @@ from pathlib import Path
 from typing import Any, Final
 
 from shared.event.model import OPS, ROW_OPS
+from spark_sink.lake import entries
+from spark_sink.lake.entries import SourceTableDirs, TableInfo
 from spark_sink.lake.errors import LakeError
 from spark_sink.layout import (
     DELETED_KEYS_DIR,
     IS_CURRENT,
     KINDS,
     ORDER_KEY,
-    PROP_FALLBACKS,
-    PROP_KEY,
-    PROP_SOURCE,
     TOMBSTONE_TABLE,
-    table_dir,
 )
 from spark_sink.local_files import local_root
 from spark_sink.settings import SinkSettings
-
-
-@dataclass(frozen=True, slots=True)
-class TableInfo:
-    """One Delta table of the lake as ``binlake lake show`` lists it."""
-
-    name: str
-    """``changelog``, ``quarantine``, or the source table a mirror/tombstones/history table belongs to."""
-    kind: str
-    uri: str
-    version: int
-    rows: int
-    last_commit: datetime | None
-    properties: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class SourceTableDirs:
-    """The per-source-table tables that share one directory name."""
-
-    source_table: str
-    dir: str
-    mirror: str | None = None
-    tombstones: str | None = None
-    history: str | None = None
-
-    def uri(self, kind: str) -> str | None:
-        return {"mirror": self.mirror, "tombstones": self.tombstones, "history": self.history}[kind]
 
 
 @dataclass(slots=True)
@@ -141,34 +111,18 @@ class LakeReader:
 
     def source_tables(self) -> list[SourceTableDirs]:
         """Every source table that has a mirror, tombstones or history table, sorted by name."""
-        found: dict[str, SourceTableDirs] = {}
-        for kind, folder in KINDS:
-            base = self.path(folder)
-            if not base.is_dir():
-                continue
-            for child in sorted(base.iterdir()):
-                if not self.is_table(child):
-                    continue  # a folder Delta never committed to (or foreign files): not a table
-                entry = found.setdefault(child.name, SourceTableDirs(source_table=child.name, dir=child.name))
-                setattr(entry, kind, str(child))
-        for entry in found.values():
-            # The mirror's property names the table; tombstones/history may carry it too when alone.
-            for uri in (entry.mirror, entry.history, entry.tombstones):
-                if uri is not None:
-                    named = self.properties(uri).get(PROP_SOURCE)
-                    if named:
-                        entry.source_table = named
-                        break
-        return sorted(found.values(), key=lambda e: e.source_table)
+        found = [
+            (kind, child.name, str(child))
+            for kind, folder in KINDS
+            if self.path(folder).is_dir()
+            for child in sorted(self.path(folder).iterdir())
+            if self.is_table(child)  # not a folder Delta never committed to (or foreign files)
+        ]
+        return entries.group(found, self.properties)
 
     def find_source_table(self, table: str) -> SourceTableDirs | None:
         """The tables of source table ``table`` (by property, else by directory name), or None."""
-        entries = self.source_tables()
-        for entry in entries:
-            if entry.source_table == table:
-                return entry
-        wanted = table_dir(table)
-        return next((entry for entry in entries if entry.dir == wanted), None)
+        return entries.find(self.source_tables(), table)
 
     # ------------------------------------------------------------ the transaction log (delta-rs)
 
@@ -319,13 +273,3 @@ def _type_text(data_type: Any) -> str:
 
 def _newest(a: Any, b: Any) -> Any:
     return b if a is None else a if b is None else max(a, b)
-
-
-def primary_key(properties: dict[str, str]) -> list[str]:
-    key: list[str] = json.loads(properties.get(PROP_KEY, "[]"))
-    return key
-
-
-def fallbacks(properties: dict[str, str]) -> dict[str, str]:
-    value: dict[str, str] = json.loads(properties.get(PROP_FALLBACKS, "{}"))
-    return value

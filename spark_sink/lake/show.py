@@ -26,23 +26,19 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from spark_sink.lake.entries import TableInfo, fallbacks, primary_key
 from spark_sink.lake.errors import LakeError
-from spark_sink.lake.native import LakeReader, SourceStats, TableInfo, fallbacks, primary_key
+from spark_sink.lake.native import LakeReader, SourceStats
 from spark_sink.lake.text import duration, grid, to_json
 from spark_sink.layout import HIDDEN, PROP_TRUNCATED
 
 __all__ = ["Detail", "Listing", "SourceStats", "detail", "listing", "render"]
 
 
-@dataclass(slots=True)
-class ListedTable:
-    name: str
-    kind: str
-    uri: str
-    version: int
-    rows: int
-    last_commit: datetime | None
-    freshness_s: float | None
+@dataclass(frozen=True, slots=True)
+class ListedTable(TableInfo):
+    freshness_s: float | None = None
+    """Since the newest event the table holds (the changelog's); None where tables hold no event time."""
 
 
 @dataclass(slots=True)
@@ -99,7 +95,9 @@ def listing(lake: LakeReader, *, now: datetime | None = None) -> Listing:
     def add(info: TableInfo | None, freshness: float | None) -> None:
         if info is not None:
             tables.append(
-                ListedTable(info.name, info.kind, info.uri, info.version, info.rows, info.last_commit, freshness)
+                ListedTable(
+                    info.name, info.kind, info.uri, info.version, info.rows, info.last_commit, freshness_s=freshness
+                )
             )
 
     add(lake.info("changelog", "changelog", lake.changelog()), _freshness(now, max(all_ts)) if all_ts else None)
@@ -194,7 +192,7 @@ def listing_json(result: Listing) -> dict[str, Any]:
     return {
         "lake": result.lake,
         "now": result.now,
-        "tables": [asdict(t) for t in result.tables],
+        "tables": [{k: v for k, v in asdict(t).items() if k != "properties"} for t in result.tables],
         "source_tables": [
             {**asdict(s), "freshness_s": result.source_freshness_s[s.source_table]} for s in result.sources
         ],

@@ -15,8 +15,6 @@ works as well as local paths); every other fact comes from Delta.
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,51 +24,23 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from spark_sink import delta
+from spark_sink.lake import entries
+from spark_sink.lake.entries import SourceTableDirs, TableInfo
 from spark_sink.lake.errors import LakeError
-from spark_sink.layout import KINDS, ORDER_KEY, PROP_FALLBACKS, PROP_KEY, PROP_SOURCE, table_dir
+from spark_sink.layout import KINDS, ORDER_KEY
 from spark_sink.settings import SinkSettings
 
 __all__ = [  # LakeError is re-exported: lake_facts and the tests import it from here
     "LakeError",
     "SourceTableDirs",
     "TableInfo",
-    "fallbacks",
     "find_source_table",
     "lake_exists",
     "max_order_key",
-    "primary_key",
     "schema",
     "source_tables",
     "table_info",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class TableInfo:
-    """One Delta table of the lake as ``binlake lake show`` lists it."""
-
-    name: str
-    """``changelog``, ``quarantine``, or the source table a mirror/tombstones/history table belongs to."""
-    kind: str
-    uri: str
-    version: int
-    rows: int
-    last_commit: datetime | None
-    properties: dict[str, str] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class SourceTableDirs:
-    """The per-source-table tables that share one directory name."""
-
-    source_table: str
-    dir: str
-    mirror: str | None = None
-    tombstones: str | None = None
-    history: str | None = None
-
-    def uri(self, kind: str) -> str | None:
-        return {"mirror": self.mirror, "tombstones": self.tombstones, "history": self.history}[kind]
 
 
 def _hadoop_subdirs(spark: SparkSession, uri: str) -> list[str]:
@@ -90,34 +60,18 @@ def lake_exists(spark: SparkSession, settings: SinkSettings) -> bool:
 
 def source_tables(spark: SparkSession, settings: SinkSettings) -> list[SourceTableDirs]:
     """Every source table that has a mirror, tombstones or history table, sorted by name."""
-    found: dict[str, SourceTableDirs] = {}
-    for kind, folder in KINDS:
-        base = f"{settings.lake()}/{folder}"
-        for name in _hadoop_subdirs(spark, base):
-            uri = f"{base}/{name}"
-            if not delta.exists(spark, uri):
-                continue  # a folder Delta never committed to (or foreign files): not a table
-            entry = found.setdefault(name, SourceTableDirs(source_table=name, dir=name))
-            setattr(entry, kind, uri)
-    for entry in found.values():
-        # The mirror's property names the table; tombstones/history may carry it too when alone.
-        for table_uri in (entry.mirror, entry.history, entry.tombstones):
-            if table_uri is not None:
-                named = delta.properties(spark, table_uri).get(PROP_SOURCE)
-                if named:
-                    entry.source_table = named
-                    break
-    return sorted(found.values(), key=lambda e: e.source_table)
+    found = [
+        (kind, name, f"{settings.lake()}/{folder}/{name}")
+        for kind, folder in KINDS
+        for name in _hadoop_subdirs(spark, f"{settings.lake()}/{folder}")
+        if delta.exists(spark, f"{settings.lake()}/{folder}/{name}")  # not a folder Delta never committed to
+    ]
+    return entries.group(found, lambda uri: delta.properties(spark, uri))
 
 
 def find_source_table(spark: SparkSession, settings: SinkSettings, table: str) -> SourceTableDirs | None:
     """The tables of source table ``table`` (by property, else by directory name), or None."""
-    entries = source_tables(spark, settings)
-    for entry in entries:
-        if entry.source_table == table:
-            return entry
-    wanted = table_dir(table)
-    return next((entry for entry in entries if entry.dir == wanted), None)
+    return entries.find(source_tables(spark, settings), table)
 
 
 def table_info(spark: SparkSession, name: str, kind: str, uri: str) -> TableInfo | None:
@@ -131,16 +85,6 @@ def table_info(spark: SparkSession, name: str, kind: str, uri: str) -> TableInfo
     committed = None if last is None or last["ms"] is None else datetime.fromtimestamp(last["ms"] / 1000, UTC)
     rows = table.toDF().count()  # Delta answers count(*) from the log's file statistics
     return TableInfo(name, kind, uri, version, rows, committed, delta.properties(spark, uri))
-
-
-def primary_key(properties: dict[str, str]) -> list[str]:
-    key: list[str] = json.loads(properties.get(PROP_KEY, "[]"))
-    return key
-
-
-def fallbacks(properties: dict[str, str]) -> dict[str, str]:
-    value: dict[str, str] = json.loads(properties.get(PROP_FALLBACKS, "{}"))
-    return value
 
 
 def max_order_key(spark: SparkSession, uri: str | None) -> str | None:

@@ -23,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from shared.event.values import Image, SqlTime
-from spark_sink.lake.native import LakeReader, fallbacks, primary_key
+from spark_sink.lake.entries import fallbacks, primary_key
+from spark_sink.lake.native import LakeReader
 from spark_sink.layout import HIDDEN
 
 UTC = dt.UTC
