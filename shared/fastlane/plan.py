@@ -35,7 +35,8 @@ TIME: Final = 9
 DATETIME: Final = 10
 INSTANT_UTC: Final = 11
 INSTANT_ZONED: Final = 12
-"""The codes of ``Kind::from_code`` in ``src/values.rs``."""
+"""The codes of ``KIND_CODES`` in ``src/values.rs`` (``Kind::from_code`` reads them), by the same names:
+``tests/unit/test_fastlane_kinds.py`` checks these constants against the extension's ``KIND_CODES``."""
 
 _BY_CONVERTER: Final[dict[Converter, int]] = {
     sqltypes.convert_int: INT,

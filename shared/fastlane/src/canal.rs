@@ -8,28 +8,13 @@
 //! takes the Python parser.
 
 use crate::avro;
-use crate::event::{self, Source};
-use crate::json::{self, Json};
-use crate::values::{self, KeyPart, Kind};
+use crate::event::{epoch_ms, flat_head, flat_order_key, Coordinates, Profile, Record};
+use crate::json::{self, int_field, str_field, Json};
+use crate::typed::{json_image, overlay, type_columns, write_image, Image};
+use crate::values::{self, Kind};
 
 /// What the planner made of one `mysqlType` object.
 pub type Plan = values::Plan<Kind>;
-
-/// The fixed parts of every record: the schema fingerprint and the source header.
-pub struct Profile {
-    pub fingerprint: [u8; 8],
-    pub format_id: String,
-    pub db_type: String,
-}
-
-pub struct Record {
-    pub key: Vec<u8>,
-    pub value: Vec<u8>,
-    /// `database.table` as the runtime's table rules and metrics name it (the same for every row).
-    pub table: String,
-    pub op: &'static str,
-    pub ts_ms: Option<i64>,
-}
 
 /// The message's `mysqlType` as (name, type text or None) pairs and its raw bytes (the plan cache key).
 pub struct TypeMap<'a> {
@@ -44,197 +29,11 @@ pub enum Outcome<'a> {
     Decline,
 }
 
-const SECONDS_LIMIT: i64 = 100_000_000_000;
 const BUILT: &[&str] = &["data", "old", "database", "table", "type", "isDdl", "es", "ts", "id", "gtid", "pkNames"];
-
-/// A JSON integer field of at most 18 digits; None: absent or null.
-pub(crate) fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
-    match value {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Number(text)) => {
-            let digits = text.strip_prefix('-').unwrap_or(text);
-            if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|c| c.is_ascii_digit()) {
-                return Err(()); // fractions, exponents, huge values: the Python parser decides
-            }
-            text.parse().map(Some).map_err(|_| ())
-        }
-        Some(_) => Err(()),
-    }
-}
-
-/// A string field; None: absent or null (numbers, which Python may turn into text, are declined).
-pub(crate) fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
-    match value {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Str(text)) => Ok(Some(text.as_ref())),
-        Some(_) => Err(()),
-    }
-}
-
-/// `epoch_ms`: seconds or milliseconds by size.
-pub fn epoch_ms(value: i64) -> i64 {
-    if value.abs() < SECONDS_LIMIT {
-        value * 1000
-    } else {
-        value
-    }
-}
-
-/// orjson's string rendering (short escapes for the usual five, `\u00XX` for other controls).
-pub fn json_string(out: &mut Vec<u8>, text: &str) {
-    out.push(b'"');
-    for &b in text.as_bytes() {
-        match b {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x0c => out.extend_from_slice(b"\\f"),
-            c if c < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c).as_bytes()),
-            c => out.push(c),
-        }
-    }
-    out.push(b'"');
-}
-
-/// A converted image: the Avro union bytes of every value in one buffer, and each entry's place.
-pub(crate) struct Image<'t> {
-    pub(crate) buf: Vec<u8>,
-    pub(crate) entries: Vec<Entry<'t>>,
-}
-
-pub(crate) struct Entry<'t> {
-    pub(crate) name: &'t str,
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) key: KeyPart<'t>,
-}
-
-impl<'t> Image<'t> {
-    pub(crate) fn get(&self, name: &str) -> Option<&Entry<'t>> {
-        self.entries.iter().find(|e| e.name == name)
-    }
-
-    pub(crate) fn bytes(&self, entry: &Entry<'t>) -> &[u8] {
-        &self.buf[entry.start..entry.end]
-    }
-}
 
 /// `RowTypes.convert` on the strict subset: every column declared, string or null values.
 fn convert<'t>(row: &'t Json<'t>, plan: &Plan, zoned: values::ZoneReader) -> Option<Image<'t>> {
     json_image(row, plan, |kind, text, out| values::convert(kind, text, out, zoned))
-}
-
-/// A JSON row object converted on the strict subset: every column declared in `plan`, values
-/// null or strings, each string read by `text` (the lane's converter of its kind).
-pub(crate) fn json_image<'t, K: Copy>(
-    row: &'t Json<'t>,
-    plan: &values::Plan<K>,
-    text: impl Fn(K, &'t str, &mut Vec<u8>) -> Option<KeyPart<'t>>,
-) -> Option<Image<'t>> {
-    let Json::Object(members, raw) = row else { return None };
-    let mut image = Image { buf: Vec::with_capacity(raw.len() + 16), entries: Vec::with_capacity(members.len()) };
-    for (index, (name, value)) in members.iter().enumerate() {
-        let kind = plan.kind(name, index)?; // undeclared: an inferred column, left to Python
-        let start = image.buf.len();
-        let key = match value {
-            Json::Null => {
-                image.buf.push(0);
-                KeyPart::Null
-            }
-            Json::Str(t) => text(kind, t, &mut image.buf)?,
-            _ => return None,
-        };
-        image.entries.push(Entry { name, start, end: image.buf.len(), key });
-    }
-    Some(image)
-}
-
-/// The (name, type text or None) pairs of a `mysqlType` object for the planner; None: not an
-/// object of strings and nulls, or empty (the `sqlType` path), left to Python.
-pub(crate) fn type_columns(raw_map: &[u8]) -> Option<Vec<(String, Option<String>)>> {
-    let Some(Json::Object(members, _)) = json::parse(raw_map) else { return None };
-    if members.is_empty() {
-        return None;
-    }
-    let mut columns = Vec::with_capacity(members.len());
-    for (name, text) in &members {
-        match text {
-            Json::Str(t) => columns.push((name.to_string(), Some(t.to_string()))),
-            Json::Null => columns.push((name.to_string(), None)),
-            _ => return None,
-        }
-    }
-    Some(columns)
-}
-
-/// `overlay(after, old)`: after's columns with old's values, then the columns only old has.
-pub(crate) fn overlay<'t>(after: &Image<'t>, old: &Image<'t>) -> Image<'t> {
-    let mut merged = Image { buf: Vec::with_capacity(after.buf.len() + old.buf.len()), entries: Vec::new() };
-    let mut push = |name: &'t str, bytes: &[u8]| {
-        let start = merged.buf.len();
-        merged.buf.extend_from_slice(bytes);
-        merged.entries.push(Entry { name, start, end: merged.buf.len(), key: KeyPart::Other });
-    };
-    for entry in &after.entries {
-        match old.get(entry.name) {
-            Some(changed) => push(entry.name, old.bytes(changed)),
-            None => push(entry.name, after.bytes(entry)),
-        }
-    }
-    for entry in &old.entries {
-        if after.get(entry.name).is_none() {
-            push(entry.name, old.bytes(entry));
-        }
-    }
-    merged
-}
-
-pub(crate) fn write_image(out: &mut Vec<u8>, image: Option<&Image>) {
-    match image {
-        None => out.push(0),
-        Some(image) => {
-            out.push(2);
-            if !image.entries.is_empty() {
-                avro::long(out, image.entries.len() as i64);
-                for entry in &image.entries {
-                    avro::string(out, entry.name);
-                    out.extend_from_slice(image.bytes(entry));
-                }
-            }
-            out.push(0);
-        }
-    }
-}
-
-/// `%020d.%020d.%06d` for non-negative numbers (`event::order_key` on the flat lanes' i64 parts).
-pub(crate) fn order_key(out: &mut Vec<u8>, major: i64, minor: i64, row: usize) {
-    event::order_key(out, major as u128, minor as u128, row);
-}
-
-/// What every record of a flat (Canal-shaped) message shares: the Avro source header, the
-/// record key's opening `[database,null,table`, and the `database.table` name.
-pub(crate) fn flat_head(
-    profile: &Profile,
-    op: &str,
-    database: Option<&str>,
-    table: &str,
-    gtid: Option<&str>,
-    id: i64,
-) -> (Vec<u8>, Vec<u8>, String) {
-    let sequence = id.to_string(); // sequence: str(id)
-    let source = Source { gtid, sequence: Some(&sequence), ..Source::of(database, table) };
-    let mut head = Vec::with_capacity(64);
-    source.write(&mut head, profile, op);
-    (head, source.key_head(), source.table_name())
-}
-
-pub struct Coordinates<'t> {
-    pub topic: &'t str,
-    pub partition: i64,
-    pub offset: i64,
 }
 
 pub fn parse<'a>(
@@ -403,7 +202,7 @@ fn parse_inner<'a>(
         body.extend_from_slice(b"\xc3\x01");
         body.extend_from_slice(&profile.fingerprint);
         body.extend_from_slice(&head);
-        order_key(&mut body, major, minor, index);
+        flat_order_key(&mut body, major, minor, index);
         avro::opt_long(&mut body, es_ms);
         avro::opt_long(&mut body, ts_ms);
         avro::strings(&mut body, &primary_key);

@@ -9,10 +9,10 @@
 //! parser would reject) returns `None` and takes the Python parser.
 
 use crate::avro;
-use crate::canal::{int_field, str_field, write_image, Coordinates, Entry, Image, Profile, Record};
-use crate::event::{self, Source};
+use crate::event::{self, Coordinates, Profile, Record, Source};
 use crate::inferred::{self, Logical};
-use crate::json::{self, Json};
+use crate::json::{self, int_field, str_field, Json};
+use crate::typed::{write_image, Entry, Image};
 use crate::values::{self, KeyPart, Kind};
 
 /// ms since the epoch of a `TIME` text (already checked to be a real wall clock) in the source

@@ -15,9 +15,8 @@ use std::borrow::{Borrow, Cow};
 use std::sync::Arc;
 
 use crate::avro;
-use crate::canal::{epoch_ms, json_string, Coordinates, Profile, Record};
-use crate::event;
-use crate::json::{self, Json};
+use crate::event::{self, epoch_ms, Coordinates, Profile, Record};
+use crate::json::{self, json_string, Json};
 use crate::values::{self, base64, two, KeyPart};
 
 /// One column's conversion: the codes of `services/debezium_json/plan.py`.

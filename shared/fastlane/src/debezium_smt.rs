@@ -10,8 +10,8 @@
 //! metadata in unusual forms, anything the Python parser would reject) returns `None` and
 //! takes the Python parser.
 
-use crate::canal::{epoch_ms, Coordinates, Profile};
 use crate::debezium::{self, member, opt_int, opt_str, Change, Envelope, Member, Outcome, PlanFor, Recent, Source};
+use crate::event::{epoch_ms, Coordinates, Profile};
 use crate::json::Json;
 
 /// The lane's settings, read from the parse options when it is made.

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use crate::avro;
 use crate::avro_reader::{Reader, Ty, Val};
-use crate::canal::{self, Coordinates, Entry, Image, Profile, Record};
+use crate::event::{self, Coordinates, Profile, Record};
+use crate::typed::{self, Entry, Image};
 use crate::values::{self, KeyPart, Kind};
 
 /// The planner's code for a binary column read from DRS's byte list (`services/drs_json/plan.py`, `BYTES_LIST`).
@@ -345,7 +346,7 @@ pub(crate) fn records<R: Row>(
     if id < 0 || at.offset < 0 || rows.is_empty() || rows.len() > 999_999 {
         return None;
     }
-    let (head, key_head, table_name) = canal::flat_head(profile, op, database, table, gtid, id);
+    let (head, key_head, table_name) = event::flat_head(profile, op, database, table, gtid, id);
 
     let mut records = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
@@ -358,7 +359,7 @@ pub(crate) fn records<R: Row>(
                 Some(old_row) => {
                     let old_image = old_row.image(plan, zoned)?;
                     let changed = row.changed(old_row)?;
-                    (Some(canal::overlay(&converted, &old_image)), Some(converted), Some(changed))
+                    (Some(typed::overlay(&converted, &old_image)), Some(converted), Some(changed))
                 }
             }
         };
@@ -376,13 +377,13 @@ pub(crate) fn records<R: Row>(
         body.extend_from_slice(b"\xc3\x01");
         body.extend_from_slice(&profile.fingerprint);
         body.extend_from_slice(&head);
-        canal::order_key(&mut body, id, at.offset, index);
+        event::flat_order_key(&mut body, id, at.offset, index);
         avro::opt_long(&mut body, es_ms);
         avro::opt_long(&mut body, ts_ms);
         avro::strings(&mut body, primary_key);
         body.extend_from_slice(&plan.columns_avro);
-        canal::write_image(&mut body, before.as_ref());
-        canal::write_image(&mut body, after.as_ref());
+        typed::write_image(&mut body, before.as_ref());
+        typed::write_image(&mut body, after.as_ref());
         avro::row_tail(&mut body, changed.as_deref(), at.topic, at.partition, at.offset, index as i64);
         records.push(Record { key, value: body, table: table_name.clone(), op, ts_ms: es_ms });
     }

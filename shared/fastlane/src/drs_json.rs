@@ -13,9 +13,10 @@
 
 use std::borrow::Cow;
 
-use crate::canal::{self, Coordinates, Image, Profile};
 use crate::drs::{self, Envelope, Outcome, Plan, PlanFor, Row};
+use crate::event::{self, Coordinates, Profile};
 use crate::json::{self, Json};
+use crate::typed::{self, Image};
 use crate::values;
 
 /// Where a DELETE's row is (`FlatProfile.delete_row_in`).
@@ -110,19 +111,19 @@ fn sequence(value: Option<&Json>) -> Option<i64> {
             }
             text.parse().ok()
         }
-        number => canal::int_field(number).ok()?,
+        number => json::int_field(number).ok()?,
     }
 }
 
 /// `_name(doc, key, strip=True)`: null, or a string as `drs::strip_name` reads it.
 fn name<'d>(value: Option<&'d Json>) -> Option<Option<&'d str>> {
-    drs::strip_name(canal::str_field(value).ok()?.unwrap_or(""))
+    drs::strip_name(json::str_field(value).ok()?.unwrap_or(""))
 }
 
 /// `dbType` of a MySQL source: absent, null, blank, or `MySQL` in any case (the flat reader's
 /// db_type MYSQL and its MySQL type rules). Oracle and the other sources are left to Python.
 fn mysql_source(value: Option<&Json>) -> Option<()> {
-    let text = canal::str_field(value).ok()?.unwrap_or("");
+    let text = json::str_field(value).ok()?.unwrap_or("");
     let word = text.trim_matches(drs::py_blank);
     (text.is_ascii() && (word.is_empty() || word.eq_ignore_ascii_case("MYSQL"))).then_some(())
 }
@@ -154,7 +155,7 @@ impl Row for Json<'_> {
     }
 
     fn image<'t>(&'t self, plan: &Plan, zoned: values::ZoneReader) -> Option<Image<'t>> {
-        canal::json_image(self, plan, |col, text, out| drs::text_value(col, text, out, zoned))
+        typed::json_image(self, plan, |col, text, out| drs::text_value(col, text, out, zoned))
     }
 
     fn changed<'t>(&'t self, old: &'t Self) -> Option<Vec<&'t str>> {
@@ -194,11 +195,11 @@ fn parse_inner<'a>(
         _ => return None,
     }
     mysql_source(doc.db_type)?;
-    let es_ms = canal::int_field(doc.es).ok()?.map(canal::epoch_ms);
-    let ts_ms = canal::int_field(doc.ts).ok()?.map(canal::epoch_ms);
+    let es_ms = json::int_field(doc.es).ok()?.map(event::epoch_ms);
+    let ts_ms = json::int_field(doc.ts).ok()?.map(event::epoch_ms);
     let database = name(doc.database)?;
     let table = name(doc.table)??;
-    let gtid = canal::str_field(doc.gtid).ok()?.filter(|s| !s.is_empty());
+    let gtid = json::str_field(doc.gtid).ok()?.filter(|s| !s.is_empty());
     let (data, old) = (rows(doc.data)?, rows(doc.old)?);
     let none: &[Json] = &[];
     let (rows, olds, unread) = match (op, delete_row_in) {
@@ -231,7 +232,7 @@ fn parse_inner<'a>(
     let plan = match plan_for(raw_map) {
         Some(Some(plan)) => plan,
         Some(None) => return None, // the planner declined this type map
-        None => return Some(Outcome::NeedPlan(raw_map, canal::type_columns(raw_map)?)),
+        None => return Some(Outcome::NeedPlan(raw_map, typed::type_columns(raw_map)?)),
     };
     let envelope = Envelope { op, id, es_ms, ts_ms, database, table, gtid, primary_key };
     drs::records(&envelope, rows, olds, &plan, profile, at, zoned).map(Outcome::Records)

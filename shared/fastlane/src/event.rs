@@ -1,8 +1,42 @@
 //! The parts of a canonical row event that the lanes write alike: the `source` header, the
-//! record key's opening, the order key and the binlog file index (`shared/parsing/order.py`).
+//! record key's opening, the order key and the binlog file index (`shared/parsing/order.py`),
+//! with the record a lane returns, its fixed parts (`Profile`) and the input message's place.
 
 use crate::avro;
-use crate::canal::{json_string, Profile};
+use crate::json::json_string;
+
+/// The fixed parts of every record: the schema fingerprint and the source header.
+pub struct Profile {
+    pub fingerprint: [u8; 8],
+    pub format_id: String,
+    pub db_type: String,
+}
+
+pub struct Record {
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    /// `database.table` as the runtime's table rules and metrics name it (the same for every row).
+    pub table: String,
+    pub op: &'static str,
+    pub ts_ms: Option<i64>,
+}
+
+pub struct Coordinates<'t> {
+    pub topic: &'t str,
+    pub partition: i64,
+    pub offset: i64,
+}
+
+const SECONDS_LIMIT: i64 = 100_000_000_000;
+
+/// `epoch_ms`: seconds or milliseconds by size.
+pub fn epoch_ms(value: i64) -> i64 {
+    if value.abs() < SECONDS_LIMIT {
+        value * 1000
+    } else {
+        value
+    }
+}
 
 /// The `source` fields a lane fills in; the others (`schema`, `tenant`, `scn`, `checkpoint`) are
 /// null for every row lane.
@@ -60,6 +94,23 @@ impl<'a> Source<'a> {
     }
 }
 
+/// What every record of a flat (Canal-shaped) message shares: the Avro source header, the
+/// record key's opening `[database,null,table`, and the `database.table` name.
+pub(crate) fn flat_head(
+    profile: &Profile,
+    op: &str,
+    database: Option<&str>,
+    table: &str,
+    gtid: Option<&str>,
+    id: i64,
+) -> (Vec<u8>, Vec<u8>, String) {
+    let sequence = id.to_string(); // sequence: str(id)
+    let source = Source { gtid, sequence: Some(&sequence), ..Source::of(database, table) };
+    let mut head = Vec::with_capacity(64);
+    source.write(&mut head, profile, op);
+    (head, source.key_head(), source.table_name())
+}
+
 /// `order_key`: `%020d.%020d.%06d`, as an Avro string. The caller keeps the parts in range
 /// (major and minor below 10**20, the row below 10**6), as `order_key` requires.
 pub fn order_key(out: &mut Vec<u8>, major: u128, minor: u128, row: usize) {
@@ -78,6 +129,11 @@ pub fn order_key(out: &mut Vec<u8>, major: u128, minor: u128, row: usize) {
     text[20] = b'.';
     text[41] = b'.';
     avro::bytes(out, &text);
+}
+
+/// `%020d.%020d.%06d` for non-negative numbers (`order_key` on the flat lanes' i64 parts).
+pub(crate) fn flat_order_key(out: &mut Vec<u8>, major: i64, minor: i64, row: usize) {
+    order_key(out, major as u128, minor as u128, row);
 }
 
 /// `kafka_order_key`'s major and minor: the input partition and offset. None for negative

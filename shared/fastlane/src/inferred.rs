@@ -9,8 +9,7 @@
 //! its JSON view for the record key.
 
 use crate::avro;
-use crate::canal::json_string;
-use crate::json::Json;
+use crate::json::{json_string, Json};
 use crate::values::{all_digits, KeyPart};
 
 /// `inferred_logical` of a converted value.

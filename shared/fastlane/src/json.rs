@@ -8,6 +8,9 @@
 //! value at the first position; the Python parser then decides), nesting
 //! deeper than `MAX_DEPTH`. A `None` sends the message to the Python parser,
 //! which accepts or rejects it with a worded reason.
+//!
+//! Also the lanes' strict readers of a scalar field (`int_field`, `str_field`) and orjson's
+//! string rendering (`json_string`), which the record keys and JSON views are written with.
 
 use std::borrow::Cow;
 
@@ -107,6 +110,49 @@ pub fn parse(raw: &[u8]) -> Option<Json<'_>> {
         return None;
     }
     Some(value)
+}
+
+/// A JSON integer field of at most 18 digits; None: absent or null.
+pub(crate) fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
+    match value {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Number(text)) => {
+            let digits = text.strip_prefix('-').unwrap_or(text);
+            if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|c| c.is_ascii_digit()) {
+                return Err(()); // fractions, exponents, huge values: the Python parser decides
+            }
+            text.parse().map(Some).map_err(|_| ())
+        }
+        Some(_) => Err(()),
+    }
+}
+
+/// A string field; None: absent or null (numbers, which Python may turn into text, are declined).
+pub(crate) fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
+    match value {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::Str(text)) => Ok(Some(text.as_ref())),
+        Some(_) => Err(()),
+    }
+}
+
+/// orjson's string rendering (short escapes for the usual five, `\u00XX` for other controls).
+pub fn json_string(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    for &b in text.as_bytes() {
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0c => out.extend_from_slice(b"\\f"),
+            c if c < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c).as_bytes()),
+            c => out.push(c),
+        }
+    }
+    out.push(b'"');
 }
 
 /// Where the first `"`, `\\` or control character of `text` is (the end of a run of plain

@@ -7,7 +7,7 @@
 //! orjson's layout, string escapes, float spelling and date-time forms.
 
 use crate::avro_reader::Reader;
-use crate::canal::json_string;
+use crate::json::json_string;
 
 /// The single-object encoding's marker; the 8-byte schema fingerprint follows it.
 const MARKER: [u8; 2] = [0xC3, 0x01];

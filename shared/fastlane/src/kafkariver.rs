@@ -14,9 +14,9 @@
 use std::sync::Arc;
 
 use crate::avro;
-use crate::canal::{int_field, str_field, write_image, Coordinates, Entry, Image, Profile, Record};
-use crate::event::{self, Source};
-use crate::json::{self, Json};
+use crate::event::{self, Coordinates, Profile, Record, Source};
+use crate::json::{self, int_field, str_field, Json};
+use crate::typed::{write_image, Entry, Image};
 use crate::values::{self, KeyPart, Kind};
 
 /// What the planner made of one message's column types.

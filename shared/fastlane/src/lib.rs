@@ -30,6 +30,7 @@ mod oms_avro;
 mod oms_dataworks;
 mod oms_json;
 mod oms_shareplex;
+mod typed;
 mod values;
 
 use std::collections::HashMap;
@@ -40,9 +41,10 @@ use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::prelude::*;
 use pyo3::intern;
-use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use canal::{Coordinates, Outcome, Plan, Profile};
+use canal::{Outcome, Plan};
+use event::{Coordinates, Profile};
 use values::Kind;
 
 const PLAN_LIMIT: usize = 4096;
@@ -357,7 +359,7 @@ impl SchemaPlans {
         &self,
         py: Python<'_>,
         parse: impl Fn(&debezium::Recent, &debezium::PlanFor) -> debezium::Outcome<'a>,
-    ) -> PyResult<Option<canal::Record>> {
+    ) -> PyResult<Option<event::Record>> {
         with_planning(
             || {
                 let plans = self.plans.borrow();
@@ -462,7 +464,7 @@ struct KafkaRiverLane {
     /// instant(text) -> micros since the epoch | None: TIMESTAMP texts in the source zone (not UTC).
     instant: Py<PyAny>,
     /// Plans by the columns' (name, type) pairs (`kafkariver::type_key`).
-    plans: Guarded<HashMap<Vec<u8>, Option<Arc<Plan>>>>,
+    plans: Guarded<HashMap<Vec<u8>, Option<Arc<kafkariver::Plan>>>>,
     tables: Guarded<HashMap<String, Py<PyString>>>,
 }
 
@@ -1078,6 +1080,13 @@ fn auto_format(raw: &[u8]) -> Option<&'static str> {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LaneFailed", m.py().get_type::<LaneFailed>())?;
+    // The planners' kind codes by name, from their one definition: the unit tests compare
+    // `plan.py`'s constants with it.
+    let kind_codes = PyDict::new(m.py());
+    for (name, code, _) in values::KIND_CODES {
+        kind_codes.set_item(name, code)?;
+    }
+    m.add("KIND_CODES", kind_codes)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(render_json, m)?)?;
     m.add_function(wrap_pyfunction!(auto_format, m)?)?;

@@ -13,10 +13,9 @@
 use std::borrow::Cow;
 
 use crate::avro;
-use crate::canal::{epoch_ms, int_field, str_field, Coordinates, Profile};
-use crate::event::{self, Source};
+use crate::event::{self, epoch_ms, Coordinates, Profile, Source};
 use crate::inferred::{convert, overlay, write_columns, write_image, Image};
-use crate::json::{self, Json};
+use crate::json::{self, int_field, str_field, Json};
 use crate::values::{self, all_digits};
 
 /// One message's only record.

@@ -13,11 +13,10 @@
 use std::borrow::Cow;
 
 use crate::avro;
-use crate::canal::{json_string, Coordinates, Profile, Record};
 use crate::debezium::{self, member, Member};
-use crate::event;
+use crate::event::{self, Coordinates, Profile, Record};
 use crate::inferred::{self, Dec, Image};
-use crate::json::{self, Json};
+use crate::json::{self, json_string, Json};
 use crate::values;
 
 /// The lane's settings, read from the parse options when it is made.

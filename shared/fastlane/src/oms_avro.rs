@@ -17,9 +17,9 @@ use std::fmt::Write;
 
 use crate::avro;
 use crate::avro_reader::Reader;
-use crate::canal::{self, json_string, Coordinates, Entry, Image, Profile, Record};
-use crate::event;
-use crate::json::{self, Json};
+use crate::event::{self, Coordinates, Profile, Record};
+use crate::json::{self, json_string, Json};
+use crate::typed::{self, Entry, Image};
 use crate::values::{self, KeyPart, Kind, ZoneReader};
 
 /// `RECORD_VERSION`: the only `Record.version` the parser knows.
@@ -188,8 +188,8 @@ pub fn parse(
     avro::opt_long(&mut body, dts.ingest_ts_ms);
     avro::strings(&mut body, &primary_key);
     write_columns(&mut body, &dts.columns, dts.before.as_ref(), dts.after.as_ref())?;
-    canal::write_image(&mut body, dts.before.as_ref().map(|c| &c.image));
-    canal::write_image(&mut body, dts.after.as_ref().map(|c| &c.image));
+    typed::write_image(&mut body, dts.before.as_ref().map(|c| &c.image));
+    typed::write_image(&mut body, dts.after.as_ref().map(|c| &c.image));
     avro::row_tail::<&str>(&mut body, None, at.topic, at.partition, at.offset, 0);
     let name = format!("{}.{}", database.as_deref().unwrap_or(""), table);
     Some(Record { key, value: body, table: name, op: dts.op, ts_ms: Some(dts.ts_ms) })

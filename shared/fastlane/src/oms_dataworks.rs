@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use crate::canal::{Coordinates, Profile};
+use crate::event::{Coordinates, Profile};
 use crate::json::{self, Json};
 use crate::oms_json::{
     has_key_columns, member, opt_int, opt_str, opt_text, plan_key, row_image,

@@ -17,10 +17,9 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use crate::avro;
-use crate::canal::{epoch_ms, json_string, Coordinates, Profile, Record};
-use crate::event;
+use crate::event::{self, epoch_ms, Coordinates, Profile, Record};
 use crate::inferred::{self, integer_text, push_text, Image, KeyView, Logical};
-use crate::json::{self, Json};
+use crate::json::{self, json_string, Json};
 use crate::values::{self, Kind, ZoneReader};
 
 /// A typed column's conversion: the codes of `services/oms_default/plan.py`.

@@ -9,7 +9,7 @@
 
 use std::borrow::Cow;
 
-use crate::canal::{Coordinates, Profile};
+use crate::event::{Coordinates, Profile};
 use crate::inferred;
 use crate::json::{self, Json};
 use crate::oms_json::{member, opt_text, py_space, Event, Names, Outcome};

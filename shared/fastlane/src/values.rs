@@ -9,7 +9,7 @@
 //! Time, LocalDateTime, Instant, Unparsed.
 
 use crate::avro;
-use crate::canal::json_string;
+use crate::json::json_string;
 
 /// A column's conversion, chosen by the Python planner (`shared/fastlane/plan.py`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -31,23 +31,29 @@ pub enum Kind {
     InstantZoned,
 }
 
+/// Each kind's code, by the name of its constant in `shared/fastlane/plan.py`: the one definition
+/// of the codes the planners send. `from_code` reads it; the extension exports it (`KIND_CODES`),
+/// and `tests/unit/test_fastlane_kinds.py` checks `plan.py`'s constants against it name by name.
+pub const KIND_CODES: [(&str, i64, Kind); 13] = [
+    ("UNSUPPORTED", 0, Kind::Unsupported),
+    ("INT", 1, Kind::Int),
+    ("YEAR", 2, Kind::Year),
+    ("DECIMAL", 3, Kind::Decimal),
+    ("FLOAT", 4, Kind::Float),
+    ("TEXT", 5, Kind::Text),
+    ("BOOLEAN", 6, Kind::Boolean),
+    ("BYTES_LATIN1", 7, Kind::BytesLatin1),
+    ("DATE", 8, Kind::Date),
+    ("TIME", 9, Kind::Time),
+    ("DATETIME", 10, Kind::DateTime),
+    ("INSTANT_UTC", 11, Kind::InstantUtc),
+    ("INSTANT_ZONED", 12, Kind::InstantZoned),
+];
+
 impl Kind {
+    /// A code's kind; a code not in `KIND_CODES` is `Unsupported` (a non-null value declines).
     pub fn from_code(code: i64) -> Kind {
-        match code {
-            1 => Kind::Int,
-            2 => Kind::Year,
-            3 => Kind::Decimal,
-            4 => Kind::Float,
-            5 => Kind::Text,
-            6 => Kind::Boolean,
-            7 => Kind::BytesLatin1,
-            8 => Kind::Date,
-            9 => Kind::Time,
-            10 => Kind::DateTime,
-            11 => Kind::InstantUtc,
-            12 => Kind::InstantZoned,
-            _ => Kind::Unsupported,
-        }
+        KIND_CODES.iter().find(|&&(_, c, _)| c == code).map_or(Kind::Unsupported, |&(_, _, kind)| kind)
     }
 
     /// Whether Python's converter reads the empty text (as `""` or `b""`: `Some(true)`) or raises
@@ -471,5 +477,23 @@ impl<K: Copy> Plan<K> {
             return Some(self.kinds[hint]);
         }
         self.names.iter().position(|n| n == name).map(|i| self.kinds[i])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kind_codes_are_one_to_one() {
+        for (i, &(name, code, kind)) in KIND_CODES.iter().enumerate() {
+            assert_eq!(Kind::from_code(code), kind, "{name}");
+            for &(other, other_code, other_kind) in &KIND_CODES[i + 1..] {
+                assert!(name != other && code != other_code && kind != other_kind, "{name} and {other}");
+            }
+        }
+        for code in [-1, 13, 100, 101, 102, 103, i64::MAX] {
+            assert_eq!(Kind::from_code(code), Kind::Unsupported, "{code}");
+        }
     }
 }
