@@ -1,18 +1,66 @@
-"""``make bench``: every benchmark, one JSON document on stdout.
+"""``make bench``: every benchmark, one JSON document on stdout and in ``bench/results/<UTC time>.json``.
 
 Speed and memory targets live here, not in timed tests. Each section reports
-its measurements next to its target so a reader sees both.
+its measurements next to its target so a reader sees both. The saved files are
+the benchmarks' history (``bench/README.md`` explains each figure).
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import platform
+import subprocess
 import sys
-from typing import Any
+from pathlib import Path
+from typing import Any, Final
 
 from tests.bench import kafka_bench, normalize_bench, sink_bench
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+RESULTS: Final = ROOT / "bench" / "results"
+"""Where ``make bench`` keeps each run's report."""
+STAMP: Final = "%Y-%m-%dT%H%M%SZ"
+"""A results file's name: its UTC time (no colons: valid on every file system; names sort by time)."""
+
+
+def _commit() -> str | None:
+    """The checked-out commit (``+dirty`` when the tree has changes), or None outside a git checkout."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        changes = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return head + ("+dirty" if changes else "")
+
+
+def write_results(report: dict[str, Any], folder: Path = RESULTS, now: dt.datetime | None = None) -> Path:
+    """Save ``report`` as ``folder/<UTC time>.json`` (the folder made if missing) and return the path.
+
+    Never overwrites: a second report within the same second gets ``-2``, ``-3``... after the time.
+    """
+    at = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = at.strftime(STAMP)
+    text = json.dumps(report, indent=2) + "\n"
+    for n in range(1, 1000):
+        path = folder / (stem + ("" if n == 1 else f"-{n}") + ".json")
+        try:
+            with path.open("x", encoding="utf-8") as out:
+                out.write(text)
+        except FileExistsError:
+            continue
+        return path
+    raise FileExistsError(f"no free results file name for {stem} in {folder}")
 
 
 def _kafka(events: int, rounds: int) -> dict[str, Any]:
@@ -56,7 +104,9 @@ def _spark_sink() -> dict[str, Any]:
 
 
 def main() -> int:
+    started = dt.datetime.now(dt.UTC)
     report: dict[str, Any] = {
+        "run": {"utc": started.strftime("%Y-%m-%dT%H:%M:%SZ"), "commit": _commit()},
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
         "normalize_canal_json": normalize_bench.run(),
         "kafka_normalizer": _kafka(
@@ -66,6 +116,8 @@ def main() -> int:
     }
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
+    path = write_results(report, now=started)
+    print(f"saved {path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}", file=sys.stderr)
     return 0
 
 
