@@ -2,6 +2,14 @@
 
 from collections.abc import Callable
 
+KIND_CODES: dict[str, int]
+"""Column kind name -> code, the one definition (values.rs) that plan.py is checked against."""
+DECLINE_STAGES: list[str]
+"""The names ``last_decline`` returns (decline.rs)."""
+
+def last_decline() -> str:
+    """Where the last lane on this thread stopped: its reason for declining the message it returned None for."""
+
 def render_json(value: bytes, fingerprint: bytes) -> bytes:
     """The JSON view of a unified-topic record value (raises ValueError for other bytes)."""
 

@@ -52,6 +52,14 @@ def available() -> bool:
     return True
 
 
+def last_decline() -> str:
+    """Where the last lane to decline a message stopped (``src/decline.rs``): call it right after a
+    ``parse`` that returned None, before any other lane runs."""
+    from shared.fastlane import _native
+
+    return _native.last_decline()
+
+
 def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] | None = None) -> Lane | None:
     """The lane for ``format_id`` under these parse settings, or None (the Python parser does it all).
 

@@ -71,6 +71,13 @@ class NormalizerMetrics:
             ["result"],
             registry=r,
         )
+        self.fast_lane_declines = Counter(
+            "binlake_fast_lane_declines",
+            "Messages the native fast lane left to the Python parser, by reason: control (no change in it), or "
+            "where the lane stopped (read, envelope, operation, types, values, keys)",
+            ["reason"],
+            registry=r,
+        )
         self.batch_seconds = Histogram(
             "binlake_batch_seconds",
             "Time to parse, produce and commit one partition batch",

@@ -25,7 +25,9 @@ class Normalized:
     of a message that carries no change: a transaction marker, a heartbeat) feed the metrics, as does
     ``filtered`` (table -> events the table rules dropped). ``lane``: how the native codec went (``taken``;
     ``declined``, the lane does not read this message; ``failed``, the lane crashed on it, a bug) or
-    None where no lane ran.
+    None where no lane ran; ``decline``: why a declined message went to the parser (``control``: it
+    carries no change; else the part of the message where the lane stopped: ``read``, ``envelope``,
+    ``operation``, ``types``, ``values``, ``keys``).
     """
 
     rows: list[Rows]
@@ -33,6 +35,7 @@ class Normalized:
     control: str | None = None
     filtered: Sequence[tuple[str, int]] = ()
     lane: str | None = None
+    decline: str | None = None
 
     @property
     def records(self) -> int:

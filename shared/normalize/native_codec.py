@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.fastlane import Lane, LaneFailed
+from shared.fastlane import Lane, LaneFailed, last_decline
 from shared.normalize.codec import Normalized
 from shared.normalize.python_codec import PythonCodec
 from shared.normalize.tables import TableFilter
@@ -13,6 +13,10 @@ DECLINED = "declined"
 """The lane does not read this message with certainty (DDL, an unusual spelling, a reject...)."""
 FAILED = "failed"
 """The lane crashed on this message (a bug in it, logged by the extension): the parser read it instead."""
+CONTROL = "control"
+"""The decline reason of a message that carries no change (DDL, a heartbeat, a transaction marker): lanes
+read row changes only. Other reasons name the part of the message where the lane stopped
+(``shared/fastlane/src/decline.rs``: read, envelope, operation, types, values, keys)."""
 
 
 class NativeCodec:
@@ -37,7 +41,10 @@ class NativeCodec:
                     return Normalized([], filtered=((taken[0], len(taken[3]) // 2),), lane=TAKEN)
                 return Normalized([taken], lane=TAKEN)
             how = DECLINED
+            stage = last_decline()  # read now: the parser below may run another lane (auto)
         normalized = self.python(raw, topic, partition, offset)
         if not isinstance(normalized, Rejected):
             normalized.lane = how
+            if how is DECLINED:
+                normalized.decline = CONTROL if normalized.control is not None and not normalized.rows else stage
         return normalized

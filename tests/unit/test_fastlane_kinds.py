@@ -8,8 +8,6 @@ the extension exports by name; ``plan.py``'s constants are checked against it.
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
 from shared.fastlane import plan
@@ -27,9 +25,9 @@ def python_codes() -> dict[str, int]:
 
 
 def test_the_planner_codes_are_the_lane_codes() -> None:
-    # Looked up on the module object: the extension's stub (_native.pyi) does not declare it.
-    native = importlib.import_module("shared.fastlane._native")
-    rust: dict[str, int] = dict(native.KIND_CODES)
+    from shared.fastlane import _native
+
+    rust = dict(_native.KIND_CODES)
     python = python_codes()
     for name in sorted(rust.keys() | python.keys()):
         assert python.get(name) == rust.get(name), f"kind {name}: plan.py's code, then src/values.rs's"

@@ -7,6 +7,7 @@
 //! `values.rs`, anything the Python parser would reject) returns `None` and
 //! takes the Python parser.
 
+use crate::decline::{self, Stage};
 use crate::avro;
 use crate::event::{epoch_ms, flat_head, flat_order_key, Coordinates, Profile, Record};
 use crate::json::{self, int_field, str_field, Json};
@@ -101,8 +102,10 @@ fn parse_inner<'a>(
     // Only the fields read are built; the rest (sqlType, sql...) is checked and skipped.
     let members = json::parse_message(raw, BUILT).ok_or(())?;
     let doc = Fields::of(&members);
+    decline::at(Stage::Envelope);
     // The Canal profile only: a message without "id" is read with OMS conventions.
     let id = int_field(doc.id)?.ok_or(())?;
+    decline::at(Stage::Operation);
     let kind = match doc.kind {
         Some(Json::Str(k)) if k.is_ascii() => k.to_ascii_uppercase(),
         _ => return Err(()),
@@ -118,6 +121,7 @@ fn parse_inner<'a>(
         None | Some(Json::Null) | Some(Json::Bool(false)) => {}
         _ => return Err(()),
     }
+    decline::at(Stage::Envelope);
     let es_ms = int_field(doc.es)?.map(epoch_ms);
     let ts_ms = int_field(doc.ts)?.map(epoch_ms);
     let database = str_field(doc.database)?.filter(|s| !s.is_empty());
@@ -156,6 +160,7 @@ fn parse_inner<'a>(
         }
         Some(_) => return Err(()),
     };
+    decline::at(Stage::Types);
     let raw_map = match doc.mysql_type {
         Some(Json::Raw(raw_map)) if raw_map.first() == Some(&b'{') => *raw_map,
         _ => return Err(()), // sqlType-only (JDBC codes) or no types: the Python parser
@@ -173,6 +178,7 @@ fn parse_inner<'a>(
 
     let mut records = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
+        decline::at(Stage::Values);
         let converted = convert(row, &plan, zoned).ok_or(())?;
         let (before, after, changed): (Option<Image>, Option<Image>, Option<Vec<&str>>) = if op == "DELETE" {
             (Some(converted), None, None)
@@ -189,6 +195,7 @@ fn parse_inner<'a>(
         };
         let identity = if op == "DELETE" { before.as_ref() } else { after.as_ref() };
         let identity = identity.ok_or(())?;
+        decline::at(Stage::Keys);
 
         // The record key: [database, schema, table, [key values]] as orjson writes it.
         let mut key = Vec::with_capacity(key_head.len() + 32);

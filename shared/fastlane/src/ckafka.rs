@@ -8,6 +8,7 @@
 //! booleans and nested values in the images, odd envelope fields, every message the Python
 //! parser would reject) returns `None` and takes the Python parser.
 
+use crate::decline::{self, Stage};
 use crate::avro;
 use crate::event::{self, Coordinates, Profile, Record, Source};
 use crate::inferred::{self, Logical};
@@ -142,6 +143,7 @@ fn inferred_column<'t>(entry: &Entry<'t>) -> (&'t str, Logical) {
 pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: TimeReader) -> Option<Record> {
     let members = json::parse_message(raw, BUILT)?;
     let doc = Fields::of(&members);
+    decline::at(Stage::Operation);
     let op: &'static str = match doc.kind {
         Some(Json::Str(kind)) => match kind.as_ref() {
             "I" | "i" | "l" => "INSERT",
@@ -151,11 +153,13 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: TimeReader)
         },
         _ => return None,
     };
+    decline::at(Stage::Envelope);
     let binlog_name = str_field(doc.binlog_name).ok()??;
     let binlog_pos = position(doc.binlog_pos)?;
     let database = str_field(doc.database).ok()??;
     let database = Some(database).filter(|s| !s.is_empty());
     let table = str_field(doc.table).ok()?.filter(|s| !s.is_empty())?;
+    decline::at(Stage::Values);
     let new_values = image(doc.new_values)?;
     let old_values = image(doc.old_values)?;
     // `_need`: the type's images must be there; `_forbid`: the other one absent, null or empty.
@@ -182,6 +186,7 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: TimeReader)
         ),
         _ => None,
     };
+    decline::at(Stage::Envelope);
     let gtid = str_field(doc.global_id).ok()?.filter(|s| !s.is_empty());
     let ts_ms = time_ms(doc.time, zoned)?;
     // `kafka_order_key`: this format's messages carry no position on DDL, so none uses one.

@@ -14,6 +14,7 @@
 use std::borrow::{Borrow, Cow};
 use std::sync::Arc;
 
+use crate::decline::{self, Stage};
 use crate::avro;
 use crate::event::{self, epoch_ms, Coordinates, Profile, Record};
 use crate::json::{self, json_string, Json};
@@ -431,11 +432,13 @@ pub(crate) fn record<'a, M: Borrow<Member<'a>>>(
     at: &Coordinates,
 ) -> Option<Record> {
     let source = &change.source;
+    decline::at(Stage::Keys);
     let identity = change.after.or(change.before)?;
     let position = |name: &str| identity.iter().position(|m| m.borrow().0 == name);
     if primary_key.iter().any(|name| position(name).is_none()) {
         return None;
     }
+    decline::at(Stage::Envelope);
     let (major, minor) = change.order;
     if major > ORDER_MAX || minor > ORDER_MAX {
         return None; // `order_key`'s sortable range: a reject
@@ -464,6 +467,7 @@ pub(crate) fn record<'a, M: Borrow<Member<'a>>>(
     avro::opt_long(&mut body, change.ingest_ts_ms);
     avro::strings(&mut body, primary_key);
     body.extend_from_slice(&plan.columns_avro);
+    decline::at(Stage::Values);
     write_image(&mut body, change.before, plan)?;
     write_image(&mut body, change.after, plan)?;
     // Debezium sends no changed columns; one row per message.
@@ -480,6 +484,7 @@ pub(crate) fn record<'a, M: Borrow<Member<'a>>>(
             None => key.extend_from_slice(b"null"),
         }
     }
+    decline::at(Stage::Keys);
     values::key_values(&mut key, primary_key, |name, key| {
         let index = position(name)?;
         key_value(plan.kind(name, index)?, &identity[index].borrow().1, key)
@@ -563,7 +568,9 @@ fn parse_inner<'a>(
     plan_for: &PlanFor,
 ) -> Result<Outcome<'a>, ()> {
     let Envelope { schema, payload, plan: known_plan, .. } = envelope(raw, known).ok_or(())?;
+    decline::at(Stage::Envelope);
     let Json::Object(payload, _) = &payload else { return Err(()) };
+    decline::at(Stage::Operation);
     let op: &'static str = match member(payload, "op") {
         Some(Json::Str(k)) => match k.as_ref() {
             "c" => "INSERT",
@@ -574,6 +581,7 @@ fn parse_inner<'a>(
         },
         _ => return Err(()),
     };
+    decline::at(Stage::Envelope);
     let Some(Json::Object(source, _)) = member(payload, "source") else { return Err(()) };
 
     // `_is_oms` and the MongoDB reject: both left to the Python parser.
@@ -628,11 +636,13 @@ fn parse_inner<'a>(
     if order.1 > ORDER_MAX {
         return Err(()); // `order_key`'s sortable range: a reject
     }
+    decline::at(Stage::Types);
     let plan = match known_plan.map(Some).or_else(|| plan_for(schema)) {
         Some(Some(plan)) => plan,
         Some(None) => return Err(()), // the planner declined this schema
         None => return Ok(Outcome::NeedPlan(schema)),
     };
+    decline::at(Stage::Values);
     let image = |name: &str| match member(payload, name) {
         None | Some(Json::Null) => Ok(None),
         Some(Json::Object(members, _)) => Ok(Some(members.as_slice())),

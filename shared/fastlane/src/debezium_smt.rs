@@ -10,6 +10,7 @@
 //! metadata in unusual forms, anything the Python parser would reject) returns `None` and
 //! takes the Python parser.
 
+use crate::decline::{self, Stage};
 use crate::debezium::{self, member, opt_int, opt_str, Change, Envelope, Member, Outcome, PlanFor, Recent, Source};
 use crate::event::{epoch_ms, Coordinates, Profile};
 use crate::json::Json;
@@ -160,6 +161,7 @@ fn parse_inner<'a>(
     plan_for: &PlanFor,
 ) -> Result<Outcome<'a>, ()> {
     let Envelope { schema, payload, plan: known_plan, members } = debezium::envelope(raw, known).ok_or(())?;
+    decline::at(Stage::Envelope);
     if members != 2 {
         return Err(()); // not exactly {schema, payload}: the whole message is a schema-less row
     }
@@ -171,13 +173,16 @@ fn parse_inner<'a>(
     if columns.is_empty() {
         return Err(());
     }
+    decline::at(Stage::Operation);
     let op = op(&meta)?;
+    decline::at(Stage::Envelope);
     let source = source(&meta, options, source_table)?;
     // `__source_ts_ms` 0 means unknown.
     let ts_ms = opt_int(meta.source_ts_ms)?.filter(|&t| t != 0).map(epoch_ms);
     let ingest_ts_ms = opt_int(meta.ts_ms)?.map(epoch_ms);
     // Kafka order: the message holds no source position.
     let order = (u128::try_from(at.partition).map_err(|_| ())?, u128::try_from(at.offset).map_err(|_| ())?);
+    decline::at(Stage::Types);
     let plan = match known_plan.map(Some).or_else(|| plan_for(schema)) {
         Some(Some(plan)) => plan,
         Some(None) => return Err(()), // the planner declined this schema

@@ -11,6 +11,7 @@
 
 use std::sync::Arc;
 
+use crate::decline::{self, Stage};
 use crate::avro;
 use crate::avro_reader::{Reader, Ty, Val};
 use crate::event::{self, Coordinates, Profile, Record};
@@ -342,6 +343,7 @@ pub(crate) fn records<R: Row>(
     zoned: values::ZoneReader,
 ) -> Option<Vec<Record>> {
     let Envelope { op, id, es_ms, ts_ms, database, table, gtid, ref primary_key } = *envelope;
+    decline::at(Stage::Envelope);
     // `order_by_id`: DRS's event sequence, then the input offset (for messages sharing an id).
     if id < 0 || at.offset < 0 || rows.is_empty() || rows.len() > 999_999 {
         return None;
@@ -350,6 +352,7 @@ pub(crate) fn records<R: Row>(
 
     let mut records = Vec::with_capacity(rows.len());
     for (index, row) in rows.iter().enumerate() {
+        decline::at(Stage::Values);
         let converted = row.image(plan, zoned)?;
         let (before, after, changed): (Option<Image>, Option<Image>, Option<Vec<&str>>) = if op == "DELETE" {
             (Some(converted), None, None)
@@ -363,6 +366,7 @@ pub(crate) fn records<R: Row>(
                 }
             }
         };
+        decline::at(Stage::Keys);
         let identity = if op == "DELETE" { before.as_ref() } else { after.as_ref() }?;
 
         // The record key: [database, schema, table, [key values]] as orjson writes it.
@@ -441,7 +445,9 @@ fn parse_inner<'a>(
     }
 
     // The DRS event sequence: required, and the order key's major.
+    decline::at(Stage::Envelope);
     let id = opt_long(doc.id)??;
+    decline::at(Stage::Operation);
     let op = match doc.kind {
         Some(Val::Str(k)) => row_op(k)?,
         _ => return None,
@@ -450,6 +456,7 @@ fn parse_inner<'a>(
         None | Some(Val::Null) | Some(Val::Bool(false)) => {}
         _ => return None,
     }
+    decline::at(Stage::Envelope);
     let es_ms = opt_long(doc.es)?.map(epoch_ms);
     let ts_ms = opt_long(doc.ts)?.map(epoch_ms);
     let database = name(doc.database)?;
@@ -471,6 +478,7 @@ fn parse_inner<'a>(
         }
         _ => return None,
     };
+    decline::at(Stage::Types);
     let Some(Val::Map(type_map, raw_map)) = doc.mysql_type else {
         return None; // no mysqlType: the sqlType (JDBC codes) path
     };

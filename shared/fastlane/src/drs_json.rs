@@ -13,6 +13,7 @@
 
 use std::borrow::Cow;
 
+use crate::decline::{self, Stage};
 use crate::drs::{self, Envelope, Outcome, Plan, PlanFor, Row};
 use crate::event::{self, Coordinates, Profile};
 use crate::json::{self, Json};
@@ -187,13 +188,16 @@ fn parse_inner<'a>(
     zoned: values::ZoneReader,
 ) -> Option<Outcome<'a>> {
     let members = json::parse_message(raw, BUILT)?;
+    decline::at(Stage::Envelope);
     let doc = Fields::of(&members)?;
     let id = sequence(doc.id)?;
+    decline::at(Stage::Operation);
     let op = row_op(doc.kind, doc.op_type)?;
     match doc.is_ddl {
         None | Some(Json::Null) | Some(Json::Bool(false)) => {}
         _ => return None,
     }
+    decline::at(Stage::Envelope);
     mysql_source(doc.db_type)?;
     let es_ms = json::int_field(doc.es).ok()?.map(event::epoch_ms);
     let ts_ms = json::int_field(doc.ts).ok()?.map(event::epoch_ms);
@@ -225,6 +229,7 @@ fn parse_inner<'a>(
         }
         Some(_) => return None,
     };
+    decline::at(Stage::Types);
     let raw_map = match doc.mysql_type {
         Some(Json::Raw(raw_map)) if raw_map.first() == Some(&b'{') => *raw_map,
         _ => return None, // no mysqlType: Oracle's columnType, or the sqlType (JDBC codes) path

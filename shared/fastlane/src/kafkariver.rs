@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use crate::decline::{self, Stage};
 use crate::avro;
 use crate::event::{self, Coordinates, Profile, Record, Source};
 use crate::json::{self, int_field, str_field, Json};
@@ -200,6 +201,7 @@ fn parse_inner(
 ) -> Option<Outcome> {
     let members = json::parse_message(raw, BUILT)?;
     let doc = Fields::of(&members);
+    decline::at(Stage::Operation);
     let op: &'static str = match doc.event {
         Some(Json::Str(kind)) => match kind.as_ref() {
             "i" | "I" => "INSERT",
@@ -209,6 +211,7 @@ fn parse_inner(
         },
         _ => return None,
     };
+    decline::at(Stage::Envelope);
     let (binlog_file, offset) = binlog(str_field(doc.binlog).ok()??)?;
     let database = str_field(doc.db).ok()??;
     let database = Some(database).filter(|s| !s.is_empty());
@@ -224,6 +227,7 @@ fn parse_inner(
     let ingest_ts_ms = int_field(doc.canal_time).ok()?;
     let major = event::binlog_index(binlog_file)?;
 
+    decline::at(Stage::Types);
     let columns: Vec<Column> = match doc.columns {
         Some(Json::Array(items)) if !items.is_empty() => items.iter().map(Column::of).collect::<Option<_>>()?,
         _ => return None,
@@ -245,6 +249,7 @@ fn parse_inner(
     let kinds: Vec<Kind> =
         columns.iter().enumerate().map(|(i, c)| plan.kind(c.name, i)).collect::<Option<_>>()?;
 
+    decline::at(Stage::Values);
     let mut row = Image { buf: Vec::with_capacity(raw.len()), entries: Vec::with_capacity(columns.len()) };
     for (column, &kind) in columns.iter().zip(&kinds) {
         column.value(kind, &mut row, zoned)?;
@@ -259,6 +264,7 @@ fn parse_inner(
     let source = Source { binlog_file: Some(binlog_file), binlog_pos: Some(offset), ..Source::of(database, table) };
     // The record key: [database, schema, table, [key values]] from the row (after, else before).
     let mut key = source.key_head();
+    decline::at(Stage::Keys);
     values::key_values(&mut key, &primary_key, |name, key| row.get(name)?.key.write(key))?;
     key.push(b']');
 

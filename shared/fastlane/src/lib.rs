@@ -16,6 +16,7 @@ mod canal;
 mod ckafka;
 mod debezium;
 mod debezium_smt;
+mod decline;
 mod detect;
 mod drs;
 mod drs_json;
@@ -129,6 +130,7 @@ impl CanalLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         let found = with_planning(
             || {
@@ -203,6 +205,7 @@ impl MaxwellLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         // A panic raises LaneFailed (the parser takes the message), never crashes the service.
         let Some(record) = catch_unwind(AssertUnwindSafe(|| maxwell::parse(raw, &self.profile, &at))).map_err(|_| failed())?
@@ -255,6 +258,7 @@ impl DrsCore {
         py: Python<'py>,
         read: impl Fn(&drs::PlanFor, values::ZoneReader) -> drs::Outcome<'a>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let found = with_planning(
             || {
                 let plans = self.plans.borrow();
@@ -327,6 +331,7 @@ impl DrsAvroLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         self.core.parse(py, |lookup, zoned| drs::parse(raw, &self.schema, &self.core.profile, &at, lookup, zoned))
     }
@@ -440,6 +445,7 @@ impl DebeziumLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         let found = self
             .schemas
@@ -497,6 +503,7 @@ impl KafkaRiverLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         let found = with_planning(
             || {
@@ -561,6 +568,7 @@ impl CKafkaLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         let read = |text: &str| -> Option<i64> {
             let mut last = self.last_time.borrow_mut();
@@ -668,6 +676,7 @@ impl OmsLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         let found = with_planning(
             || {
@@ -750,6 +759,7 @@ impl OmsAvroLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         // A Python error (a date-time beyond year 9999 in UTC) declines like any other doubt.
         let zoned = |text: &str| read_text(py, self.instant.as_ref()?, text);
@@ -922,6 +932,7 @@ impl DebeziumSmtLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         let source_table = self.topic_tables.get(topic).or(self.source_table.as_ref()).map(String::as_str);
         let found = self.schemas.read(py, |known, lookup| {
@@ -978,6 +989,7 @@ impl OggLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         let read = |text: &str| read_text(py, self.wall_clock.as_ref()?, text);
         let wall_clock: ogg::WallClock = if self.wall_clock.is_some() { Some(&read) } else { None };
@@ -1036,6 +1048,7 @@ impl DrsJsonLane {
         partition: i64,
         offset: i64,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         let profile = &self.core.profile;
         self.core.parse(py, |lookup, zoned| drs_json::parse(raw, self.delete_row_in, profile, &at, lookup, zoned))
@@ -1057,6 +1070,13 @@ fn render_json<'py>(py: Python<'py>, value: &[u8], fingerprint: &[u8]) -> PyResu
     }
 }
 
+/// Where the last lane on this thread stopped (`decline.rs`): read right after its `parse`
+/// returned None, the reason it declined that message.
+#[pyfunction]
+fn last_decline() -> &'static str {
+    decline::last().name()
+}
+
 /// `auto`'s format for a JSON message (`services.auto.parser.detect`'s rules), or None: not read
 /// with certainty, or no rule matches (the Python path then decides).
 #[pyfunction]
@@ -1069,6 +1089,7 @@ fn detect_format(raw: &[u8]) -> Option<&'static str> {
 /// `detect_format`. One call per message instead of a Python-side test and a call.
 #[pyfunction]
 fn auto_format(raw: &[u8]) -> Option<&'static str> {
+    decline::at(decline::Stage::Read); // undetected: a shape the detection does not read with certainty
     let start = raw.iter().position(|c| !matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)).unwrap_or(raw.len());
     let rest = &raw[start..];
     if !(rest.starts_with(b"{") || rest.starts_with(b"[") || rest.starts_with(b"null")) {
@@ -1087,6 +1108,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         kind_codes.set_item(name, code)?;
     }
     m.add("KIND_CODES", kind_codes)?;
+    let stages: Vec<&str> = decline::Stage::ALL.iter().map(|s| s.name()).collect();
+    m.add("DECLINE_STAGES", stages)?;
+    m.add_function(wrap_pyfunction!(last_decline, m)?)?;
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(render_json, m)?)?;
     m.add_function(wrap_pyfunction!(auto_format, m)?)?;

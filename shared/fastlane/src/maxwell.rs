@@ -12,6 +12,7 @@
 
 use std::borrow::Cow;
 
+use crate::decline::{self, Stage};
 use crate::avro;
 use crate::event::{self, epoch_ms, Coordinates, Profile, Source};
 use crate::inferred::{convert, overlay, write_columns, write_image, Image};
@@ -100,6 +101,7 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
     // Only the fields read are built; the rest (server_id, thread_id...) is checked and skipped.
     let members = json::parse_message(raw, BUILT)?;
     let doc = Fields::of(&members);
+    decline::at(Stage::Operation);
     if doc.canal {
         return None; // the Python parser rejects a Canal-style message
     }
@@ -113,11 +115,13 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
         },
         _ => return None,
     };
+    decline::at(Stage::Envelope);
     let database = str_field(doc.database).ok()?.filter(|s| !s.is_empty());
     let table = str_field(doc.table).ok()?.filter(|s| !s.is_empty())?;
     let ts_ms = epoch_ms(int_field(doc.ts).ok()??);
 
     // Images: data is the after image (the deleted row for delete); old only on update.
+    decline::at(Stage::Values);
     let data = convert(doc.data?)?;
     let old = match doc.old {
         None | Some(Json::Null) => None,
@@ -133,6 +137,7 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
     };
     let before = if op == "DELETE" { Some(&data) } else { before.as_ref() };
 
+    decline::at(Stage::Keys);
     // _primary_key: names must be strings; a value list of another length is inconsistent.
     let primary_key: Vec<&str> = match doc.primary_key_columns {
         None | Some(Json::Null) => Vec::new(),
@@ -162,6 +167,7 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
     }
     let key_image = after.or(before)?;
 
+    decline::at(Stage::Envelope);
     // _tx_sequence: xoffset, else the commit row's sequence, else 0.
     let commit = match doc.commit {
         None | Some(Json::Null) => false,

@@ -12,6 +12,7 @@
 
 use std::borrow::Cow;
 
+use crate::decline::{self, Stage};
 use crate::avro;
 use crate::debezium::{self, member, Member};
 use crate::event::{self, Coordinates, Profile, Record};
@@ -188,6 +189,7 @@ pub fn parse(raw: &[u8], profile: &Profile, options: &Options, at: &Coordinates,
     // Only the fields read are built; the rest is checked and skipped.
     let members = json::parse_message(raw, BUILT)?;
     let doc = Fields::of(&members);
+    decline::at(Stage::Operation);
     let op: &'static str = match doc.op_type {
         Some(Json::Str(kind)) => match kind.as_ref() {
             "I" => "INSERT",
@@ -197,6 +199,7 @@ pub fn parse(raw: &[u8], profile: &Profile, options: &Options, at: &Coordinates,
         },
         _ => return None,
     };
+    decline::at(Stage::Envelope);
     let (database, schema, table) = table_name(doc.table, options)?;
     let ts_ms = time_ms(doc.op_ts, None).ok()?; // op_ts is UTC
     let ingest_ts_ms = time_ms(doc.current_ts, wall_clock).ok()?;
@@ -208,8 +211,10 @@ pub fn parse(raw: &[u8], profile: &Profile, options: &Options, at: &Coordinates,
     };
     let scn = token(tokens, SCN_TOKENS).ok()?;
     let transaction_id = token(tokens, TXID_TOKENS).ok()?;
+    decline::at(Stage::Keys);
     let primary_key = primary_key(doc.primary_keys)?;
 
+    decline::at(Stage::Values);
     let before = image(doc.before).ok()?;
     let after = image(doc.after).ok()?;
     // require_key_columns' image: the new row of an insert, the old one of a delete, and of an
@@ -221,9 +226,11 @@ pub fn parse(raw: &[u8], profile: &Profile, options: &Options, at: &Coordinates,
         ("UPDATE", None, Some(after)) => after,
         _ => return None, // a missing or superfluous image: rejects
     };
+    decline::at(Stage::Keys);
     if primary_key.iter().any(|name| identity.0.get(name).is_none()) {
         return None;
     }
+    decline::at(Stage::Values);
     let changed = match (&before, &after) {
         (Some(before), Some(after)) => Some(changed(before, after)?),
         _ => None,
@@ -254,6 +261,7 @@ pub fn parse(raw: &[u8], profile: &Profile, options: &Options, at: &Coordinates,
     avro::row_tail(&mut body, changed.as_deref(), at.topic, at.partition, at.offset, 0);
 
     // The record key: [database, schema, table, [key values]] as orjson writes it.
+    decline::at(Stage::Keys);
     let key_image = after.or(before)?;
     let mut key = Vec::with_capacity(64);
     key.push(b'[');

@@ -15,6 +15,7 @@
 use std::borrow::Cow;
 use std::fmt::Write;
 
+use crate::decline::{self, Stage};
 use crate::avro;
 use crate::avro_reader::Reader;
 use crate::event::{self, Coordinates, Profile, Record};
@@ -150,8 +151,10 @@ pub fn parse(
     zoned: Option<ZoneReader>,
 ) -> Option<Record> {
     let dts = decode(raw, codes, zoned)?;
+    decline::at(Stage::Envelope);
     let [database, schema, table] = object_name_parts(dts.object_name)?;
     let table = table?;
+    decline::at(Stage::Keys);
     let primary_key = primary_key(dts.pk_uk_info)?;
     let identity = identity(&dts, &primary_key)?;
 
@@ -167,6 +170,7 @@ pub fn parse(
     key.push(b']');
 
     let images = [&dts.before, &dts.after].iter().map(|c| c.as_ref().map_or(0, |c| c.image.buf.len())).sum::<usize>();
+    decline::at(Stage::Envelope);
     let mut body = Vec::with_capacity(2 * images + 48 * dts.columns.len() + 256);
     body.extend_from_slice(b"\xc3\x01");
     body.extend_from_slice(&profile.fingerprint);
@@ -187,6 +191,7 @@ pub fn parse(
     avro::opt_long(&mut body, Some(dts.ts_ms));
     avro::opt_long(&mut body, dts.ingest_ts_ms);
     avro::strings(&mut body, &primary_key);
+    decline::at(Stage::Types);
     write_columns(&mut body, &dts.columns, dts.before.as_ref(), dts.after.as_ref())?;
     typed::write_image(&mut body, dts.before.as_ref().map(|c| &c.image));
     typed::write_image(&mut body, dts.after.as_ref().map(|c| &c.image));
@@ -207,6 +212,7 @@ fn decode<'a>(raw: &'a [u8], codes: &'a Codes, zoned: Option<ZoneReader>) -> Opt
     let (position, safe_position, txid) = (r.str()?, r.str()?, r.str()?);
     let source_type = r.index(SOURCE_TYPES.len())?;
     let version = r.str()?;
+    decline::at(Stage::Operation);
     let op: &'static str = match r.index(OPERATIONS)? {
         0 => "INSERT",
         1 => "UPDATE",
@@ -214,16 +220,20 @@ fn decode<'a>(raw: &'a [u8], codes: &'a Codes, zoned: Option<ZoneReader>) -> Opt
         16 => "SNAPSHOT", // INIT, the full load
         _ => return None, // DDL, heartbeats, transaction markers: the Python parser
     };
+    decline::at(Stage::Read);
     let object_name = match r.index(2)? {
         0 => None,
         _ => Some(r.str()?),
     };
     let process_ts = first_long(&mut r)?;
     let pk_uk_info = pk_uk_info(&mut r)?;
+    decline::at(Stage::Types);
     let columns = fields(&mut r, codes)?;
+    decline::at(Stage::Values);
     let before = image(&mut r, &columns, zoned)?;
     let after = image(&mut r, &columns, zoned)?;
     // Newer DTS releases append `bornTimestamp`: one long that must end the message.
+    decline::at(Stage::Read);
     let born = if r.done() { None } else { Some(r.long()?) };
     if !r.done() {
         return None;

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 
+use crate::decline::{self, Stage};
 use crate::event::{Coordinates, Profile};
 use crate::json::{self, Json};
 use crate::oms_json::{
@@ -89,11 +90,13 @@ fn parse_inner(
     zoned: ZoneReader,
 ) -> Result<Outcome, ()> {
     let members = json::parse_message_exact(raw, BUILT).ok_or(())?;
+    decline::at(Stage::Envelope);
     match member(&members, "version") {
         Some(Json::Str(version)) if version == "2.0" => {}
         _ => return Err(()),
     }
     let Some(Json::Object(payload, _)) = member(&members, "payload") else { return Err(()) };
+    decline::at(Stage::Operation);
     let op: &'static str = match member(payload, "op") {
         Some(Json::Str(op)) => match op.as_ref() {
             "INSERT" => "INSERT",
@@ -103,6 +106,7 @@ fn parse_inner(
         },
         _ => return Err(()),
     };
+    decline::at(Stage::Envelope);
     let stamps = opt_obj(member(payload, "timestamp"))?;
     let event_ms = opt_int(member(stamps, "eventTime"))?;
     let system_ms = opt_int(member(stamps, "systemTime"))?;
@@ -137,8 +141,10 @@ fn parse_inner(
         transaction_id: None,
         sequence: None,
     };
+    decline::at(Stage::Keys);
     let primary_key = primary_key(member(schema, "pk"))?;
 
+    decline::at(Stage::Envelope);
     let raw_before = raw_image(payload, "before")?;
     let raw_after = raw_image(payload, "after")?;
     match op {
@@ -147,6 +153,7 @@ fn parse_inner(
         "INSERT" | "UPDATE" if raw_after.is_none() => return Err(()),
         _ => {}
     }
+    decline::at(Stage::Types);
     let order = declared(member(schema, "column"))?;
     // Every image column declared, or none is (all inferred); a mix is declined.
     for image in [raw_before, raw_after].into_iter().flatten() {
@@ -169,9 +176,11 @@ fn parse_inner(
         }
     };
     let plan = plan.as_deref();
+    decline::at(Stage::Values);
     let before = raw_before.map(|image| row_image(image, plan, zoned)).transpose()?;
     let after = raw_after.map(|image| row_image(image, plan, zoned)).transpose()?;
     // require_key_columns: the prior row when there is one, else the new row.
+    decline::at(Stage::Keys);
     let checked = if before.is_some() { before.as_ref() } else { after.as_ref() };
     if !has_key_columns(&primary_key, checked) {
         return Err(());

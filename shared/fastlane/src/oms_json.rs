@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::decline::{self, Stage};
 use crate::avro;
 use crate::event::{self, epoch_ms, Coordinates, Profile, Record};
 use crate::inferred::{self, integer_text, push_text, Image, KeyView, Logical};
@@ -277,6 +278,7 @@ impl Event<'_, '_> {
         avro::opt_string(&mut body, names.transaction_id);
         avro::opt_string(&mut body, names.sequence.as_deref());
         // `kafka_order_key`: OMS gives no log position on every message (see the parsers).
+        decline::at(Stage::Envelope);
         let (major, minor) = event::input_order(at.partition, at.offset)?;
         event::order_key(&mut body, major, minor, 0);
         avro::opt_long(&mut body, self.ts_ms);
@@ -302,6 +304,7 @@ impl Event<'_, '_> {
                 None => key.extend_from_slice(b"null"),
             }
         }
+        decline::at(Stage::Keys);
         let identity = self.after.or(self.before)?;
         values::key_values(&mut key, self.primary_key, |name, key| identity.write_key(key, name))?;
         key.push(b']');
@@ -481,6 +484,7 @@ fn default_inner(
         };
         *slot = Some(value);
     }
+    decline::at(Stage::Operation);
     let op: &'static str = match doc.kind {
         Some(Json::Str(kind)) if kind.is_ascii() => match kind.to_ascii_uppercase().as_str() {
             "INSERT" => "INSERT",
@@ -490,6 +494,7 @@ fn default_inner(
         },
         _ => return Err(()),
     };
+    decline::at(Stage::Envelope);
     let Some(Json::Object(meta, _)) = doc.meta else { return Err(()) };
     let field = |name: &str| member(meta, name);
 
@@ -510,6 +515,7 @@ fn default_inner(
         transaction_id: opt_text(field("uniqueId"))?,
         sequence: sequence.map(Cow::Borrowed),
     };
+    decline::at(Stage::Keys);
     let primary_key: Vec<&str> = match opt_str(field("record_primary_key"))? {
         None | Some("") => Vec::new(),
         Some(text) => text.split(KEY_SEPARATOR).collect(),
@@ -518,6 +524,7 @@ fn default_inner(
         return Err(());
     }
 
+    decline::at(Stage::Envelope);
     let prev = raw_image(doc.prev)?;
     let post = raw_image(doc.post)?;
     // The image this op ignores must be absent: the typed path would read its types and names.
@@ -525,6 +532,7 @@ fn default_inner(
         return Err(());
     }
     let images = [post, prev];
+    decline::at(Stage::Types);
     let types = [light_types(post)?, light_types(prev)?];
     let has_light = images.iter().flatten().any(|(_, members)| member(members, LIGHT_TYPE).is_some());
     if !extend && has_light {
@@ -549,8 +557,10 @@ fn default_inner(
         }
     };
     let plan = plan.as_deref();
+    decline::at(Stage::Values);
     let before = if op == "INSERT" { None } else { Some(row_image(needed(prev)?, plan, zoned)?) };
     let after = if op == "DELETE" { None } else { Some(row_image(needed(post)?, plan, zoned)?) };
+    decline::at(Stage::Keys);
     if !has_key_columns(&primary_key, before.as_ref()) || !has_key_columns(&primary_key, after.as_ref()) {
         return Err(());
     }

@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 
+use crate::decline::{self, Stage};
 use crate::event::{Coordinates, Profile};
 use crate::inferred;
 use crate::json::{self, Json};
@@ -68,7 +69,9 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: Option<Zone
 
 fn parse_inner(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: Option<ZoneReader>) -> Result<Outcome, ()> {
     let members = json::parse_message_exact(raw, BUILT).ok_or(())?;
+    decline::at(Stage::Envelope);
     let Some(Json::Object(meta, _)) = member(&members, "meta") else { return Err(()) };
+    decline::at(Stage::Operation);
     let op: &'static str = match member(meta, "op") {
         Some(Json::Str(kind)) if kind.is_ascii() => match kind.to_ascii_lowercase().as_str() {
             "ins" => "INSERT",
@@ -78,6 +81,7 @@ fn parse_inner(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: Option<Zo
         },
         _ => return Err(()),
     };
+    decline::at(Stage::Envelope);
     let (tenant, database, table) = match opt_text(member(meta, "table"))? {
         Some(name) => split_table(name),
         None => (None, None, None),
@@ -98,6 +102,7 @@ fn parse_inner(raw: &[u8], profile: &Profile, at: &Coordinates, zoned: Option<Zo
         sequence: verbatim(member(meta, "seq"))?.map(Cow::Borrowed),
     };
 
+    decline::at(Stage::Values);
     let (data, data_empty) = image(member(&members, "data"))?;
     let data = inferred::convert(data).ok_or(())?;
     let (before, after, changed) = if op == "UPDATE" {
