@@ -11,6 +11,7 @@ micro-batch finishes or is replayed from the checkpoint on the next start).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -75,6 +76,7 @@ def run(args: argparse.Namespace) -> int:
     logs.setup("INFO")
     log = logging.getLogger("binlake.sink")
 
+    from shared.kafka import access
     from spark_sink import job
     from spark_sink.observe.metrics import SinkMetrics
     from spark_sink.observe.server import MetricsServer
@@ -82,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
 
     if _stop_asked(log, "before Spark started"):
         return 0
+    # Credentials the brokers refuse, or a broker certificate not trusted, stop the sink here, in a second and
+    # with what to fix, rather than after Spark's start in a failed query's stack trace.
+    asyncio.run(access.diagnose(kafka))
     metrics = SinkMetrics()
     server = MetricsServer(metrics.registry)
     port = server.start(settings.metrics_host, settings.metrics_port)

@@ -17,6 +17,10 @@ from spark_sink.settings import SinkSettings
 
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
 PLUGINS = "spark.plugins"
+REDACTION = r"(?i)secret|password|token|access[.]?key|jaas|keystore[.]key"
+"""``spark.redaction.regex``: Spark hides a setting's or a data source option's value where its name or value
+matches (logs, plans, listener events). Spark's default, plus the Kafka client's key (``kafka.ssl.keystore.key``,
+its PEM passed inline: spark_sink.events.pem) and any JAAS configuration, whatever its login module holds."""
 
 
 class SessionError(BinlakeError):
@@ -180,6 +184,7 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.redaction.regex", REDACTION)
     )
     if plugins:
         # After the user's own plugins, if any (a list: both load).

@@ -37,8 +37,14 @@ class KafkaSettings(BaseSettings):
     sasl_username: str | None = Field(None, description="SASL user name (SASL_* protocols).")
     sasl_password: SecretStr | None = Field(None, description="SASL password (SASL_* protocols). Never logged.")
     ssl_cafile: str | None = Field(None, description="PEM file of CA certificates to verify brokers (SSL, SASL_SSL).")
-    ssl_certfile: str | None = Field(None, description="PEM client certificate for mutual TLS (SSL, SASL_SSL).")
-    ssl_keyfile: str | None = Field(None, description="PEM private key of the client certificate.")
+    ssl_certfile: str | None = Field(
+        None, description="PEM client certificate for mutual TLS (SSL, SASL_SSL); it may hold the key too."
+    )
+    ssl_keyfile: str | None = Field(
+        None,
+        description="PEM private key of the client certificate (unset: the key is in BINLAKE_KAFKA_SSL_CERTFILE); "
+        "PKCS#8 for the sink, whose Java client reads no other (docs/operations.md, Kafka over SASL_SSL).",
+    )
     ssl_key_password: SecretStr | None = Field(None, description="Password of the client key, if any. Never logged.")
     ssl_check_hostname: bool = Field(True, description="Verify that broker certificates match their host names.")
 

@@ -11,7 +11,9 @@ loopback ports, waits until it answers Kafka API requests and records
 ``broker.json``; ``stop`` sends SIGTERM (then SIGKILL after a grace period);
 ``status`` says whether the recorded broker is alive. A failed start raises
 BrokerError with the tail of the broker log. Replication factors are 1, so
-transactions work on the single node.
+transactions work on the single node. With ``sasl_ssl`` the broker also
+listens with SASL_SSL (SCRAM over TLS, shared/devbroker/secure.py) on a port
+of its own, ``BrokerInfo.sasl_ssl_port``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final
 
+from shared.devbroker.secure import LISTENER, SaslSslListener
 from shared.errors import BinlakeError
 
 REPO: Final = Path(__file__).resolve().parents[2]
@@ -68,10 +71,18 @@ class BrokerInfo:
     controller_port: int
     run_dir: str
     kafka_version: str
+    sasl_ssl_port: int | None = None
+    """The SASL_SSL listener's port, when the broker was started with one."""
 
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    @property
+    def sasl_ssl_bootstrap(self) -> str:
+        if self.sasl_ssl_port is None:
+            raise BrokerError(f"the broker in {self.run_dir} has no SASL_SSL listener")
+        return f"127.0.0.1:{self.sasl_ssl_port}"
 
 
 def cache_dir() -> Path:
@@ -157,16 +168,26 @@ def _java() -> str:
     return java
 
 
-def _server_properties(run_dir: Path, port: int, controller_port: int) -> str:
+def _server_properties(
+    run_dir: Path, port: int, controller_port: int, sasl_ssl: tuple[SaslSslListener, int] | None = None
+) -> str:
+    listeners, advertised = f"PLAINTEXT://127.0.0.1:{port}", f"PLAINTEXT://127.0.0.1:{port}"
+    protocols, secure = "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT", ""
+    if sasl_ssl is not None:
+        listener, secure_port = sasl_ssl
+        advertised += f",{LISTENER}://127.0.0.1:{secure_port}"
+        listeners = advertised
+        protocols += f",{LISTENER}:{LISTENER}"
+        secure = "".join(f"{key}={value}\n" for key, value in listener.properties(secure_port).items())
     return f"""process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:{controller_port}
-listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller_port}
-advertised.listeners=PLAINTEXT://127.0.0.1:{port}
+listeners={listeners},CONTROLLER://127.0.0.1:{controller_port}
+advertised.listeners={advertised}
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
-log.dirs={run_dir / "data"}
+listener.security.protocol.map={protocols}
+{secure}log.dirs={run_dir / "data"}
 num.partitions=1
 auto.create.topics.enable=false
 offsets.topic.replication.factor=1
@@ -228,8 +249,13 @@ def log_tail(run_dir: Path, lines: int = 40) -> str:
     return "\n".join(parts) or "(no broker log written)"
 
 
-def start(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> BrokerInfo:
-    """Format storage and start a broker; return once it answers requests."""
+def start(
+    run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m", sasl_ssl: SaslSslListener | None = None
+) -> BrokerInfo:
+    """Format storage and start a broker; return once it answers requests.
+
+    ``sasl_ssl``: a SASL_SSL listener too, its SCRAM users written into the storage as it is formatted.
+    """
     run_dir.mkdir(parents=True, exist_ok=True)
     current = read_state(run_dir)
     if current is not None and is_alive(current.pid):
@@ -243,11 +269,10 @@ def start(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> Brok
             shutil.rmtree(target)
         elif target.exists():
             target.unlink()
-    port, controller_port = free_port(), free_port()
-    while controller_port == port:
-        controller_port = free_port()
+    port, controller_port, secure_port = _distinct_ports(3)
     properties = run_dir / "server.properties"
-    properties.write_text(_server_properties(run_dir, port, controller_port))
+    secure = None if sasl_ssl is None else (sasl_ssl, secure_port)
+    properties.write_text(_server_properties(run_dir, port, controller_port, secure))
     log4j = run_dir / "log4j2.xml"
     log4j.write_text(_LOG4J2.format(log=run_dir / "broker.log"))
     java = _java()
@@ -255,14 +280,37 @@ def start(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> Brok
     base = [java, f"-Xmx{heap}", "-cp", classpath, f"-Dlog4j2.configurationFile={log4j}"]
     cluster_id = _cluster_id()
     formatted = subprocess.run(
-        [*base, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(properties)],
+        [*base, "kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(properties)]
+        + ([] if sasl_ssl is None else sasl_ssl.format_arguments()),
         capture_output=True,
         text=True,
         check=False,
     )
     if formatted.returncode != 0:
         raise BrokerError(f"formatting broker storage failed:\n{formatted.stdout[-2000:]}{formatted.stderr[-2000:]}")
-    return _launch(run_dir, base, properties, port, controller_port, timeout_s=timeout_s)
+    return _launch(
+        run_dir,
+        base,
+        properties,
+        port,
+        controller_port,
+        timeout_s=timeout_s,
+        sasl_ssl_port=None if sasl_ssl is None else secure_port,
+    )
+
+
+def _distinct_ports(count: int) -> list[int]:
+    ports: list[int] = []
+    while len(ports) < count:
+        port = free_port()
+        if port not in ports:
+            ports.append(port)
+    return ports
+
+
+def _listener_ports(listeners: str) -> dict[str, int]:
+    """``NAME://host:port,...`` -> {NAME: port}."""
+    return {item.split("://", 1)[0]: int(item.rsplit(":", 1)[1]) for item in listeners.split(",") if item}
 
 
 def restart(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> BrokerInfo:
@@ -276,16 +324,25 @@ def restart(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> Br
     settings = dict(
         line.split("=", 1) for line in properties.read_text().splitlines() if "=" in line and not line.startswith("#")
     )
-    port = int(settings["advertised.listeners"].rsplit(":", 1)[1])
-    controller_port = int(settings["controller.quorum.voters"].rsplit(":", 1)[1])
+    ports = _listener_ports(settings["listeners"])
     libs = ensure_jars()
     log4j = run_dir / "log4j2.xml"
     base = [_java(), f"-Xmx{heap}", "-cp", f"{libs}/*", f"-Dlog4j2.configurationFile={log4j}"]
-    return _launch(run_dir, base, properties, port, controller_port, timeout_s=timeout_s)
+    port, controller_port = ports["PLAINTEXT"], ports["CONTROLLER"]
+    return _launch(
+        run_dir, base, properties, port, controller_port, timeout_s=timeout_s, sasl_ssl_port=ports.get(LISTENER)
+    )
 
 
 def _launch(
-    run_dir: Path, base: list[str], properties: Path, port: int, controller_port: int, *, timeout_s: float
+    run_dir: Path,
+    base: list[str],
+    properties: Path,
+    port: int,
+    controller_port: int,
+    *,
+    timeout_s: float,
+    sasl_ssl_port: int | None = None,
 ) -> BrokerInfo:
     with open(run_dir / "stdout.log", "ab") as out:
         process = subprocess.Popen(
@@ -296,7 +353,7 @@ def _launch(
             start_new_session=True,  # survives the CLI; stopped by pid
         )
     _CHILDREN[process.pid] = process
-    info = BrokerInfo(process.pid, port, controller_port, str(run_dir), kafka_version())
+    info = BrokerInfo(process.pid, port, controller_port, str(run_dir), kafka_version(), sasl_ssl_port=sasl_ssl_port)
     deadline = time.monotonic() + timeout_s
     try:
         while time.monotonic() < deadline:

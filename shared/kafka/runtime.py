@@ -28,7 +28,10 @@ producer that can no longer abort is replaced (which aborts the open
 transaction on the broker), but only while the group coordinator confirms the
 partition is still ours; otherwise the instance leaves the group and joins
 again (shared/kafka/assignment.py). A partition whose input waits too long for
-a commit is stalled: /readyz fails (shared/kafka/progress.py). SIGTERM finishes
+a commit is stalled: /readyz fails (shared/kafka/progress.py). A broker error
+that is the configuration's (credentials refused, a broker certificate not
+trusted: shared/kafka/access.py) stops the service with what to fix instead
+of backing off forever. SIGTERM finishes
 the open batch (commit or abort) and leaves the group; nothing partial is ever
 committed.
 """
@@ -51,6 +54,7 @@ from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
 from shared import native
 from shared.config.settings import KafkaSettings, NormalizerSettings
 from shared.errors import ConfigError
+from shared.kafka import access
 from shared.kafka.assignment import LeaveGroup, Listener, Partitions, PartitionState, ProducerFactory
 from shared.kafka.client import connection_kwargs
 from shared.kafka.letters import Letter, dead_letter
@@ -369,6 +373,9 @@ class Normalizer:
                         log.warning("leaving the group to join again", extra={"reason": str(exc), "backoff_s": backoff})
                     else:
                         self.metrics.broker_errors.labels(type(exc).__name__).inc()
+                        # aiokafka hides why a connection failed: a refused password or an untrusted broker
+                        # certificate never heals, so it ends the service (KafkaAccessError) rather than a back-off.
+                        await access.diagnose(self.kafka, timeout_s=min(10.0, settings.retry_backoff_max_s))
                         log.warning("broker error, backing off", extra={"error": repr(exc), "backoff_s": backoff})
                     self.health.ready = False
                     await self._shutdown_clients()

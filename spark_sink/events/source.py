@@ -20,6 +20,7 @@ from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, Str
 
 from shared.codec import avro
 from shared.config.settings import KafkaSettings
+from spark_sink.events.pem import ssl_options
 from spark_sink.settings import SinkSettings
 
 EVENT: Final = "_event"
@@ -58,17 +59,7 @@ def kafka_options(kafka: KafkaSettings) -> dict[str, str]:
         options["kafka.sasl.mechanism"] = kafka.sasl_mechanism
         options["kafka.sasl.jaas.config"] = f"{module} required username={user} password={password};"
     if kafka.security_protocol.endswith("SSL"):
-        if kafka.ssl_cafile:
-            options["kafka.ssl.truststore.type"] = "PEM"
-            options["kafka.ssl.truststore.location"] = kafka.ssl_cafile
-        if kafka.ssl_certfile and kafka.ssl_keyfile:
-            # Kafka reads a PEM key store as one file holding the key and the certificate chain.
-            options["kafka.ssl.keystore.type"] = "PEM"
-            options["kafka.ssl.keystore.location"] = kafka.ssl_certfile
-        if kafka.ssl_key_password is not None:
-            options["kafka.ssl.key.password"] = kafka.ssl_key_password.get_secret_value()
-        if not kafka.ssl_check_hostname:
-            options["kafka.ssl.endpoint.identification.algorithm"] = ""
+        options.update(ssl_options(kafka))
     return options
 
 
