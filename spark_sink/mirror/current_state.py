@@ -32,6 +32,8 @@ changelog: ``current`` is the mirror.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -43,9 +45,10 @@ from spark_sink.checkpoint import offset_log
 from spark_sink.delta import quote
 from spark_sink.hadoop_files import HadoopFiles
 from spark_sink.layout import ORDER_KEY, ORIGIN, PROP_TRUNCATED
-from spark_sink.mirror import apply, merge, tombstones
+from spark_sink.mirror import apply, fold, merge, tombstones
 from spark_sink.mirror.control_events import TableControl, collect
-from spark_sink.mirror.plan import Descriptor
+from spark_sink.mirror.fold import FoldTable
+from spark_sink.mirror.plan import Descriptor, Plan
 from spark_sink.mirror.schema import planned
 from spark_sink.settings import SinkSettings
 
@@ -106,41 +109,70 @@ def current(spark: SparkSession, settings: SinkSettings, table: str) -> DataFram
     return current_tables(spark, settings, [table])[table]
 
 
-def current_tables(spark: SparkSession, settings: SinkSettings, tables: list[str]) -> dict[str, DataFrame]:
-    """``current`` of several tables, their tail's control events and column descriptors found at once."""
+def current_tables(
+    spark: SparkSession, settings: SinkSettings, tables: list[str], *, shared: bool | None = None
+) -> dict[str, DataFrame]:
+    """``current`` of several tables, their tail's control events and column descriptors found at once.
+
+    ``shared``: fold the keyed tables' tails in one aggregation (``fold.fold_all``, materialized once, each
+    table's rows then one projection of it) instead of a fold per table, each of which decodes and
+    aggregates on its own when its frame is read. None: as the mirror query folds, the tables with fewer
+    row events than ``mirror_shared_fold_rows`` share one fold (when there are two or more of them); the
+    generic fold costs more per row, a fold of its own a few fixed seconds per table.
+    """
     if settings.mirrors == "inline":
         return {table: _mirror_or_empty(spark, settings.mirror_uri(table), None) for table in tables}
     after = applied_through(spark, settings.mirror_checkpoint())
     rows = tail(spark, settings.changelog_uri(), after).where(F.col("source_table").isin(tables))
     control = collect(rows)
     row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
-    descs = apply.descriptors(row_events)[0]
+    descs, counts = apply.descriptors(row_events)
     pinned = tombstones.pin(spark, settings.tombstones_uri())
-    return {
-        table: _current(
-            spark,
-            settings,
-            table,
-            row_events,
-            descs=descs.get(table, []),
-            control=control.get(table, TableControl()),
-            pinned=pinned,
-        )
+    states = {
+        table: _state(spark, settings, table, descs=descs.get(table, []), control=control.get(table, TableControl()))
         for table in tables
     }
+    keyed = [state for state in states.values() if isinstance(state, _Fold) and state.key]
+    if shared is None:
+        small = [s for s in keyed if counts[s.table].rows < settings.mirror_shared_fold_rows]
+        keyed = small if len(small) > 1 else []
+    elif not shared:
+        keyed = []
+    sharing = {state.table for state in keyed}
+    folded: DataFrame | None = None
+    if keyed:
+        folded = fold.fold_all(
+            spark, row_events, [FoldTable(s.table, s.descs, s.result, s.key, s.truncated) for s in keyed]
+        )
+    out: dict[str, DataFrame] = {}
+    for table, state in states.items():
+        if isinstance(state, DataFrame):
+            out[table] = state
+        elif folded is not None and table in sharing:
+            out[table] = _from_shared(spark, settings, state, folded, pinned=pinned)
+        else:
+            out[table] = _current(spark, settings, state, row_events, pinned=pinned)
+    return out
 
 
-def _current(
-    spark: SparkSession,
-    settings: SinkSettings,
-    table: str,
-    row_events: DataFrame,
-    *,
-    descs: list[Descriptor],
-    control: TableControl,
-    pinned: tombstones.Pinned,
-) -> DataFrame:
-    """One table's current state from the tail's row events (all tables'), descriptors and control events."""
+@dataclass(frozen=True, slots=True)
+class _Fold:
+    """A table whose tail has row events to fold over its mirror: the mirror as the tail leaves it planned."""
+
+    table: str
+    descs: list[Descriptor]
+    result: Plan
+    key: list[str]
+    schema: StructType
+    held: DataFrame
+    """The mirror's rows in ``schema`` (none past its TRUNCATE)."""
+    truncated: str | None
+
+
+def _state(
+    spark: SparkSession, settings: SinkSettings, table: str, *, descs: list[Descriptor], control: TableControl
+) -> DataFrame | _Fold:
+    """One table's current state when the tail has no row event of it, else what folding its events needs."""
     uri = settings.mirror_uri(table)
     found = delta.state(spark, uri)
     truncated = (found.properties if found is not None else {}).get(PROP_TRUNCATED)
@@ -156,7 +188,15 @@ def _current(
         held = held.where(F.col(ORDER_KEY) >= F.lit(truncated))
     if not descs:
         return held  # the tail only declares columns (or truncates): no row event to fold
-    events = merge.table_events(row_events, table, descs=descs, truncated_at=truncated)
+    return _Fold(table, descs, result, key, schema, held, truncated)
+
+
+def _current(
+    spark: SparkSession, settings: SinkSettings, state: _Fold, row_events: DataFrame, *, pinned: tombstones.Pinned
+) -> DataFrame:
+    """One table's current state from the tail's row events (all tables'), folded on their own."""
+    table, descs, result, key, held = state.table, state.descs, state.result, state.key, state.held
+    events = merge.table_events(row_events, table, descs=descs, truncated_at=state.truncated)
     if not key:
         new = merge.keyless_rows(events, descs=descs, result=result)
         return held.unionByName(new.join(held.select(ORIGIN), on=ORIGIN, how="left_anti"), allowMissingColumns=True)
@@ -169,7 +209,20 @@ def _current(
         result=result,
         pinned=pinned,
     )
-    return merged(held, folded, schema=schema, physical=list(result.types), key=key)
+    return merged(held, folded, schema=state.schema, physical=list(result.types), key=key)
+
+
+def _from_shared(
+    spark: SparkSession, settings: SinkSettings, state: _Fold, folded: DataFrame, *, pinned: tombstones.Pinned
+) -> DataFrame:
+    """One keyed table's current state from its share of the tails' one fold (``fold.fold_all``)."""
+    physical = list(state.result.types)
+    key_index = [physical.index(k) for k in state.key]
+    rows = fold.table_rows(folded, state.table, result=state.result, physical=physical, key_index=key_index)
+    source = merge.with_floors(
+        spark, settings, rows, table=state.table, key=state.key, result=state.result, pinned=pinned
+    )
+    return merged(state.held, source, schema=state.schema, physical=physical, key=state.key)
 
 
 def _mirror_or_empty(spark: SparkSession, uri: str, schema: StructType | None) -> DataFrame:

@@ -181,6 +181,9 @@ async def _round(
     read: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}
     for name, frame in current_state.current_tables(spark, settings, names).items():
         read[name] = (frame.columns, _sorted(frame, frame.columns))
+    # Each table folded on its own: the same rows as the tables' one shared fold read above.
+    for name, frame in current_state.current_tables(spark, settings, names, shared=False).items():
+        assert _sorted(frame, read[name][0]) == read[name][1], name
     if whole is not None:
         for name, frame in current_state.current_tables(spark, whole, names).items():
             assert _sorted(frame, read[name][0]) == read[name][1], name
