@@ -135,8 +135,12 @@ async def _ledger(client: dict[str, Any], topic: str, *, create: bool) -> set[st
 async def replay(args: argparse.Namespace, kafka: KafkaSettings) -> dict[str, int]:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
+    from shared.kafka import access
     from shared.kafka.client import connection_kwargs
 
+    # Credentials the brokers refuse or an untrusted broker: one line with what to fix, not aiokafka's
+    # "Unable to bootstrap" traceback.
+    await access.diagnose(kafka)
     client = connection_kwargs(kafka)
     ledger_topic = getattr(args, "ledger_topic", None) or f"{args.dlq_topic}{LEDGER_SUFFIX}"
     done = await _ledger(client, ledger_topic, create=not args.dry_run)

@@ -6,7 +6,8 @@ results. Through the secure listener alone, a real ``binlake normalizer``
 process turns canal-json into canonical events and a real ``binlake sink``
 process lands them in Delta, the mirrors equal to the source's final state.
 A wrong password and a CA that did not sign the broker's certificate stop
-both services within seconds, saying what to fix. No secret (the SASL
+the normalizer, the sink and ``binlake dlq replay`` within seconds, saying
+what to fix. No secret (the SASL
 password, the client key's password, the key itself) appears in what they
 print (the normalizer at DEBUG, the sink and Spark's driver at INFO), in their
 /metrics, in their errors, or in ``binlake config``. The metrics servers listen
@@ -217,7 +218,7 @@ async def test_normalizer_and_sink_through_sasl_ssl(secure: SecureBroker, tmp_pa
         ("untrusted broker", ["is not trusted", "BINLAKE_KAFKA_SSL_CAFILE"]),
     ],
 )
-async def test_refused_access_stops_both_services_fast(
+async def test_refused_access_stops_the_services_fast(
     secure: SecureBroker, tmp_path: Path, case: str, expected: list[str]
 ) -> None:
     wrong = (
@@ -230,6 +231,7 @@ async def test_refused_access_stops_both_services_fast(
     services = [
         _normalizer(secure, topics, tmp_path / "normalizer.log", broker.free_port(), **wrong),
         _sink(secure, settings, tmp_path / "sink.log", broker.free_port(), **wrong),
+        Service(["dlq", "replay", "--dlq-topic", topics.dlq], clean_env(**secure.env(**wrong)), tmp_path / "dlq.log"),
     ]
     try:
         for service in services:
