@@ -14,12 +14,18 @@ topic exactly once (as each understands it):
   It is the ceiling of this client and broker: ``normalizer / passthrough`` is
   what parsing + Avro encoding costs;
 - ``faust``: the faust-streaming peer (``services.faust_peer``, a subprocess,
-  ``processing_guarantee="exactly_once"``), canal-json only.
+  ``processing_guarantee="exactly_once"``), canal-json only;
+- ``quix`` and ``quix_passthrough``: the quix-streams peer (``tests.bench.quix_peer``, a
+  subprocess on confluent-kafka / librdkafka, ``processing_guarantee="exactly-once"``, the same
+  checkpoint bounds and client settings), running binlake's codec per message, and copying the
+  bytes. Each quix run is checked: its committed output must be the normalizer codec's records
+  for the input, each once, on the normalizer's partitions, with transaction markers in the
+  topic (``check``); a run that fails it is no valid contender (``quix_valid`` false, no ratio).
 
 The input (3 partitions) is generated with ``shared.generate`` and produced
 once per format, before any clock starts; every run reads it with a fresh
 group into a fresh unified topic (4 partitions) and dead-letter topic. The
-normalizer and the passthrough run ``rounds`` times each, alternating which
+normalizer, the passthrough and the quix pair run ``rounds`` times each, rotating which
 goes first; the report gives the per-field medians, the median of the
 per-round ratios, and every round (this machine's speed drifts by tens of
 percent between runs, so one pair proves little). The clock stops when the group has committed every
@@ -42,12 +48,14 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import importlib.util
 import json
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,6 +68,7 @@ from shared.config.settings import NormalizerSettings, kafka_settings
 from shared.devbroker import broker
 from shared.generate import render
 from shared.generate.workload import Workload
+from shared.kafka.letters import dead_letter
 from shared.kafka.records import partition_for
 from shared.kafka.runtime import Normalizer
 from shared.normalize.native_codec import NativeCodec
@@ -75,6 +84,8 @@ BATCH_MAX_MESSAGES = 2000
 BATCH_MAX_MS = 200
 """The runtime's production default (``BINLAKE_BATCH_MAX_MS``)."""
 FAUST_FORMATS = frozenset({"canal-json"})
+QUIX_MODES: Final = {"quix": "normalize", "quix_passthrough": "passthrough"}
+"""The quix-streams contenders and their ``tests.bench.quix_peer --mode``."""
 AUTO_MIX: Final = (
     "canal-json",
     "kafkariver-canal",
@@ -161,6 +172,8 @@ def _traffic(format_id: str, events: int) -> list[tuple[bytes, bytes]]:
 
 
 _INPUTS: dict[tuple[str, str, int], str] = {}
+_POSITIONS: dict[str, list[tuple[int, int]]] = {}
+"""Each input topic's messages' (partition, offset), in ``_traffic`` order."""
 
 
 async def _prepare(bootstrap: str, format_id: str, events: int, name: str) -> Topics:
@@ -170,7 +183,7 @@ async def _prepare(bootstrap: str, format_id: str, events: int, name: str) -> To
     if vendor is None:
         vendor = fresh.vendor
         await kafka_tools.create_topics(bootstrap, {vendor: INPUT_PARTITIONS})
-        await kafka_tools.produce(bootstrap, vendor, _traffic(format_id, events))
+        _POSITIONS[vendor] = await kafka_tools.produce(bootstrap, vendor, _traffic(format_id, events))
         _INPUTS[(bootstrap, format_id, events)] = vendor
     topics = Topics(vendor, fresh.events, fresh.dlq, fresh.group)
     await kafka_tools.create_topics(bootstrap, {topics.events: OUTPUT_PARTITIONS, topics.dlq: 1})
@@ -354,6 +367,120 @@ async def bench_faust(bootstrap: str, format_id: str, events: int, tmp: Path) ->
                 process.wait()
 
 
+def _quix_available() -> bool:
+    return importlib.util.find_spec("quixstreams") is not None
+
+
+def spawn_quix(bootstrap: str, mode: str, format_id: str, topics: Topics, log: Path) -> subprocess.Popen[bytes]:
+    """The quix-streams peer as a subprocess (its log appended to ``log``), with the runtime's batch bounds as
+    its checkpoint bounds."""
+    command = [sys.executable, "-m", "tests.bench.quix_peer", "--mode", mode, "--format", format_id]
+    command += ["--input-topic", topics.vendor, "--output-topic", topics.events, "--dlq-topic", topics.dlq]
+    command += ["--group-id", topics.group, "--bootstrap", bootstrap]
+    command += ["--commit-interval", str(BATCH_MAX_MS / 1000), "--commit-every", str(BATCH_MAX_MESSAGES)]
+    with open(log, "ab") as out:
+        return subprocess.Popen(command, cwd=REPO, stdout=out, stderr=subprocess.STDOUT)
+
+
+Output = Counter[tuple[str, bytes | None, bytes]]
+"""Records as ("events" or "dlq", key, value), each with how many times it is there."""
+
+
+def _expected(format_id: str, events: int, vendor: str, mode: str, tmp: Path) -> Output:
+    """What the quix peer must write for the input topic ``vendor``: the normalizer codec's records and dead
+    letters of each message at its coordinates (``normalize``), or each message's bytes (``passthrough``)."""
+    items = _traffic(format_id, events)
+    if mode == "passthrough":
+        return Counter(("events", key, value) for key, value in items)
+    settings = normalizer_settings(format_id, Topics(vendor, "out", "dlq", "group"), tmp, "UTC")
+    codec = Normalizer(settings, kafka_settings("127.0.0.1:1")).codec
+    out: Output = Counter()
+    for (key, raw), (partition, offset) in zip(items, _POSITIONS[vendor], strict=True):
+        outcome = codec(raw, vendor, partition, offset)
+        if isinstance(outcome, Rejected):
+            letter = dead_letter(key, raw, [], max_value_bytes=settings.dlq_max_value_bytes)
+            out["dlq", letter.key, letter.value] += 1
+        else:
+            out.update(("events", k, v) for k, v in outcome.pairs())
+    return out
+
+
+async def _check_quix(bootstrap: str, topics: Topics, expected: Output, log: Path) -> dict[str, Any]:
+    """The committed output against ``expected`` (read_committed), and what makes the run exactly once."""
+    records = await kafka_tools.read_all(bootstrap, topics.events)
+    letters = await kafka_tools.read_all(bootstrap, topics.dlq)
+    got: Output = Counter(("events", r.key, r.value or b"") for r in records)
+    got.update(("dlq", r.key, r.value or b"") for r in letters)
+    partitions = list(range(OUTPUT_PARTITIONS))
+    peer: dict[str, Any] = {}
+    for line in log.read_text("utf-8", errors="replace").splitlines():
+        if line.startswith('{"quix_peer"'):
+            peer = json.loads(line)["quix_peer"]
+    markers = await kafka_tools.written(bootstrap, topics.events, OUTPUT_PARTITIONS) - len(records)
+    exactly_once = (
+        peer.get("processing_guarantee") == "exactly-once"
+        and peer.get("transactional_id") is True
+        and peer.get("isolation_level") == "read_committed"
+        and markers > 0
+    )
+    check: dict[str, Any] = {
+        "records": len(records),
+        "dead_letters": len(letters),
+        "expected": sum(expected.values()),
+        "lost": sum((expected - got).values()),
+        "duplicated_or_unexpected": sum((got - expected).values()),
+        # Every record on the partition the normalizer gives its key (CRC-32, partition_for).
+        "misplaced": sum(
+            r.key is not None and r.partition != partition_for(r.key, partitions, partitions) for r in records
+        ),
+        # Offsets of the unified topic a read_committed reader skips: commit markers (and aborted records).
+        "transaction_markers": markers,
+        "exactly_once": exactly_once,
+    }
+    check["valid"] = exactly_once and check["lost"] == 0 and check["duplicated_or_unexpected"] == 0
+    check["peer"] = peer
+    return check
+
+
+async def _exited(process: subprocess.Popen[bytes], log: Path) -> None:
+    while process.poll() is None:
+        await asyncio.sleep(0.2)
+    raise RuntimeError(f"the quix peer exited ({process.returncode}) before it caught up; its log: {log}")
+
+
+async def bench_quix(
+    bootstrap: str, format_id: str, events: int, tmp: Path, contender: str, *, expected: dict[str, Output]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One quix run (``contender`` in ``QUIX_MODES``): its timing report and its output's check."""
+    mode = QUIX_MODES[contender]
+    topics = await _prepare(bootstrap, format_id, events, f"bench-{contender.replace('_', '-')}-{format_id}")
+    if mode not in expected:
+        expected[mode] = _expected(format_id, events, topics.vendor, mode, tmp)
+    log = tmp / f"{topics.group}.log"
+    progress = _Progress(bootstrap, topics.group, topics.vendor)
+    started = time.perf_counter()
+    process = spawn_quix(bootstrap, mode, format_id, topics, log)
+    try:
+        exited = asyncio.create_task(_exited(process, log))
+        timed = asyncio.create_task(progress.time(events, started))
+        await asyncio.wait({exited, timed}, return_when=asyncio.FIRST_COMPLETED)
+        exited.cancel()
+        if not timed.done():
+            timed.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await timed
+            await exited  # raises: the peer died
+        timing = timed.result()
+    finally:
+        process.terminate()  # quix commits its last checkpoint and leaves the group
+        try:
+            await asyncio.to_thread(process.wait, 60)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    return timing.report(), await _check_quix(bootstrap, topics, expected[mode], log)
+
+
 # ---------------------------------------------------------------- entry points
 
 
@@ -368,16 +495,26 @@ async def _run(bootstrap: str, formats: list[str], events: int, rounds: int) -> 
     }
     with tempfile.TemporaryDirectory(prefix="kafka-bench-") as name:
         tmp = Path(name)
+        quix = _quix_available()
+        contenders = ["normalizer", "passthrough", *(QUIX_MODES if quix else ())]
         for format_id in formats:
-            normalizers: list[dict[str, Any]] = []
-            passthroughs: list[dict[str, Any]] = []
+            runs: dict[str, list[dict[str, Any]]] = {contender: [] for contender in contenders}
+            checks: dict[str, list[dict[str, Any]]] = {contender: [] for contender in QUIX_MODES}
+            expected: dict[str, Output] = {}
             for round_index in range(rounds):
-                # Alternate who goes first, so a drift in machine load favours neither.
-                for runtime in ("normalizer", "passthrough") if round_index % 2 == 0 else ("passthrough", "normalizer"):
+                # Rotate who goes first, so a drift in machine load favours none.
+                shift = round_index % len(contenders)
+                for runtime in contenders[shift:] + contenders[:shift]:
                     if runtime == "normalizer":
-                        normalizers.append((await bench_normalizer(bootstrap, format_id, events, tmp)).report())
+                        runs[runtime].append((await bench_normalizer(bootstrap, format_id, events, tmp)).report())
+                    elif runtime == "passthrough":
+                        runs[runtime].append((await bench_passthrough(bootstrap, format_id, events)).report())
                     else:
-                        passthroughs.append((await bench_passthrough(bootstrap, format_id, events)).report())
+                        timing, check = await bench_quix(bootstrap, format_id, events, tmp, runtime, expected=expected)
+                        runs[runtime].append(timing)
+                        checks[runtime].append(check)
+            del expected
+            normalizers, passthroughs = runs["normalizer"], runs["passthrough"]
             ratios = [_ratio(n, p) for n, p in zip(normalizers, passthroughs, strict=True)]
             entry: dict[str, Any] = {
                 "normalizer": _median(normalizers),
@@ -385,6 +522,12 @@ async def _run(bootstrap: str, formats: list[str], events: int, rounds: int) -> 
                 "ratio_normalizer_vs_passthrough": _median(ratios),
                 "rounds": {"normalizer": normalizers, "passthrough": passthroughs, "ratios": ratios},
             }
+            if quix:
+                entry.update(_quix_entry(runs, checks))
+                entry["rounds"].update({contender: runs[contender] for contender in QUIX_MODES})
+                entry["rounds"]["quix_checks"] = checks
+            else:
+                entry["quix"] = {"skipped": "quixstreams is not installed (pyproject.toml's dev extras)"}
             entry["parse_encode_only"] = bench_parse_encode(format_id, events, tmp)
             if format_id in FAUST_FORMATS:
                 faust = (await bench_faust(bootstrap, format_id, events, tmp)).report()
@@ -392,6 +535,24 @@ async def _run(bootstrap: str, formats: list[str], events: int, rounds: int) -> 
                 entry["ratio_normalizer_vs_faust"] = _ratio(entry["normalizer"], faust)
             report["formats"][format_id] = entry
     return report
+
+
+def _quix_entry(runs: dict[str, list[dict[str, Any]]], checks: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The quix figures of a format: medians, and the paired ratios that say client vs parse, if every run
+    passed its check."""
+    valid = all(check["valid"] for contender in QUIX_MODES for check in checks[contender])
+    entry: dict[str, Any] = {contender: _median(runs[contender]) for contender in QUIX_MODES}
+    entry["quix_valid"] = valid
+    entry["quix_peer"] = checks["quix"][0]["peer"] if checks["quix"] else None
+    pairs = {
+        "ratio_normalizer_vs_quix": ("normalizer", "quix"),  # the goal: at or above 1
+        "ratio_passthrough_vs_quix_passthrough": ("passthrough", "quix_passthrough"),  # client vs client
+        "ratio_quix_vs_quix_passthrough": ("quix", "quix_passthrough"),  # what parse + encode cost quix
+    }
+    for name, (a, b) in pairs.items():
+        ratios = [_ratio(x, y) for x, y in zip(runs[a], runs[b], strict=True)]
+        entry[name] = _median(ratios) if valid else None
+    return entry
 
 
 def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
