@@ -355,7 +355,9 @@ def _prepare_schema(
             partition_by = None
             if not delta.exists(spark, history_uri):
                 partition_by = partition_columns(settings, table, result.types)
-            history.prepare(spark, history_uri, table, key, result.types, partition_by=partition_by)
+            history.prepare(
+                spark, history_uri, table, key, result.types, fallbacks=result.fallbacks, partition_by=partition_by
+            )
     return result, key, new
 
 

@@ -36,7 +36,17 @@ from pyspark.sql.types import ArrayType, BooleanType, DataType, LongType, String
 
 from spark_sink import delta
 from spark_sink.delta import quote
-from spark_sink.layout import IS_CURRENT, KNOWN, OP, ORDER_KEY, PROP_KEY, PROP_SOURCE, VALID_FROM, VALID_TO
+from spark_sink.layout import (
+    IS_CURRENT,
+    KNOWN,
+    OP,
+    ORDER_KEY,
+    PROP_FALLBACKS,
+    PROP_KEY,
+    PROP_SOURCE,
+    VALID_FROM,
+    VALID_TO,
+)
 from spark_sink.mirror.control_events import Truncation
 from spark_sink.mirror.project import IS_DELETE, TS_MS
 from spark_sink.mirror.schema import follow
@@ -59,12 +69,21 @@ def prepare(
     key: list[str],
     types: dict[str, DataType],
     *,
+    fallbacks: dict[str, str],
     partition_by: list[str] | None = None,
 ) -> None:
-    """Create the history table (partitioned like the mirror), or give it the mirror's current columns and types."""
+    """Create the history table (partitioned like the mirror), or give it the mirror's current columns and types.
+
+    It has the mirror's fallback columns, so it names them as the mirror does (``binlake.fallbacks``,
+    ``fallbacks``): without that a reader of the history alone would take a version whose value went to
+    ``price__decimal_38_10`` for one whose ``price`` is NULL (the chaos run's history check did).
+    """
     columns = {**{k: types[k] for k in key}, **{n: t for n, t in types.items() if n not in key}, **EXTRA}
-    props = {PROP_KEY: json.dumps(key), PROP_SOURCE: table, "delta.enableTypeWidening": "true"}
+    named = {PROP_FALLBACKS: json.dumps(fallbacks)}
+    props = {PROP_KEY: json.dumps(key), PROP_SOURCE: table, "delta.enableTypeWidening": "true", **named}
     follow(spark, uri, columns, properties=props, partition_by=partition_by)
+    if json.loads(delta.properties(spark, uri).get(PROP_FALLBACKS, "{}")) != fallbacks:
+        delta.set_properties(spark, uri, named)  # a fallback the mirror added, or a history made before this
 
 
 def _stored_as_events(
