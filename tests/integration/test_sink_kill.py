@@ -37,9 +37,12 @@ from spark_sink.layout import HIDDEN
 from tests.integration import kafka_tools
 from tests.integration.pipeline import normalize_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
+from tests.sink_checkpoint import batch_ids, fresh_open, open_batch, planned
 from tests.sink_process import sink_env
 
-pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+# `make chaos` runs it (marker chaos): the short chaos run in `make test` (test_chaos.py) kills the sink while both
+# queries have a batch open, then once more, and checks the changelog and every mirror against the ground truth.
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio, pytest.mark.chaos]
 __all__ = ["spark"]
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,8 +52,8 @@ TABLES = 1
 """Tables per format: the kills test the queries' checkpoints and commits, which a table per format exercises."""
 SEED = 23
 KILLS = int(os.environ.get("BINLAKE_CHAOS_SINK_KILLS", "1"))
-"""SIGKILLs per run: the first while both queries have a batch open (all of `make test`'s), the others
-(`make chaos`) alternately inside a changelog-query and a mirror-query batch."""
+"""SIGKILLs per run: the first while both queries have a batch open, the others (`make chaos`:
+CHAOS_SINK_KILLS) alternately inside a changelog-query and a mirror-query batch."""
 MAX_OFFSETS = 20
 """Changelog batches of 20 records (45 of them): the changelog query still runs when the mirror query's
 second batch opens (its first, in a cold JVM, takes about as long as 10-15 changelog batches), so one kill
@@ -94,29 +97,6 @@ def _same(expected: Value, actual: Any) -> bool:
     return equivalent(expected, actual)
 
 
-def _batch_ids(folder: Path) -> set[int]:
-    return {int(p.name) for p in folder.glob("[0-9]*")} if folder.exists() else set()
-
-
-def _open_batch(checkpoint: Path) -> bool:
-    """True while a micro-batch is planned (offsets written) and not committed."""
-    offsets, commits = _batch_ids(checkpoint / "offsets"), _batch_ids(checkpoint / "commits")
-    return bool(offsets) and max(offsets) not in commits
-
-
-def _fresh_open(checkpoint: Path, already: dict[Path, set[int]]) -> bool:
-    """True while a batch planned since ``already`` was taken is open. A batch left open by the previous kill
-    is replayed first (same id, no new offsets file): that replay must commit first. A fresh batch that
-    committed before we looked moves ``already`` on: the next one is awaited."""
-    committed, offsets = _batch_ids(checkpoint / "commits"), _batch_ids(checkpoint / "offsets")
-    if not committed or not committed >= already[checkpoint] or not offsets - already[checkpoint]:
-        return False
-    if _open_batch(checkpoint):
-        return True
-    already[checkpoint] = offsets
-    return False
-
-
 def _until_open(
     process: subprocess.Popen[bytes], log: Path, checkpoints: list[Path], already: dict[Path, set[int]]
 ) -> None:
@@ -128,7 +108,7 @@ def _until_open(
         if time.monotonic() > deadline:
             names = [checkpoint.name for checkpoint in checkpoints]
             pytest.fail(f"no fresh micro-batch open in {names} within 600 s: {log.read_text()[-3000:]}")
-        opened = [_fresh_open(checkpoint, already) for checkpoint in checkpoints]  # each query, every time
+        opened = [fresh_open(checkpoint, already) for checkpoint in checkpoints]  # each query, every time
         if all(opened):
             return
         time.sleep(0.05)
@@ -144,7 +124,7 @@ def _kill_during_a_batch(
     with log.open("ab") as out:
         process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=REPO)
     try:
-        already = {checkpoint: _batch_ids(checkpoint / "offsets") for checkpoint in checkpoints}
+        already = {checkpoint: planned(checkpoint) for checkpoint in checkpoints}
         _until_open(process, log, checkpoints, already)
         # Somewhere inside the batch (decode, changelog append; or the MERGEs), then (those batches or the
         # next ones) open again in every query.
@@ -152,7 +132,7 @@ def _kill_during_a_batch(
         _until_open(process, log, checkpoints, already)
         os.kill(process.pid, signal.SIGKILL)
         process.wait(30)
-        return {checkpoint.name: _open_batch(checkpoint) for checkpoint in checkpoints}
+        return {checkpoint.name: open_batch(checkpoint) for checkpoint in checkpoints}
     finally:
         if process.poll() is None:
             process.kill()
@@ -185,7 +165,7 @@ async def test_sink_survives_sigkill_during_batches(kafka_bootstrap: str, spark:
     # The kills must really have interrupted micro-batches of both queries, not idle processes.
     assert all(open_kills.values()), f"kills inside an open micro-batch, per query: {open_kills}"
     for checkpoint in checkpoints:
-        assert _batch_ids(checkpoint / "commits"), f"{checkpoint.name} committed nothing between the kills"
+        assert batch_ids(checkpoint / "commits"), f"{checkpoint.name} committed nothing between the kills"
 
     # Catch up in-process, on the same checkpoint (so the same Delta app id), in one batch per query: the
     # small batches were there to be killed.

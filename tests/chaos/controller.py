@@ -1,0 +1,233 @@
+"""The chaos controller: SIGKILLs aimed inside transactions and micro-batches, a broker restart, restarts.
+
+**A normalizer kill** picks a live normalizer at random and aims at an open transaction: it freezes the
+victim (SIGSTOP) at random moments and asks the transaction coordinator which transactional ids have a
+transaction open (``coordinator``: state ``Ongoing``). A frozen process can neither commit nor abort, so
+an id listed there stays open through the SIGKILL. The kill counts as *inside a transaction* when one of
+the ids is the victim's: the id of an input partition the victim's ``/metrics`` said it owned just
+before the freeze, and its group peer's did not. After ``FREEZE_TRIES`` freezes without one it kills
+anyway (outside).
+
+**A sink kill** aims at an open micro-batch of one of its two queries (the changelog query's or the
+mirror query's), or of both at once, as ``tests/integration/test_sink_kill.py`` does: it waits until a
+batch planned by this incarnation is open (the one a previous kill left open has been replayed and
+committed first, so the sink makes progress between kills), waits a random moment inside it, waits for
+an open batch again and SIGKILLs the driver and its JVM together. It counts as *inside a micro-batch*
+when the checkpoints, read after the kill, show a batch planned and not committed in each query aimed at
+(``tests.sink_checkpoint``).
+
+Every killed role is started again after a random pause. The broker is stopped and started again once
+(same data directory and ports) while no traffic is being produced and no aim is under way (``gate``).
+The supervisor starts again any role that exits by itself, and records it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import random
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from shared.devbroker import broker
+from tests.chaos import coordinator
+from tests.chaos.cast import Cast, Role
+from tests.chaos.gate import BrokerGate
+from tests.sink_checkpoint import batch_ids, fresh_open, open_batch, planned
+
+FREEZE_TRIES = 120
+FREEZE_S = 0.03
+"""How long a frozen victim is left before the coordinator is asked: requests it had sent are answered."""
+SINK_AIM_TIMEOUT_S = 300.0
+OUTAGE_S = 8.0
+QUERIES = {"sink": "changelog query", "mirrors": "mirror query"}
+"""The sink's queries by their checkpoint's folder name (``SinkSettings.checkpoint`` and ``.mirror_checkpoint``)."""
+
+
+@dataclass
+class Kill:
+    target: str
+    at_s: float
+    inside: bool
+    evidence: str
+    """What showed the kill landed inside (or why it is not counted so)."""
+
+
+@dataclass
+class Controller:
+    cast: Cast
+    broker_dir: Path
+    broker_port: int
+    rng: random.Random
+    echo: Callable[[str], None] = print
+    started: float = field(default_factory=time.monotonic)
+    gate: BrokerGate = field(default_factory=BrokerGate)
+    kills: list[Kill] = field(default_factory=list)
+    unplanned: list[dict[str, object]] = field(default_factory=list)
+    broker_restarts: int = 0
+    _restarts: set[asyncio.Task[None]] = field(default_factory=set)
+
+    def say(self, text: str) -> None:
+        self.echo(f"[{self.elapsed():7.1f} s] {text}")
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    # ---------------------------------------------------------------- normalizers
+
+    async def kill_normalizer(self) -> Kill:
+        """A random live normalizer, one that owns input partitions if any does (a member that has just
+        joined, or whose peer holds every partition, has no transaction to be caught in)."""
+        while not (live := [role for role in self.cast.normalizers if self.cast.live(role)]):
+            await asyncio.sleep(0.2)
+        async with self.gate.use():
+            owners = [role for role in live if self.cast.transactional_ids(role)]
+            victim = self.rng.choice(owners or live)
+            kill = await self._aim_at_transaction(victim)
+            self.cast.kill(victim)
+        return self._record(kill, victim)
+
+    async def _aim_at_transaction(self, victim: Role) -> Kill:
+        assert victim.service is not None
+        pid = victim.service.pid
+        peers = [r for r in self.cast.normalizers if r.group == victim.group and r is not victim]
+        for _ in range(FREEZE_TRIES):
+            ids = self.cast.transactional_ids(victim)
+            for peer in peers:
+                ids -= self.cast.transactional_ids(
+                    peer
+                )  # a partition both claim (a rebalance under way) proves nothing
+            if ids and victim.service.exited() is None:
+                os.kill(pid, signal.SIGSTOP)
+                await asyncio.sleep(FREEZE_S)
+                try:
+                    caught = ids & await asyncio.to_thread(coordinator.ongoing, self.broker_port)
+                except (OSError, ValueError):
+                    caught = set()
+                if caught:
+                    return Kill(victim.name, self.elapsed(), True, f"coordinator: {sorted(caught)} Ongoing, frozen")
+                os.kill(pid, signal.SIGCONT)
+            await asyncio.sleep(self.rng.uniform(0.0, 0.2))
+        return Kill(victim.name, self.elapsed(), False, f"no open transaction in {FREEZE_TRIES} freezes")
+
+    # ---------------------------------------------------------------- the sink
+
+    async def kill_sink(self, queries: list[str]) -> Kill:
+        """SIGKILL the sink while a batch of each of ``queries`` (``sink``: the changelog query, ``mirrors``) is
+        open at once."""
+        sink = self.cast.sink
+        checkpoints = [self.cast.lake / "_checkpoints" / query for query in queries]
+        while True:
+            while not self.cast.live(sink):  # started again after the last kill (or an exit of its own)
+                await asyncio.sleep(0.2)
+            already = dict(sink.planned_at_start)
+            opened = await self._until_open(sink, checkpoints, already)
+            if opened:
+                await asyncio.sleep(self.rng.uniform(0.0, 2.0))  # somewhere inside the batch
+                opened = await self._until_open(sink, checkpoints, already)
+            if self.cast.live(sink):
+                break
+        self.cast.kill(sink)
+        found = []
+        for checkpoint in checkpoints:
+            batch = max(planned(checkpoint), default=None)
+            inside = open_batch(checkpoint)
+            found.append((inside, f"offsets/{batch} without commits/{batch}" if inside else "no batch open"))
+        evidence = "; ".join(f"{query}: {text}" for query, (_, text) in zip(queries, found, strict=True))
+        if not opened:
+            evidence += f" (no fresh batch open in {SINK_AIM_TIMEOUT_S:.0f} s)"
+        aimed = " and ".join(QUERIES[query] for query in queries)
+        kill = Kill(f"sink ({aimed} batch)", self.elapsed(), all(inside for inside, _ in found), evidence)
+        return self._record(kill, sink)
+
+    async def _until_open(self, sink: Role, checkpoints: list[Path], already: dict[Path, set[int]]) -> bool:
+        """Wait until a batch this incarnation planned is open in every one of ``checkpoints`` at once; False
+        if the sink ended, or after ``SINK_AIM_TIMEOUT_S`` once each query has at least committed the batches
+        planned before this incarnation (the previous kill's open batch, replayed): so every kill follows
+        progress, and a sink with nothing left to do is killed all the same."""
+        deadline = time.monotonic() + SINK_AIM_TIMEOUT_S
+        while self.cast.live(sink):
+            opened = [fresh_open(checkpoint, already) for checkpoint in checkpoints]  # each query, every time
+            if all(opened):
+                return True
+            if time.monotonic() > deadline and all(
+                batch_ids(checkpoint / "commits") >= sink.planned_at_start[checkpoint] for checkpoint in checkpoints
+            ):
+                return False
+            await asyncio.sleep(0.05)
+        return False
+
+    # ---------------------------------------------------------------- restarts
+
+    def _record(self, kill: Kill, role: Role) -> Kill:
+        self.kills.append(kill)
+        where = "INSIDE" if kill.inside else "outside"
+        self.say(f"kill {len(self.kills)}: {kill.target} ({where}: {kill.evidence})")
+        task = asyncio.create_task(self._restart_later(role))
+        self._restarts.add(task)
+        task.add_done_callback(self._restarts.discard)
+        return kill
+
+    async def _restart_later(self, role: Role) -> None:
+        await asyncio.sleep(self.rng.uniform(0.5, 4.0))
+        async with self.gate.use():  # not into a stopped broker
+            self.cast.start(role)
+        self.say(f"started {role.name} again (incarnation {role.incarnation})")
+
+    async def restarts_done(self) -> None:
+        while self._restarts:
+            await asyncio.gather(*list(self._restarts))
+
+    async def drop_restarts(self) -> None:
+        """Cancel the pending restarts (an interrupted run): nothing may start after the services are stopped."""
+        for task in list(self._restarts):
+            await cancel(task)
+
+    async def supervise(self) -> None:
+        """Start again any role that exits by itself (an unplanned exit: recorded, never hidden)."""
+        while True:
+            for role, code in self.cast.exited():
+                service = role.service
+                assert service is not None
+                self.unplanned.append({"role": role.name, "code": code, "at_s": round(self.elapsed(), 1)})
+                self.say(f"UNPLANNED EXIT: {role.name} exited with {code}; log {service.log}:\n{service.log_tail(8)}")
+                async with self.gate.use():
+                    self.cast.start(role)
+            await asyncio.sleep(0.5)
+
+    # ---------------------------------------------------------------- the broker
+
+    async def restart_broker(self) -> None:
+        async with self.gate.outage():
+            self.say("stopping the broker")
+            await asyncio.to_thread(broker.stop, self.broker_dir)
+            await asyncio.sleep(OUTAGE_S)
+            await asyncio.to_thread(broker.restart, self.broker_dir)
+            self.broker_restarts += 1
+            self.say("broker started again (same data directory and ports)")
+
+    def summary(self) -> dict[str, object]:
+        sink = [kill for kill in self.kills if kill.target.startswith("sink")]
+        normalizers = [kill for kill in self.kills if not kill.target.startswith("sink")]
+        return {
+            "kills": len(self.kills),
+            "normalizer_kills": len(normalizers),
+            "sink_kills": len(sink),
+            "kills_inside_transactions": sum(kill.inside for kill in normalizers),
+            "kills_inside_batches": sum(kill.inside for kill in sink),
+            "broker_restarts": self.broker_restarts,
+            "unplanned_exits": len(self.unplanned),
+        }
+
+    def details(self) -> dict[str, object]:
+        return {"kills": [asdict(k) for k in self.kills], "unplanned_exits": self.unplanned}
+
+
+async def cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
