@@ -56,12 +56,16 @@ class Options:
     traffic_s: float = 0.0
     """Seconds the traffic is spread over (0: one per 1,300 changes, at least 40)."""
     history: str = "*.t01"
-    max_offsets: int = 10_000
     timeout_s: float = 3600.0
 
     @property
     def sink_kills(self) -> int:
         return max(1, round(self.kills * 0.35))
+
+    @property
+    def max_offsets(self) -> int:
+        """Records per changelog batch: about 15 batches, so kills find batches open and each costs little."""
+        return max(5000, self.changes // 15)
 
     @property
     def seconds(self) -> float:
