@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Final
 
-from tests.bench import kafka_bench, normalize_bench, sink_bench
+from tests.bench import growth, kafka_bench, normalize_bench, sink_bench
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 RESULTS: Final = ROOT / "bench" / "results"
@@ -114,6 +114,8 @@ def main() -> int:
         ),
         "spark_sink": _spark_sink(),
     }
+    # How cost grows (tests/bench/growth.py); its tables series is the spark_sink section's scale part.
+    report["growth"] = growth.section(report["spark_sink"].get("scale"))
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
     path = write_results(report, now=started)
