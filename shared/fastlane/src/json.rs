@@ -13,6 +13,8 @@
 //! string rendering (`json_string`), which the record keys and JSON views are written with.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
 
 const MAX_DEPTH: usize = 64;
 /// Longer numbers are declined: Python's exact decoder refuses integers of more than 4300
@@ -38,6 +40,29 @@ pub enum Json<'a> {
 
 /// A top-level object whose members named in `built` are built; the others are
 /// checked (valid JSON, same acceptance as `parse`) and kept as `Json::Raw`.
+
+/// Objects with fewer members than this are searched for a repeated key one member at a time.
+const SCAN_MEMBERS: usize = 16;
+
+/// Whether `key` is already a member's: a scan of the members, which a wide row's hundreds of
+/// columns made quadratic; past `SCAN_MEMBERS` a set of the keys' hashes answers first (`hashes`,
+/// empty until then), and the scan only confirms a hash seen before.
+fn repeated(members: &[(Cow<'_, str>, Json<'_>)], key: &str, hashes: &mut HashSet<u64>) -> bool {
+    if members.len() < SCAN_MEMBERS {
+        return members.iter().any(|(k, _)| k == key);
+    }
+    if hashes.is_empty() {
+        hashes.extend(members.iter().map(|(k, _)| key_hash(k)));
+    }
+    !hashes.insert(key_hash(key)) && members.iter().any(|(k, _)| k == key)
+}
+
+fn key_hash(key: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    key.hash(&mut hasher);
+    hasher.finish()
+}
+
 pub fn parse_message<'a>(raw: &'a [u8], built: &[&str]) -> Option<Vec<(Cow<'a, str>, Json<'a>)>> {
     read_message(raw, built, MAX_NUMBER_LEN)
 }
@@ -58,6 +83,7 @@ fn read_message<'a>(raw: &'a [u8], built: &[&str], max_fractional: usize) -> Opt
     }
     reader.pos += 1;
     let mut members: Vec<(Cow<'a, str>, Json<'a>)> = Vec::with_capacity(16);
+    let mut hashes = HashSet::new();
     reader.skip_ws();
     if reader.bytes.get(reader.pos) == Some(&b'}') {
         reader.pos += 1;
@@ -68,7 +94,7 @@ fn read_message<'a>(raw: &'a [u8], built: &[&str], max_fractional: usize) -> Opt
                 return None;
             }
             let key = reader.string()?;
-            if members.iter().any(|(k, _)| *k == key) {
+            if repeated(&members, &key, &mut hashes) {
                 return None;
             }
             reader.skip_ws();
@@ -268,6 +294,7 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         self.pos += 1;
         let mut members: Vec<(Cow<'a, str>, Json<'a>)> = Vec::with_capacity(16);
+        let mut hashes = HashSet::new();
         self.skip_ws();
         if self.bytes.get(self.pos) == Some(&b'}') {
             self.pos += 1;
@@ -279,7 +306,7 @@ impl<'a> Reader<'a> {
                 return None;
             }
             let key = self.string()?;
-            if members.iter().any(|(k, _)| *k == key) {
+            if repeated(&members, &key, &mut hashes) {
                 return None; // a repeated key: the Python parser decides
             }
             self.skip_ws();
@@ -451,6 +478,36 @@ impl<'a> Reader<'a> {
                     out.push_str(&self.src[run..self.pos]);
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn object(keys: &[String]) -> Vec<u8> {
+        let members: Vec<String> = keys.iter().map(|k| format!("\"{k}\":1")).collect();
+        format!("{{{}}}", members.join(",")).into_bytes()
+    }
+
+    #[test]
+    fn a_repeated_key_declines_in_small_and_wide_objects() {
+        for width in [3, SCAN_MEMBERS - 1, SCAN_MEMBERS, SCAN_MEMBERS + 1, 500] {
+            let mut keys: Vec<String> = (0..width).map(|i| format!("c{i}")).collect();
+            let built: Vec<&str> = Vec::new();
+            assert_eq!(parse_message(&object(&keys), &built).map(|m| m.len()), Some(width), "{width}");
+            for at in [0, width / 2, width - 1] {
+                keys.push(keys[at].clone());
+                assert!(parse_message(&object(&keys), &built).is_none(), "{width}, repeating {at}");
+                keys.pop();
+            }
+            // Nested objects (built members) are read with the same rule.
+            let nested = format!("{{\"data\":{}}}", String::from_utf8(object(&keys)).unwrap());
+            assert!(parse_message(nested.as_bytes(), &["data"]).is_some(), "{width}");
+            keys.push(keys[0].clone());
+            let nested = format!("{{\"data\":{}}}", String::from_utf8(object(&keys)).unwrap());
+            assert!(parse_message(nested.as_bytes(), &["data"]).is_none(), "{width}");
         }
     }
 }
