@@ -14,9 +14,9 @@ DECLINED = "declined"
 FAILED = "failed"
 """The lane crashed on this message (a bug in it, logged by the extension): the parser read it instead."""
 CONTROL = "control"
-"""The decline reason of a message that carries no change (DDL, a heartbeat, a transaction marker): lanes
-read row changes only. Other reasons name the part of the message where the lane stopped
-(``shared/fastlane/src/decline.rs``: read, envelope, operation, types, values, keys)."""
+"""The decline reason of a message that carries no change (a heartbeat, a transaction marker): lanes read
+changes only (a DDL is a change, declined at ``operation``). Other reasons name the part of the message
+where the lane stopped (``shared/fastlane/src/decline.rs``: read, envelope, operation, types, values, keys)."""
 
 
 class NativeCodec:
