@@ -20,5 +20,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     ``make test`` hands tests to its two workers one or two at a time, in this order: the long tests (a
     Spark application, a broker, processes) start early and the many short unit tests fill the end, so
     neither worker idles while the other runs a long test last."""
-    rank = {"integration": 0, "deploy": 1}
-    items.sort(key=lambda item: rank.get(item.path.parent.name, 2))
+    items.sort(key=_rank)
+
+
+def _rank(item: pytest.Item) -> int:
+    """By marker, wherever the test file is: integration 0, deploy 1, the rest 2."""
+    for rank, marker in enumerate(("integration", "deploy")):
+        if item.get_closest_marker(marker) is not None:
+            return rank
+    return 2

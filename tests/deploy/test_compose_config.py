@@ -9,7 +9,7 @@ import pytest
 from tests.deploy.deployment_files import COMPOSE
 from tests.deploy.tools import run, tool
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.deploy]
 
 PROFILES = ("traffic", "tools", "demo")
 

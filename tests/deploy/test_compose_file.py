@@ -20,7 +20,7 @@ from tests.deploy.deployment_files import (
     settings_variables,
 )
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.deploy]
 
 
 def services() -> dict[str, Any]:

@@ -24,7 +24,7 @@ from shared.config.settings import KafkaSettings, NormalizerSettings, load
 from shared.errors import ConfigError
 from spark_sink.settings import SinkSettings
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.deploy]
 
 
 def docker_env_file(text: str) -> dict[str, str]:

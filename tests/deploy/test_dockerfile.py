@@ -10,7 +10,7 @@ import pytest
 
 from tests.deploy.deployment_files import DOCKERFILE
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.deploy]
 
 
 def stages() -> dict[str, str]:

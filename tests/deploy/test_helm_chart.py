@@ -12,7 +12,7 @@ from spark_sink.settings import DEFAULT_EXCLUDES, DEFAULT_PACKAGES
 from tests.deploy.deployment_files import ALERTS, BINLAKE_NAME, CHART, DASHBOARDS, DOCKERFILE, settings_variables
 from tests.deploy.tools import run, tool
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.deploy]
 
 FULL = CHART / "ci" / "full-values.yaml"
 SPARK_OPERATOR = CHART / "ci" / "spark-operator-values.yaml"

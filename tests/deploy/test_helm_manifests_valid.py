@@ -15,7 +15,7 @@ import yaml
 from tests.deploy.deployment_files import CHART
 from tests.deploy.tools import TOOLS, run, tool
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.deploy]
 
 SCHEMAS = TOOLS / "schemas"
 VALUES = {"default": [], "full": ["-f", str(CHART / "ci" / "full-values.yaml")]}

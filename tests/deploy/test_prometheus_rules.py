@@ -8,7 +8,7 @@ import yaml
 from tests.deploy.deployment_files import ALERTS, PROMETHEUS
 from tests.deploy.tools import run, tool
 
-pytestmark = pytest.mark.unit
+pytestmark = [pytest.mark.unit, pytest.mark.deploy]
 
 ALERT_TESTS = ALERTS.with_name("alerts.test.yml")
 
