@@ -5,6 +5,15 @@ column added mid-batch, a type that changed); each event is projected through
 its own descriptor (``_desc``, a hash of its ``columns`` and ``primary_key``),
 so a value always goes to the physical column its type routes to, and a column
 its descriptor does not list is unknown (``_k{i}`` false), never NULL.
+
+The projection's size is linear in the columns, not in columns x descriptors: a
+format without types (Maxwell) types each value on its own, so a column that is
+NULL in one event and a string in the next gives a table as many descriptors as
+combinations of NULL columns, a thousand in one batch of 9,000 events. A CASE
+over every descriptor for every column made plans of millions of expressions
+(a 3 GB driver heap ran out planning one such batch). Each physical column asks
+instead only whether the event's descriptor is among the few that route
+elsewhere (``_member``), which is usually no descriptor at all.
 """
 
 from __future__ import annotations
@@ -32,11 +41,17 @@ def with_descriptor_id(rows: DataFrame) -> DataFrame:
     return rows.withColumn(DESC, F.xxhash64(F.to_json("columns"), F.to_json("primary_key")))
 
 
-def _by_descriptor(descs: list[Descriptor], pick: dict[int, str], default: str) -> str:
-    if len(descs) == 1:
-        return pick.get(descs[0].desc_id, default)
-    branches = " ".join(f"WHEN {DESC} = {_long(d.desc_id)} THEN {pick.get(d.desc_id, default)}" for d in descs)
-    return f"CASE {branches} ELSE {default} END"
+def _member(inside: set[int], everyone: list[int]) -> str:
+    """SQL: the row's descriptor is in ``inside`` (a subset of ``everyone``), by the shorter of it and its
+    complement: "true" or "false" when either is empty (a literal the optimizer folds away)."""
+    outside = [d for d in everyone if d not in inside]
+    if not outside:
+        return "true"
+    if not inside:
+        return "false"
+    if len(inside) <= len(outside):
+        return f"{DESC} IN ({', '.join(_long(d) for d in sorted(inside))})"
+    return f"NOT ({DESC} IN ({', '.join(_long(d) for d in sorted(outside))}))"
 
 
 def _long(value: int) -> str:
@@ -62,7 +77,11 @@ def projection(
     other columns are unknown (a DELETE of a moved key needs only the key). ``carry``: more
     expressions to keep.
     """
-    described = {d.desc_id: {c.name for c in d.columns} for d in descs}
+    everyone = [d.desc_id for d in descs]
+    described: dict[str, set[int]] = {}
+    for desc in descs:
+        for column in desc.columns:
+            described.setdefault(column.name, set()).add(desc.desc_id)
     selected = [
         f"{sequence_sql()} AS {ORDER_KEY}",
         f"{op} AS {OP}",
@@ -77,17 +96,25 @@ def projection(
         if only is not None and i not in only:
             selected += [f"{null} AS _v{i}", f"false AS _k{i}"]
             continue
-        values: dict[int, str] = {}
-        known: dict[int, str] = {}
         key = sql_string(logical)
-        for desc in descs:
-            if logical not in described[desc.desc_id]:
-                continue
-            known[desc.desc_id] = f"map_contains_key({image}, {key})"
-            if result.routes.get((desc.desc_id, logical)) == phys:
-                values[desc.desc_id] = convert(f"{image}[{key}]", target)
-        selected.append(f"{_by_descriptor(descs, values, null)} AS _v{i}")
-        selected.append(f"{_by_descriptor(descs, known, 'false')} AS _k{i}")
+        describing = described.get(logical, set())
+        routed = {d for d in describing if result.routes.get((d, logical)) == phys}
+        # Known: the descriptor lists the column and the image holds it; the value: the descriptor routes the
+        # column here (another physical column of it, or none, gets NULL).
+        knows = _member(describing, everyone)
+        value = _member(routed, everyone)
+        known_sql = (
+            f"map_contains_key({image}, {key})"
+            if knows == "true"
+            else f"({knows}) AND map_contains_key({image}, {key})"
+        )
+        value_sql = convert(f"{image}[{key}]", target)
+        if value == "false":
+            value_sql = null
+        elif value != "true":
+            value_sql = f"CASE WHEN {value} THEN {value_sql} ELSE {null} END"
+        selected.append(f"{value_sql} AS _v{i}")
+        selected.append(f"{'false' if knows == 'false' else known_sql} AS _k{i}")
     return selected
 
 

@@ -30,7 +30,6 @@ from tests.sink_checkpoint import planned
 
 MEMBERS = ("a", "b")
 """The two normalizers of each format's consumer group."""
-MIRROR_FILES = 48
 NORMALIZER_ENV = {
     # A killed member's partitions move to its peer after this (the default is 10 s).
     "BINLAKE_SESSION_TIMEOUT_MS": "6000",
@@ -104,10 +103,6 @@ class Cast:
                 **SINK_ENV,
                 "BINLAKE_SINK_HISTORY_TABLES": self.history_tables,
                 "BINLAKE_SINK_MAX_OFFSETS_PER_TRIGGER": str(self.max_offsets),
-                # A mirror batch after a long replay would otherwise take the whole backlog at once. 160 files
-                # (about 37,000 events of 16 tables) ran the sink's 3 GB heap out (OutOfMemoryError after 16
-                # minutes of GC, in the full run of 2026-11-29); 48 (10,000-17,000 events) did not.
-                "BINLAKE_SINK_MIRROR_MAX_FILES_PER_TRIGGER": str(MIRROR_FILES),
             }
         else:
             args = ["normalizer"]
