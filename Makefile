@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 # sources changes. BINLAKE_COMPILE=0 removes both and runs pure Python.
 COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
-COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
+COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from binlake.shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
 
 .PHONY: install native spark-archive demo test lint typecheck unit bench chaos fuzz clean tools deploy-tools images podman test-deploy test-pythons
 
@@ -36,7 +36,7 @@ JVM_JAR := spark_sink/jvm/binlake-spark.jar
 JVM_STAMP := $(VENV)/.jvm-built
 JVM_SOURCES := spark_sink/jvm/build.py $(shell find spark_sink/jvm/src spark_sink/jvm/stubs -name '*.java' 2>/dev/null)
 $(JVM_STAMP): $(STAMP) $(JVM_SOURCES)
-	$(BIN)/python -m spark_sink.jvm.build --optional
+	$(BIN)/python -m binlake.spark_sink.jvm.build --optional
 	touch $(JVM_STAMP)
 
 # mypyc's C compile uses one core: cargo builds the fast lane on the other meanwhile (with its own job
@@ -58,10 +58,10 @@ native: $(NATIVE) $(JVM_STAMP)
 # set of Spark jars (in the Ivy folder, ~/.cache/binlake/ivy/cds); every Spark start then loads its classes
 # already parsed and verified. Nothing to do when it exists.
 spark-archive: $(NATIVE) $(JVM_STAMP)
-	$(BIN)/python -m spark_sink.class_archive
+	$(BIN)/python -m binlake.spark_sink.class_archive
 
 demo: $(NATIVE) $(JVM_STAMP) spark-archive
-	$(BIN)/python -m shared.cli.demo
+	$(BIN)/python -m binlake.shared.cli.demo
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

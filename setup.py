@@ -30,7 +30,7 @@ from setuptools.command.build_py import build_py
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from shared.native import compiled_sources
+from binlake.shared.native import compiled_sources
 
 
 def _builds(part: str) -> bool:
@@ -46,7 +46,7 @@ def _ext_modules() -> list[Extension]:
     # mypycify builds setuptools' Extension when setuptools is imported (it is, above).
     # One shared library, shared/hotpath__mypyc.*.so, inside a package: the editable install's
     # import path covers the packages, not the repository root.
-    built = mypycify(compiled_sources(), opt_level="3", debug_level="0", group_name="shared.hotpath")
+    built = mypycify(compiled_sources(), opt_level="3", debug_level="0", group_name="binlake.shared.hotpath")
     return [ext for ext in built if isinstance(ext, Extension)]
 
 
@@ -60,7 +60,7 @@ def _rust_extensions() -> list[object]:
 
     return [
         RustExtension(
-            "shared.fastlane._native",
+            "binlake.shared.fastlane._native",
             path="shared/fastlane/Cargo.toml",
             binding=Binding.PyO3,
             optional=True,  # no cargo: no fast lane, same behaviour
@@ -75,7 +75,7 @@ class _BuildPy(build_py):
 
     def run(self) -> None:
         if os.environ.get("BINLAKE_NATIVE_PART", "jvm") == "jvm":
-            from spark_sink.jvm import build as jvm_build
+            from binlake.spark_sink.jvm import build as jvm_build
 
             jvm_build.main(["--optional"])
         super().run()

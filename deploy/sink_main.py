@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from shared.cli.main import main
+from binlake.shared.cli.main import main
 
 if __name__ == "__main__":
     sys.exit(main(["sink", *sys.argv[1:]]))

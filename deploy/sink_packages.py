@@ -17,9 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from shared.config.settings import load
-from spark_sink.session import build_session, ivy_dir
-from spark_sink.settings import SinkSettings
+from binlake.shared.config.settings import load
+from binlake.spark_sink.session import build_session, ivy_dir
+from binlake.spark_sink.settings import SinkSettings
 
 # Every HTTP(S) connection of the JVM goes to a closed port: a package missing from the cache fails the build.
 OFFLINE_JAVA_OPTIONS = (

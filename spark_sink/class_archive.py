@@ -6,7 +6,7 @@ holds them already parsed and verified, mapped into memory at the next start.
 Measured on the 2-core development machine: session start 13.3-14.7 s ->
 9.3 s, a first aggregation and Delta write 23.8-24.4 s -> 19.2-19.5 s.
 
-``python -m spark_sink.class_archive`` (run by ``make``) makes one: a child
+``python -m binlake.spark_sink.class_archive`` (run by ``make``) makes one: a child
 process starts a session with the sink's settings, runs a small workload of
 the kinds the sink runs (an aggregation, Delta create / MERGE / read,
 ``from_avro``), and its JVM writes the archive when it exits; the parent then
@@ -31,7 +31,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any, Final
 
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink.settings import SinkSettings
 
 ARCHIVE_DIR: Final = "cds"
 QUIET: Final = "-Xshare:auto -Xlog:cds=off -Xlog:cds+dynamic=off -Xlog:class+path=off"
@@ -90,8 +90,8 @@ def _train(target: Path) -> None:
     from pyspark.sql import functions as F
     from pyspark.sql.avro.functions import from_avro
 
-    from shared.config.settings import load
-    from spark_sink.session import DRIVER_OPTIONS, build_session
+    from binlake.shared.config.settings import load
+    from binlake.spark_sink.session import DRIVER_OPTIONS, build_session
 
     settings = load(SinkSettings, spark_class_archive=False, log_level="ERROR")
     conf = dict(settings.spark_conf)
@@ -135,7 +135,9 @@ def build(settings: SinkSettings, jars: list[Path]) -> Path | None:
     archive.parent.mkdir(parents=True, exist_ok=True)
     partial = archive.with_suffix(f".{os.getpid()}.tmp")
     partial.unlink(missing_ok=True)
-    done = subprocess.run([sys.executable, "-m", "spark_sink.class_archive", "--train", str(partial)], check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "binlake.spark_sink.class_archive", "--train", str(partial)], check=False
+    )
     if done.returncode != 0 or not partial.exists():
         partial.unlink(missing_ok=True)
         raise RuntimeError(f"no class archive was written (exit status {done.returncode})")
@@ -154,14 +156,14 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["--train"] and len(args) == 2:
         _train(Path(args[1]))
         return 0
-    from shared.config.settings import load
-    from spark_sink.session import session_jars
+    from binlake.shared.config.settings import load
+    from binlake.spark_sink.session import session_jars
 
     settings = load(SinkSettings)
     jars = session_jars(settings)
     if jars is None:
         # The packages are not resolved yet: a first start resolves them (and lists them), then the archive.
-        from spark_sink.session import build_session
+        from binlake.spark_sink.session import build_session
 
         build_session(settings.model_copy(update={"spark_class_archive": False})).stop()
         jars = session_jars(settings)

@@ -16,15 +16,15 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from shared import logs
-from shared.cli import stopping
-from shared.config.settings import KafkaSettings, kafka_settings, load
-from spark_sink.settings import SinkSettings
+from binlake.shared import logs
+from binlake.shared.cli import stopping
+from binlake.shared.config.settings import KafkaSettings, kafka_settings, load
+from binlake.spark_sink.settings import SinkSettings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from spark_sink.observe.server import MetricsServer
+    from binlake.spark_sink.observe.server import MetricsServer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,11 +76,11 @@ def run(args: argparse.Namespace) -> int:
     logs.setup("INFO")
     log = logging.getLogger("binlake.sink")
 
-    from shared.kafka import access
-    from spark_sink import job
-    from spark_sink.observe.metrics import SinkMetrics
-    from spark_sink.observe.server import MetricsServer
-    from spark_sink.session import build_session
+    from binlake.shared.kafka import access
+    from binlake.spark_sink import job
+    from binlake.spark_sink.observe.metrics import SinkMetrics
+    from binlake.spark_sink.observe.server import MetricsServer
+    from binlake.spark_sink.session import build_session
 
     if _stop_asked(log, "before Spark started"):
         return 0
@@ -136,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _changelog_made(spark: SparkSession, settings: SinkSettings, log: logging.Logger, server: MetricsServer) -> bool:
     """queries=mirrors: wait until the changelog's process has made the changelog; False if stopped first."""
-    from spark_sink import job
+    from binlake.spark_sink import job
 
     waited = False
     while not job.changelog_exists(spark, settings):

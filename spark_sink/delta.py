@@ -23,7 +23,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
-from spark_sink.hadoop_files import HadoopFiles
+from binlake.spark_sink.hadoop_files import HadoopFiles
 
 TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"

@@ -23,22 +23,22 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.streaming.readwriter import DataStreamWriter
 
-from shared.config.settings import KafkaSettings
-from spark_sink import delta
-from spark_sink.changelog.batch import BatchReport, process
-from spark_sink.changelog.dedup import Frontier
-from spark_sink.changelog.table import ensure_table
-from spark_sink.checkpoint import app_ids, offset_log
-from spark_sink.events.source import read_stream
-from spark_sink.hadoop_files import HadoopFiles
-from spark_sink.lake import tables as lake_tables
-from spark_sink.layout import CHANGELOG_VERSION
-from spark_sink.mirror import batch as mirror_batch
-from spark_sink.mirror.apply import SCHEDULER_POOL
-from spark_sink.mirror.batch import MirrorReport
-from spark_sink.observe.listener import SinkListener
-from spark_sink.observe.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkMetrics
-from spark_sink.settings import SinkSettings, TriggerKind
+from binlake.shared.config.settings import KafkaSettings
+from binlake.spark_sink import delta
+from binlake.spark_sink.changelog.batch import BatchReport, process
+from binlake.spark_sink.changelog.dedup import Frontier
+from binlake.spark_sink.changelog.table import ensure_table
+from binlake.spark_sink.checkpoint import app_ids, offset_log
+from binlake.spark_sink.events.source import read_stream
+from binlake.spark_sink.hadoop_files import HadoopFiles
+from binlake.spark_sink.lake import tables as lake_tables
+from binlake.spark_sink.layout import CHANGELOG_VERSION
+from binlake.spark_sink.mirror import batch as mirror_batch
+from binlake.spark_sink.mirror.apply import SCHEDULER_POOL
+from binlake.spark_sink.mirror.batch import MirrorReport
+from binlake.spark_sink.observe.listener import SinkListener
+from binlake.spark_sink.observe.metrics import MIRROR_QUERY_NAME, QUERY_NAME, SinkMetrics
+from binlake.spark_sink.settings import SinkSettings, TriggerKind
 
 log = logging.getLogger("binlake.sink")
 

@@ -11,9 +11,9 @@ from urllib.parse import unquote, urlparse
 
 from pyspark.sql import SparkSession
 
-from shared.errors import BinlakeError
-from spark_sink import class_archive, jvm
-from spark_sink.settings import SinkSettings
+from binlake.shared.errors import BinlakeError
+from binlake.spark_sink import class_archive, jvm
+from binlake.spark_sink.settings import SinkSettings
 
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
 PLUGINS = "spark.plugins"

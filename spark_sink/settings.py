@@ -17,7 +17,7 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from spark_sink.layout import (
+from binlake.spark_sink.layout import (
     CHANGELOG_DIR,
     DELETED_KEYS_DIR,
     HISTORY_DIR,
@@ -184,8 +184,8 @@ class SinkSettings(BaseSettings):
     spark_class_archive: bool = Field(
         True,
         description="Start the driver JVM from this machine's class-data-sharing archive of Spark's classes when "
-        "one exists for this Java and these jars (made by `make`, or python -m spark_sink.class_archive, in the "
-        "Ivy folder's cds/): about 4 s less per start and 4 s less on its first jobs. false: never.",
+        "one exists for this Java and these jars (made by `make`, or python -m binlake.spark_sink.class_archive, in "
+        "the Ivy folder's cds/): about 4 s less per start and 4 s less on its first jobs. false: never.",
     )
     spark_task_conf_plugin: bool = Field(
         True,

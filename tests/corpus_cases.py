@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shared.codec import json_view
-from shared.parsing import registry
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.result import ParseOutcome
+from binlake.shared.codec import json_view
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.result import ParseOutcome
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -90,14 +90,14 @@ def cases() -> list[Case]:
 
 
 def rendered(outcome: ParseOutcome) -> list[dict[str, Any]]:
-    from shared.parsing.result import Parsed
+    from binlake.shared.parsing.result import Parsed
 
     assert isinstance(outcome, Parsed), outcome
     return [json.loads(json_view.render(event)) for event in outcome.events]
 
 
 def _regen(format_id: str, only: str | None) -> None:
-    from shared.parsing.result import Rejected
+    from binlake.shared.parsing.result import Rejected
 
     for case in cases():
         if case.format_id != format_id or (only and case.name != only):

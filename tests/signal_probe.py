@@ -33,7 +33,7 @@ HANDLER: Final = -1.0
 def binlake_command(*args: str) -> list[str]:
     """``binlake ARGS`` through the installed console script, as an operator or a container runs it."""
     script = Path(sys.executable).parent / "binlake"
-    return [str(script), *args] if script.exists() else [sys.executable, "-m", "shared.cli.main", *args]
+    return [str(script), *args] if script.exists() else [sys.executable, "-m", "binlake.shared.cli.main", *args]
 
 
 def catches(pid: int, signum: int) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink.settings import SinkSettings
 
 
 def sink_env(settings: SinkSettings, bootstrap: str, **extra: str) -> dict[str, str]:

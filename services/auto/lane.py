@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.fastlane import _native
-from shared.fastlane.lanes import Lane, Taken, lane_for
-from shared.parsing.context import ParseContext
+from binlake.shared.fastlane import _native
+from binlake.shared.fastlane.lanes import Lane, Taken, lane_for
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from services.debezium_smt.options import Options as SmtOptions
-from services.drs_avro.options import Options as DrsAvroOptions
+from binlake.services.debezium_smt.options import Options as SmtOptions
+from binlake.services.drs_avro.options import Options as DrsAvroOptions
 
 
 class Options(SmtOptions, DrsAvroOptions):

@@ -46,11 +46,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import MALFORMED, WRONG_FORMAT, RejectError
-from shared.parsing.jsondoc import decode_fast
-from shared.parsing.result import Parsed
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import MALFORMED, WRONG_FORMAT, RejectError
+from binlake.shared.parsing.jsondoc import decode_fast
+from binlake.shared.parsing.result import Parsed
 
 FORMAT_ID: Final = "auto"
 SIZED_TYPES: Final = frozenset({"char", "varchar", "binary", "varbinary", "decimal"})

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.auto.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.auto.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
-    options="services.auto.options:Options",
-    lane="services.auto.lane:lane",
+    options="binlake.services.auto.options:Options",
+    lane="binlake.services.auto.lane:lane",
 )

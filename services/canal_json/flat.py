@@ -20,17 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from shared.event.model import ChangeEvent, Op, Source
-from shared.event.values import Image
-from shared.parsing.binary import BytesEncoding
-from shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
-from shared.parsing.jsondoc import opt_int, opt_list, opt_obj, opt_str, str_list
-from shared.parsing.order import order_key
-from shared.parsing.result import Parsed
-from shared.parsing.rows import RowTypes, overlay, require_key_columns
-from shared.parsing.sqltypes import Dialect, jdbc_type_name
+from binlake.shared.event.model import ChangeEvent, Op, Source
+from binlake.shared.event.values import Image
+from binlake.shared.parsing.binary import BytesEncoding
+from binlake.shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
+from binlake.shared.parsing.jsondoc import opt_int, opt_list, opt_obj, opt_str, str_list
+from binlake.shared.parsing.order import order_key
+from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.rows import RowTypes, overlay, require_key_columns
+from binlake.shared.parsing.sqltypes import Dialect, jdbc_type_name
 
 _ROW_OPS: Final[dict[str, Op]] = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "SNAPSHOT"}
 _FLAT_KEYS: Final = frozenset({"data", "database", "table", "isDdl", "mysqlType", "sqlType", "pkNames", "es"})

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.codec import avro
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.shared.codec import avro
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
@@ -14,9 +14,9 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     serialization (no ``id``) is declined message by message."""
     if not plain_canal(ctx.options):
         return None
-    from services.canal_json.parser import CANAL
-    from shared.fastlane import _native
-    from shared.fastlane.plan import instant_reader, planner
+    from binlake.services.canal_json.parser import CANAL
+    from binlake.shared.fastlane import _native
+    from binlake.shared.fastlane.plan import instant_reader, planner
 
     zone = ctx.source_timezone
     plan = planner(CANAL.dialect, CANAL.bytes_encoding, zone)

@@ -26,10 +26,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from services.canal_json.flat import FlatProfile, order_by_input, parse_flat
-from shared.parsing.context import ParseContext
-from shared.parsing.jsondoc import decode_and_parse
-from shared.parsing.result import Parsed
+from binlake.services.canal_json.flat import FlatProfile, order_by_input, parse_flat
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.jsondoc import decode_and_parse
+from binlake.shared.parsing.result import Parsed
 
 FORMAT_ID: Final = "canal-json"
 PARSER_VERSION: Final = "1"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.canal_json.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.canal_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
-    options="services.canal_json.options:Options",
-    lane="services.canal_json.lane:lane",
+    options="binlake.services.canal_json.options:Options",
+    lane="binlake.services.canal_json.lane:lane",
 )

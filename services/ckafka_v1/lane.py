@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.codec import avro
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.shared.codec import avro
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     """CKafka format one's lane. Its parser reads no option, so neither does the lane; ``TIME`` is
     read in Rust in UTC and by the parser's own ``compact_local_to_ms`` in any other zone."""
-    from services.ckafka_v1.parser import FORMAT_ID
-    from shared.fastlane import _native
-    from shared.parsing.temporal import UTC, compact_local_to_ms
+    from binlake.services.ckafka_v1.parser import FORMAT_ID
+    from binlake.shared.fastlane import _native
+    from binlake.shared.parsing.temporal import UTC, compact_local_to_ms
 
     zone = ctx.source_timezone
 

@@ -40,13 +40,13 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Final
 
-from services.canal_json.flat import FlatProfile, order_by_input, parse_flat
-from shared.event.model import ChangeEvent, Op, Source
-from shared.event.values import INT64_MAX, INT64_MIN, Image, Value
-from shared.parsing import temporal
-from shared.parsing.common import blank_to_none, epoch_ms, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import (
+from binlake.services.canal_json.flat import FlatProfile, order_by_input, parse_flat
+from binlake.shared.event.model import ChangeEvent, Op, Source
+from binlake.shared.event.values import INT64_MAX, INT64_MIN, Image, Value
+from binlake.shared.parsing import temporal
+from binlake.shared.parsing.common import blank_to_none, epoch_ms, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     INCONSISTENT,
     MISSING_FIELD,
@@ -55,10 +55,10 @@ from shared.parsing.errors import (
     RejectError,
     value_problem,
 )
-from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_obj, opt_str, req_int, req_str
-from shared.parsing.order import kafka_order_key
-from shared.parsing.result import Parsed
-from shared.parsing.rows import UNTYPED
+from binlake.shared.parsing.jsondoc import decode_and_parse, opt_int, opt_obj, opt_str, req_int, req_str
+from binlake.shared.parsing.order import kafka_order_key
+from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.rows import UNTYPED
 
 FORMAT_ID: Final = "ckafka-v1"
 PARSER_VERSION: Final = "1"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.ckafka_v1.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.ckafka_v1.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
     options=None,
-    lane="services.ckafka_v1.lane:lane",
+    lane="binlake.services.ckafka_v1.lane:lane",
 )

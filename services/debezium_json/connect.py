@@ -25,12 +25,12 @@ from typing import Any, Final
 
 import orjson
 
-from shared.event.values import INT64_MAX, INT64_MIN, SqlTime, Value
-from shared.parsing import temporal
-from shared.parsing.binary import DECODERS, BytesEncoding
-from shared.parsing.errors import BAD_FIELD, RejectError, UnreadableValue, describe
-from shared.parsing.rows import RowTypes
-from shared.parsing.sqltypes import BIT_MAX, Converter, SqlType, bit_value, infer, sql_type
+from binlake.shared.event.values import INT64_MAX, INT64_MIN, SqlTime, Value
+from binlake.shared.parsing import temporal
+from binlake.shared.parsing.binary import DECODERS, BytesEncoding
+from binlake.shared.parsing.errors import BAD_FIELD, RejectError, UnreadableValue, describe
+from binlake.shared.parsing.rows import RowTypes
+from binlake.shared.parsing.sqltypes import BIT_MAX, Converter, SqlType, bit_value, infer, sql_type
 
 _INT: Final[Converter] = sql_type("bigint").convert
 _DECIMAL: Final[Converter] = sql_type("decimal").convert

@@ -34,7 +34,7 @@ from typing import Any, Final
 
 import orjson
 
-from shared.parsing.rows import RowTypes
+from binlake.shared.parsing.rows import RowTypes
 
 _HEAD: Final = b'{"schema":'
 _SEPARATOR: Final = b',"payload":'

@@ -56,13 +56,13 @@ from typing import Any, Final
 
 import orjson
 
-from services.debezium_json import connect, envelope
-from shared.event.model import ChangeEvent, Op, Source
-from shared.event.values import Image
-from shared.parsing.binary import BYTES_ENCODINGS, BytesEncoding
-from shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import (
+from binlake.services.debezium_json import connect, envelope
+from binlake.shared.event.model import ChangeEvent, Op, Source
+from binlake.shared.event.values import Image
+from binlake.shared.parsing.binary import BYTES_ENCODINGS, BytesEncoding
+from binlake.shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     CONFIG,
     MISSING_FIELD,
@@ -70,11 +70,19 @@ from shared.parsing.errors import (
     WRONG_FORMAT,
     RejectError,
 )
-from shared.parsing.jsondoc import InexactNumber, decode_and_parse, decode_exact, opt_int, opt_obj, opt_str, req_str
-from shared.parsing.order import binlog_index, order_key
-from shared.parsing.result import Heartbeat, Parsed
-from shared.parsing.rows import UNTYPED, RowTypes, require_key_columns
-from shared.parsing.sqltypes import SqlType
+from binlake.shared.parsing.jsondoc import (
+    InexactNumber,
+    decode_and_parse,
+    decode_exact,
+    opt_int,
+    opt_obj,
+    opt_str,
+    req_str,
+)
+from binlake.shared.parsing.order import binlog_index, order_key
+from binlake.shared.parsing.result import Heartbeat, Parsed
+from binlake.shared.parsing.rows import UNTYPED, RowTypes, require_key_columns
+from binlake.shared.parsing.sqltypes import SqlType
 
 FORMAT_ID: Final = "debezium-json"
 PARSER_VERSION: Final = "1"

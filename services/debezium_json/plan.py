@@ -21,16 +21,16 @@ from typing import Any, Final
 
 import orjson
 
-from services.debezium_json import connect
+from binlake.services.debezium_json import connect
 
 # The parser's own helpers, so that the lane reads a schema exactly as the parser does.
-from services.debezium_json.envelope import has_fraction
-from services.debezium_json.parser import image_schema
-from shared.codec.avro_writer import encode_columns
-from shared.parsing.errors import RejectError
-from shared.parsing.rows import RowTypes
-from shared.parsing.sqltypes import SqlType
-from shared.parsing.validate import column_beyond_int
+from binlake.services.debezium_json.envelope import has_fraction
+from binlake.services.debezium_json.parser import image_schema
+from binlake.shared.codec.avro_writer import encode_columns
+from binlake.shared.parsing.errors import RejectError
+from binlake.shared.parsing.rows import RowTypes
+from binlake.shared.parsing.sqltypes import SqlType
+from binlake.shared.parsing.validate import column_beyond_int
 
 UNSUPPORTED: Final = 0
 INT8: Final = 1

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.debezium_json.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.debezium_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
-    options="services.debezium_json.options:Options",
-    lane="services.debezium_json.lane:lane",
+    options="binlake.services.debezium_json.options:Options",
+    lane="binlake.services.debezium_json.lane:lane",
 )

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.codec import avro
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.shared.codec import avro
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     """The SMT lane reads options ``primary_key`` and ``db_type``, and bytes as base64 (the default):
     with another option set (``bytes_encoding=hex`` for OMS), or ``primary_key`` invalid (every
     message a reject), the Python parser does it all."""
-    from services.debezium_json.parser import primary_key_option
-    from services.debezium_smt.parser import FORMAT_ID
-    from services.debezium_smt.plan import row_planner
-    from shared.fastlane import _native
-    from shared.parsing.errors import RejectError
+    from binlake.services.debezium_json.parser import primary_key_option
+    from binlake.services.debezium_smt.parser import FORMAT_ID
+    from binlake.services.debezium_smt.plan import row_planner
+    from binlake.shared.fastlane import _native
+    from binlake.shared.parsing.errors import RejectError
 
     if any(name not in ("primary_key", "db_type", "bytes_encoding") for name in ctx.options):
         return None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.parsing.options import BYTES_ENCODING, DB_TYPE, PRIMARY_KEY, BytesEncodingOption, FormatOptions
+from binlake.shared.parsing.options import BYTES_ENCODING, DB_TYPE, PRIMARY_KEY, BytesEncodingOption, FormatOptions
 
 
 class Options(FormatOptions):

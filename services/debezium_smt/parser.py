@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from services.debezium_json import connect
-from services.debezium_json.parser import bytes_encoding_option, primary_key_option
-from shared.event.model import ChangeEvent, Op, Source
-from shared.event.values import Image
-from shared.parsing.common import blank_to_none, epoch_ms, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import (
+from binlake.services.debezium_json import connect
+from binlake.services.debezium_json.parser import bytes_encoding_option, primary_key_option
+from binlake.shared.event.model import ChangeEvent, Op, Source
+from binlake.shared.event.values import Image
+from binlake.shared.parsing.common import blank_to_none, epoch_ms, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     CONFIG,
     INCONSISTENT,
@@ -44,10 +44,10 @@ from shared.parsing.errors import (
     WRONG_FORMAT,
     RejectError,
 )
-from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_str
-from shared.parsing.order import order_key
-from shared.parsing.result import Parsed
-from shared.parsing.rows import UNTYPED, require_key_columns
+from binlake.shared.parsing.jsondoc import decode_and_parse, opt_int, opt_str
+from binlake.shared.parsing.order import order_key
+from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.rows import UNTYPED, require_key_columns
 
 FORMAT_ID: Final = "debezium-smt"
 PARSER_VERSION: Final = "1"

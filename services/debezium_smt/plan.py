@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from services.debezium_json import connect
-from services.debezium_json.plan import ENCODING, PlanAnswer, answer, schema_of
-from services.debezium_smt.parser import is_column
-from shared.parsing.errors import RejectError
+from binlake.services.debezium_json import connect
+from binlake.services.debezium_json.plan import ENCODING, PlanAnswer, answer, schema_of
+from binlake.services.debezium_smt.parser import is_column
+from binlake.shared.parsing.errors import RejectError
 
 
 def plan_row(schema_raw: bytes) -> PlanAnswer:

@@ -41,12 +41,12 @@ from typing import Any, Final
 
 import orjson
 
-from services.drs_json.parser import dialect_of
-from shared.event.model import ChangeEvent, Column, Op, Source
-from shared.event.values import INT64_MAX, INT64_MIN, Image, SqlTime, Unparsed, Value, integer
-from shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import (
+from binlake.services.drs_json.parser import dialect_of
+from binlake.shared.event.model import ChangeEvent, Column, Op, Source
+from binlake.shared.event.values import INT64_MAX, INT64_MIN, Image, SqlTime, Unparsed, Value, integer
+from binlake.shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     BAD_VALUE,
     INCONSISTENT,
@@ -57,11 +57,11 @@ from shared.parsing.errors import (
     describe,
     value_problem,
 )
-from shared.parsing.order import order_key
-from shared.parsing.result import Heartbeat, Parsed
-from shared.parsing.rows import require_key_columns
-from shared.parsing.sqltypes import sql_type
-from shared.parsing.temporal import EPOCH, UTC
+from binlake.shared.parsing.order import order_key
+from binlake.shared.parsing.result import Heartbeat, Parsed
+from binlake.shared.parsing.rows import require_key_columns
+from binlake.shared.parsing.sqltypes import sql_type
+from binlake.shared.parsing.temporal import EPOCH, UTC
 
 _ROW_OPS: Final[dict[str, Op]] = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "SNAPSHOT"}
 _CONTROL: Final = {

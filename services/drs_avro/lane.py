@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.codec import avro
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.shared.codec import avro
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     """DRS flat records under a schema the lane decodes exactly (``services/drs_avro/plan.py``), else none."""
-    from services.drs_avro.parser import FORMAT_ID
-    from services.drs_avro.plan import fields
-    from services.drs_json.plan import planner
-    from shared.fastlane import _native
-    from shared.fastlane.plan import instant_reader
+    from binlake.services.drs_avro.parser import FORMAT_ID
+    from binlake.services.drs_avro.plan import fields
+    from binlake.services.drs_json.plan import planner
+    from binlake.shared.fastlane import _native
+    from binlake.shared.fastlane.plan import instant_reader
 
     layout = fields(ctx)
     if layout is None:

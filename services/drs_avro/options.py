@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from shared.parsing.options import FormatOptions
+from binlake.shared.parsing.options import FormatOptions
 
 
 class Options(FormatOptions):

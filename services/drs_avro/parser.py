@@ -40,12 +40,12 @@ from typing import Any, Final
 import fastavro
 import orjson
 
-from services.drs_avro.dts import parse_dts_record
-from services.drs_json.parser import parse_drs_doc
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import CONFIG, MALFORMED, WRONG_FORMAT, RejectError, decoder_problem
-from shared.parsing.jsondoc import InexactNumber
-from shared.parsing.result import Parsed
+from binlake.services.drs_avro.dts import parse_dts_record
+from binlake.services.drs_json.parser import parse_drs_doc
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import CONFIG, MALFORMED, WRONG_FORMAT, RejectError, decoder_problem
+from binlake.shared.parsing.jsondoc import InexactNumber
+from binlake.shared.parsing.result import Parsed
 
 FORMAT_ID: Final = "drs-avro"
 PARSER_VERSION: Final = "1"

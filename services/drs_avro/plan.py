@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from services.drs_avro.parser import writer_schema
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import RejectError
+from binlake.services.drs_avro.parser import writer_schema
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import RejectError
 
 _PRIMITIVES: Final = {"null": "N", "boolean": "Z", "int": "I", "long": "L", "double": "D", "string": "S", "bytes": "B"}
 _NAMES: Final = frozenset(

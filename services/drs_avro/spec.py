@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.drs_avro.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.drs_avro.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
-    options="services.drs_avro.options:Options",
-    lane="services.drs_avro.lane:lane",
+    options="binlake.services.drs_avro.options:Options",
+    lane="binlake.services.drs_avro.lane:lane",
 )

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.codec import avro
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.shared.codec import avro
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane_json(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
-    from services.drs_json.parser import FORMAT_ID
+    from binlake.services.drs_json.parser import FORMAT_ID
 
     return _lane(FORMAT_ID, ctx)
 
 
 def lane_json_c(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
-    from services.drs_json.parser import FORMAT_ID_C
+    from binlake.services.drs_json.parser import FORMAT_ID_C
 
     return _lane(FORMAT_ID_C, ctx)
 
@@ -26,10 +26,10 @@ def _lane(format_id: str, ctx: ParseContext) -> Lane | None:
     (it could not follow one the parser came to read)."""
     if ctx.options:
         return None
-    from services.drs_json.parser import FORMAT_ID
-    from services.drs_json.plan import planner
-    from shared.fastlane import _native
-    from shared.fastlane.plan import instant_reader
+    from binlake.services.drs_json.parser import FORMAT_ID
+    from binlake.services.drs_json.plan import planner
+    from binlake.shared.fastlane import _native
+    from binlake.shared.fastlane.plan import instant_reader
 
     zone = ctx.source_timezone
     # The parser's FlatProfile: db_type MYSQL (the lane takes MySQL sources only), and where a

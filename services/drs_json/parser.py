@@ -44,14 +44,14 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Final, Literal
 
-from services.canal_json.flat import FlatProfile, parse_flat
-from shared.event.model import Source
-from shared.parsing.common import blank_to_none
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, MISSING_FIELD, WRONG_FORMAT, RejectError
-from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_str
-from shared.parsing.result import Parsed
-from shared.parsing.sqltypes import Dialect
+from binlake.services.canal_json.flat import FlatProfile, parse_flat
+from binlake.shared.event.model import Source
+from binlake.shared.parsing.common import blank_to_none
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, MISSING_FIELD, WRONG_FORMAT, RejectError
+from binlake.shared.parsing.jsondoc import decode_and_parse, opt_int, opt_str
+from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.sqltypes import Dialect
 
 FORMAT_ID: Final = "drs-json"
 FORMAT_ID_C: Final = "drs-json-c"

@@ -6,10 +6,10 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Final
 
-from shared.codec.avro_writer import encode_columns
-from shared.fastlane.plan import PlanAnswer, Planner, kind
-from shared.parsing.rows import RowTypes
-from shared.parsing.validate import column_beyond_int
+from binlake.shared.codec.avro_writer import encode_columns
+from binlake.shared.fastlane.plan import PlanAnswer, Planner, kind
+from binlake.shared.parsing.rows import RowTypes
+from binlake.shared.parsing.validate import column_beyond_int
 
 BYTES_LIST: Final = 100
 """A binary column: Avro bytes as the column's bytes (``BYTES_LIST_CODE`` in ``src/drs.rs``)."""

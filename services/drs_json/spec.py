@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from services.drs_json.parser import FORMAT_ID, FORMAT_ID_C, PARSER_VERSION, parse_json, parse_json_c
-from shared.parsing.spec import FormatSpec
+from binlake.services.drs_json.parser import FORMAT_ID, FORMAT_ID_C, PARSER_VERSION, parse_json, parse_json_c
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC_JSON = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse_json,
     options=None,
-    lane="services.drs_json.lane:lane_json",
+    lane="binlake.services.drs_json.lane:lane_json",
 )
 
 SPEC_JSON_C = FormatSpec(
@@ -18,5 +18,5 @@ SPEC_JSON_C = FormatSpec(
     PARSER_VERSION,
     parse_json_c,
     options=None,
-    lane="services.drs_json.lane:lane_json_c",
+    lane="binlake.services.drs_json.lane:lane_json_c",
 )

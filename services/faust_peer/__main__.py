@@ -1,5 +1,5 @@
 import sys
 
-from services.faust_peer.app import main
+from binlake.services.faust_peer.app import main
 
 sys.exit(main())

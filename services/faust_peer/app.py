@@ -32,12 +32,12 @@ from pathlib import Path
 
 import faust
 
-from shared.codec import avro
-from shared.kafka.records import dead_letter_headers, event_key
-from shared.parsing import registry
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import INTERNAL
-from shared.parsing.result import Parsed, Rejected
+from binlake.shared.codec import avro
+from binlake.shared.kafka.records import dead_letter_headers, event_key
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.errors import INTERNAL
+from binlake.shared.parsing.result import Parsed, Rejected
 
 BOOTSTRAP_ENV = "BINLAKE_KAFKA_BOOTSTRAP_SERVERS"
 
@@ -127,7 +127,7 @@ def build_app(config: PeerConfig) -> faust.App:
 
 
 def parse_args(argv: Sequence[str] | None = None) -> PeerConfig:
-    parser = argparse.ArgumentParser(prog="python -m services.faust_peer", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m binlake.services.faust_peer", description=__doc__.split("\n")[0])
     parser.add_argument("--format", required=True, metavar="ID", help="vendor format id (binlake formats)")
     parser.add_argument("--input-topic", required=True, metavar="TOPIC")
     parser.add_argument("--output-topic", required=True, metavar="TOPIC", help="the unified topic")

@@ -1,10 +1,10 @@
-"""``python -m services.kafkariver_canal``: the Kafka normalizer for ``kafkariver-canal``.
+"""``python -m binlake.services.kafkariver_canal``: the Kafka normalizer for ``kafkariver-canal``.
 
 Settings come from BINLAKE_* environment variables (docs/configuration.md).
 """
 
 import sys
 
-from shared.cli.main import main_for
+from binlake.shared.cli.main import main_for
 
 sys.exit(main_for("kafkariver-canal"))

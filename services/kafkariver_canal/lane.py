@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from services.canal_json.lane import plain_canal
-from shared.codec import avro
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.services.canal_json.lane import plain_canal
+from binlake.shared.codec import avro
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
@@ -15,9 +15,9 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     ISO-8859-1 binary), so with a ``bytes_encoding`` other than Canal's own there is no lane."""
     if not plain_canal(ctx.options):
         return None
-    from services.kafkariver_canal.parser import FORMAT_ID
-    from shared.fastlane import _native
-    from shared.fastlane.plan import instant_reader, planner
+    from binlake.services.kafkariver_canal.parser import FORMAT_ID
+    from binlake.shared.fastlane import _native
+    from binlake.shared.fastlane.plan import instant_reader, planner
 
     zone = ctx.source_timezone
     # The parser's Source.db_type for every KafkaRiverCanal event.

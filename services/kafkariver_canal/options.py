@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.parsing.options import BYTES_ENCODING, BytesEncodingOption, FormatOptions
+from binlake.shared.parsing.options import BYTES_ENCODING, BytesEncodingOption, FormatOptions
 
 
 class Options(FormatOptions):

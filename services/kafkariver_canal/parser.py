@@ -31,12 +31,12 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Final
 
-from shared.event.model import ChangeEvent, Column, Op, Source
-from shared.event.values import INT64_MAX, INT64_MIN, Image, Value
-from shared.parsing.binary import BYTES_ENCODINGS, BytesEncoding
-from shared.parsing.common import blank_to_none, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import (
+from binlake.shared.event.model import ChangeEvent, Column, Op, Source
+from binlake.shared.event.values import INT64_MAX, INT64_MIN, Image, Value
+from binlake.shared.parsing.binary import BYTES_ENCODINGS, BytesEncoding
+from binlake.shared.parsing.common import blank_to_none, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     BAD_VALUE,
     CONFIG,
@@ -47,11 +47,11 @@ from shared.parsing.errors import (
     RejectError,
     value_problem,
 )
-from shared.parsing.jsondoc import decode_and_parse, opt_int, req, req_str, str_list
-from shared.parsing.order import binlog_index, order_key
-from shared.parsing.result import Parsed
-from shared.parsing.rows import RowTypes, require_key_columns
-from shared.parsing.sqltypes import infer
+from binlake.shared.parsing.jsondoc import decode_and_parse, opt_int, req, req_str, str_list
+from binlake.shared.parsing.order import binlog_index, order_key
+from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.rows import RowTypes, require_key_columns
+from binlake.shared.parsing.sqltypes import infer
 
 FORMAT_ID: Final = "kafkariver-canal"
 PARSER_VERSION: Final = "1"

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.kafkariver_canal.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.kafkariver_canal.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
-    options="services.kafkariver_canal.options:Options",
-    lane="services.kafkariver_canal.lane:lane",
+    options="binlake.services.kafkariver_canal.options:Options",
+    lane="binlake.services.kafkariver_canal.lane:lane",
 )

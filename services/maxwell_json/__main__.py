@@ -1,7 +1,9 @@
-"""``python -m services.maxwell_json``: the Kafka normalizer for ``maxwell-json`` (settings from BINLAKE_* env)."""
+"""``python -m binlake.services.maxwell_json``: the Kafka normalizer for ``maxwell-json``
+(settings from BINLAKE_* env).
+"""
 
 import sys
 
-from shared.cli.main import main_for
+from binlake.shared.cli.main import main_for
 
 sys.exit(main_for("maxwell-json"))

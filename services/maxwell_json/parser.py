@@ -56,16 +56,16 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from services.maxwell_json.values import untyped_image
-from shared.event.model import ChangeEvent, Op, Source
-from shared.event.values import Image
-from shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_FIELD, INCONSISTENT, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
-from shared.parsing.jsondoc import decode_and_parse, opt_int, opt_list, opt_str, str_list
-from shared.parsing.order import binlog_index, kafka_order_key, order_key
-from shared.parsing.result import Heartbeat, Parsed
-from shared.parsing.rows import UNTYPED, overlay, require_key_columns
+from binlake.services.maxwell_json.values import untyped_image
+from binlake.shared.event.model import ChangeEvent, Op, Source
+from binlake.shared.event.values import Image
+from binlake.shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import BAD_FIELD, INCONSISTENT, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
+from binlake.shared.parsing.jsondoc import decode_and_parse, opt_int, opt_list, opt_str, str_list
+from binlake.shared.parsing.order import binlog_index, kafka_order_key, order_key
+from binlake.shared.parsing.result import Heartbeat, Parsed
+from binlake.shared.parsing.rows import UNTYPED, overlay, require_key_columns
 
 FORMAT_ID: Final = "maxwell-json"
 PARSER_VERSION: Final = "1"

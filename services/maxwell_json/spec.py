@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.maxwell_json.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.maxwell_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
     options=None,
-    lane="services.maxwell_json.lane:lane",
+    lane="binlake.services.maxwell_json.lane:lane",
 )

@@ -21,10 +21,10 @@ from typing import Any, Final
 
 import orjson
 
-from shared.event.values import Image
-from shared.parsing.errors import BAD_FIELD, BAD_VALUE, RejectError
-from shared.parsing.jsondoc import InexactNumber
-from shared.parsing.rows import UNTYPED
+from binlake.shared.event.values import Image
+from binlake.shared.parsing.errors import BAD_FIELD, BAD_VALUE, RejectError
+from binlake.shared.parsing.jsondoc import InexactNumber
+from binlake.shared.parsing.rows import UNTYPED
 
 _INT_MIN: Final = -(2**63)
 _UINT_MAX: Final = 2**64 - 1

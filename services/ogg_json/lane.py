@@ -5,16 +5,16 @@ from __future__ import annotations
 import datetime as _dt
 from collections.abc import Callable, Mapping
 
-from shared.codec import avro
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.shared.codec import avro
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     """GoldenGate's lane reads option ``db_type`` only: with another set the Python parser does it all."""
-    from services.ogg_json.parser import DATABASE_IS_SCHEMA, FORMAT_ID
-    from shared.fastlane import _native
-    from shared.parsing.temporal import UTC
+    from binlake.services.ogg_json.parser import DATABASE_IS_SCHEMA, FORMAT_ID
+    from binlake.shared.fastlane import _native
+    from binlake.shared.parsing.temporal import UTC
 
     if any(name != "db_type" for name in ctx.options):
         return None
@@ -30,8 +30,8 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
 def _wall_clock(zone: _dt.tzinfo) -> Callable[[str], int | None]:
     """wall_clock(text) -> epoch ms | None: GoldenGate's ``current_ts`` read in ``zone`` by the parser's
     own ``time_ms`` (Python's zone rules: DST gaps and folds resolve alike)."""
-    from services.ogg_json.parser import time_ms
-    from shared.parsing.errors import RejectError
+    from binlake.services.ogg_json.parser import time_ms
+    from binlake.shared.parsing.errors import RejectError
 
     def read(text: str) -> int | None:
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.parsing.options import DB_TYPE, FormatOptions
+from binlake.shared.parsing.options import DB_TYPE, FormatOptions
 
 
 class Options(FormatOptions):

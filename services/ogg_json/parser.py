@@ -46,12 +46,12 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Any, Final
 
-from services.ogg_json.values import present_columns, untyped_image
-from shared.event.model import ChangeEvent, Ddl, Op, Source
-from shared.event.values import Image, Unparsed
-from shared.parsing.common import origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import (
+from binlake.services.ogg_json.values import present_columns, untyped_image
+from binlake.shared.event.model import ChangeEvent, Ddl, Op, Source
+from binlake.shared.event.values import Image, Unparsed
+from binlake.shared.parsing.common import origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     INCONSISTENT,
     MISSING_FIELD,
@@ -60,11 +60,11 @@ from shared.parsing.errors import (
     RejectError,
     value_problem,
 )
-from shared.parsing.jsondoc import decode_and_parse, opt_obj, opt_str, str_list
-from shared.parsing.order import order_key
-from shared.parsing.result import Parsed
-from shared.parsing.rows import UNTYPED, require_key_columns
-from shared.parsing.temporal import UTC, epoch_ms_of, parse_instant
+from binlake.shared.parsing.jsondoc import decode_and_parse, opt_obj, opt_str, str_list
+from binlake.shared.parsing.order import order_key
+from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.rows import UNTYPED, require_key_columns
+from binlake.shared.parsing.temporal import UTC, epoch_ms_of, parse_instant
 
 FORMAT_ID: Final = "ogg-json"
 PARSER_VERSION: Final = "1"

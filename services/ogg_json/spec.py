@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.ogg_json.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.ogg_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
-    options="services.ogg_json.options:Options",
-    lane="services.ogg_json.lane:lane",
+    options="binlake.services.ogg_json.options:Options",
+    lane="binlake.services.ogg_json.lane:lane",
 )

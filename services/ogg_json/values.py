@@ -6,8 +6,8 @@ from typing import Any, Final
 
 # The exact-digits guard for nested JSON values is shared with Maxwell (both
 # formats are untyped JSON); see its module docstring for the core gaps it covers.
-from services.maxwell_json.values import untyped_image
-from shared.parsing.errors import BAD_FIELD, RejectError
+from binlake.services.maxwell_json.values import untyped_image
+from binlake.shared.parsing.errors import BAD_FIELD, RejectError
 
 _MISSING_SUFFIX: Final = "_isMissing"
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.codec import avro
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.shared.codec import avro
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
@@ -14,11 +14,11 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     parser does it all, so an option it learns later cannot be missed by the lane."""
     if ctx.options:
         return None
-    from services.oms_avro import values
-    from services.oms_avro.parser import FORMAT_ID
-    from shared.fastlane import _native
-    from shared.fastlane.plan import instant_reader
-    from shared.parsing.temporal import UTC
+    from binlake.services.oms_avro import values
+    from binlake.services.oms_avro.parser import FORMAT_ID
+    from binlake.shared.fastlane import _native
+    from binlake.shared.fastlane.plan import instant_reader
+    from binlake.shared.parsing.temporal import UTC
 
     families = [
         ({values.YEAR_CODE}, "year"),

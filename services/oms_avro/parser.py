@@ -53,18 +53,18 @@ import fastavro
 import orjson
 from fastavro.types import Schema
 
-from services.oms_avro.values import (
+from binlake.services.oms_avro.values import (
     BLOB_CODES,
     STRING_CODES,
     TYPE_CODES,
     Absent,
     convert,
 )
-from shared.event.model import ChangeEvent, Column, Op, Source
-from shared.event.values import INT64_MAX, INT64_MIN, BigInt, Image, SqlTime, Value
-from shared.parsing.common import blank_to_none, ddl_event, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import (
+from binlake.shared.event.model import ChangeEvent, Column, Op, Source
+from binlake.shared.event.values import INT64_MAX, INT64_MIN, BigInt, Image, SqlTime, Value
+from binlake.shared.parsing.common import blank_to_none, ddl_event, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     BAD_VALUE,
     INCONSISTENT,
@@ -76,9 +76,9 @@ from shared.parsing.errors import (
     decoder_problem,
     value_problem,
 )
-from shared.parsing.order import kafka_order_key
-from shared.parsing.result import Heartbeat, Parsed
-from shared.parsing.rows import require_key_columns
+from binlake.shared.parsing.order import kafka_order_key
+from binlake.shared.parsing.result import Heartbeat, Parsed
+from binlake.shared.parsing.rows import require_key_columns
 
 FORMAT_ID: Final = "oms-avro"
 PARSER_VERSION: Final = "1"
@@ -108,7 +108,7 @@ _CONTROL_OPS: Final = {
 
 def schema_json(with_born_timestamp: bool = False) -> list[dict[str, Any]]:
     """The DTS schema (named types, then ``Record``); optionally with the trailing ``bornTimestamp``."""
-    text = resources.files("services.oms_avro").joinpath(SCHEMA_FILE).read_text("utf-8")
+    text = resources.files("binlake.services.oms_avro").joinpath(SCHEMA_FILE).read_text("utf-8")
     types: list[dict[str, Any]] = json.loads(text)
     if with_born_timestamp:
         types[-1]["fields"].append({"name": "bornTimestamp", "type": "long", "default": 0})

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.oms_avro.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.oms_avro.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
     options=None,
-    lane="services.oms_avro.lane:lane",
+    lane="binlake.services.oms_avro.lane:lane",
 )

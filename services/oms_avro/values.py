@@ -15,10 +15,10 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Any, Final
 
-from shared.event.values import SqlTime, Unparsed, Value, integer
-from shared.parsing.context import zone
-from shared.parsing.errors import UnreadableValue, describe
-from shared.parsing.temporal import EPOCH, UTC
+from binlake.shared.event.values import SqlTime, Unparsed, Value, integer
+from binlake.shared.parsing.context import zone
+from binlake.shared.parsing.errors import UnreadableValue, describe
+from binlake.shared.parsing.temporal import EPOCH, UTC
 
 NS: Final = "com.alibaba.dts.formats.avro."
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from services.oms_default.lane import oms_lane
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.services.oms_default.lane import oms_lane
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
-    from services.oms_dataworks.parser import FORMAT_ID
-    from services.oms_dataworks.plan import dataworks_planner
+    from binlake.services.oms_dataworks.parser import FORMAT_ID
+    from binlake.services.oms_dataworks.plan import dataworks_planner
 
     return oms_lane(FORMAT_ID, ctx, dataworks_planner(ctx.source_timezone))

@@ -49,12 +49,12 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-from shared.event.model import ChangeEvent, Op, Source
-from shared.event.values import Image, Unparsed, Value
-from shared.parsing import temporal
-from shared.parsing.common import blank_to_none, ddl_event, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import (
+from binlake.shared.event.model import ChangeEvent, Op, Source
+from binlake.shared.event.values import Image, Unparsed, Value
+from binlake.shared.parsing import temporal
+from binlake.shared.parsing.common import blank_to_none, ddl_event, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     INCONSISTENT,
     MISSING_FIELD,
@@ -62,11 +62,21 @@ from shared.parsing.errors import (
     WRONG_FORMAT,
     RejectError,
 )
-from shared.parsing.jsondoc import decode_and_parse, obj, opt_int, opt_list, opt_obj, opt_str, req, req_str, str_list
-from shared.parsing.order import kafka_order_key
-from shared.parsing.result import Heartbeat, Parsed
-from shared.parsing.rows import RowTypes, require_key_columns
-from shared.parsing.sqltypes import SqlType, sql_type
+from binlake.shared.parsing.jsondoc import (
+    decode_and_parse,
+    obj,
+    opt_int,
+    opt_list,
+    opt_obj,
+    opt_str,
+    req,
+    req_str,
+    str_list,
+)
+from binlake.shared.parsing.order import kafka_order_key
+from binlake.shared.parsing.result import Heartbeat, Parsed
+from binlake.shared.parsing.rows import RowTypes, require_key_columns
+from binlake.shared.parsing.sqltypes import SqlType, sql_type
 
 FORMAT_ID: Final = "oms-dataworks"
 PARSER_VERSION: Final = "1"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import datetime as _dt
 
-from services.oms_dataworks.parser import column_type
-from services.oms_default.plan import answer
-from shared.fastlane.plan import PlanAnswer, Planner
-from shared.parsing.rows import RowTypes
+from binlake.services.oms_dataworks.parser import column_type
+from binlake.services.oms_default.plan import answer
+from binlake.shared.fastlane.plan import PlanAnswer, Planner
+from binlake.shared.parsing.rows import RowTypes
 
 
 def dataworks_planner(zone: _dt.tzinfo) -> Planner:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from services.oms_dataworks.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.parsing.spec import FormatSpec
+from binlake.services.oms_dataworks.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
     options=None,
-    lane="services.oms_dataworks.lane:lane",
+    lane="binlake.services.oms_dataworks.lane:lane",
 )

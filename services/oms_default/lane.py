@@ -5,22 +5,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.codec import avro
-from shared.fastlane.lanes import Lane
-from shared.fastlane.plan import Planner
-from shared.parsing.context import ParseContext
+from binlake.shared.codec import avro
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.fastlane.plan import Planner
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane_default(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
-    from services.oms_default.parser import FORMAT_ID
-    from services.oms_default.plan import extend_planner
+    from binlake.services.oms_default.parser import FORMAT_ID
+    from binlake.services.oms_default.plan import extend_planner
 
     return oms_lane(FORMAT_ID, ctx, extend_planner(ctx.source_timezone))
 
 
 def lane_extend_column_type(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
-    from services.oms_default.parser import FORMAT_ID_EXTEND
-    from services.oms_default.plan import extend_planner
+    from binlake.services.oms_default.parser import FORMAT_ID_EXTEND
+    from binlake.services.oms_default.plan import extend_planner
 
     return oms_lane(FORMAT_ID_EXTEND, ctx, extend_planner(ctx.source_timezone))
 
@@ -29,9 +29,9 @@ def oms_lane(format_id: str, ctx: ParseContext, planner: Planner) -> Lane | None
     """The OMS JSON lanes read no option: with any set the Python parser does it all."""
     if ctx.options:
         return None
-    from services.oms_default.plan import wall_clock_reader
-    from shared.fastlane import _native
-    from shared.fastlane.plan import instant_reader
+    from binlake.services.oms_default.plan import wall_clock_reader
+    from binlake.shared.fastlane import _native
+    from binlake.shared.fastlane.plan import instant_reader
 
     zone = ctx.source_timezone
     # SharePlex's wall clocks are its meta times (no column types); the others' are TIMESTAMP values.

@@ -44,15 +44,15 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from services.oms_default.types import LIGHT_TYPE, row_types, split_image
-from shared.event.model import ChangeEvent, Op, Source
-from shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
-from shared.parsing.jsondoc import decode_and_parse, obj, opt_int, opt_str
-from shared.parsing.order import kafka_order_key
-from shared.parsing.result import Heartbeat, Parsed
-from shared.parsing.rows import UNTYPED, require_key_columns
+from binlake.services.oms_default.types import LIGHT_TYPE, row_types, split_image
+from binlake.shared.event.model import ChangeEvent, Op, Source
+from binlake.shared.parsing.common import blank_to_none, ddl_event, epoch_ms, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
+from binlake.shared.parsing.jsondoc import decode_and_parse, obj, opt_int, opt_str
+from binlake.shared.parsing.order import kafka_order_key
+from binlake.shared.parsing.result import Heartbeat, Parsed
+from binlake.shared.parsing.rows import UNTYPED, require_key_columns
 
 FORMAT_ID: Final = "oms-default"
 FORMAT_ID_EXTEND: Final = "oms-extend-column-type"

@@ -19,13 +19,13 @@ import datetime as _dt
 from collections.abc import Callable
 from typing import Final
 
-from shared.codec.avro_writer import encode_columns
-from shared.fastlane.plan import PlanAnswer, Planner, kind
-from shared.parsing import sqltypes
-from shared.parsing.rows import RowTypes
-from shared.parsing.sqltypes import SqlType
-from shared.parsing.temporal import UTC, local_text_to_ms
-from shared.parsing.validate import column_beyond_int
+from binlake.shared.codec.avro_writer import encode_columns
+from binlake.shared.fastlane.plan import PlanAnswer, Planner, kind
+from binlake.shared.parsing import sqltypes
+from binlake.shared.parsing.rows import RowTypes
+from binlake.shared.parsing.sqltypes import SqlType
+from binlake.shared.parsing.temporal import UTC, local_text_to_ms
+from binlake.shared.parsing.validate import column_beyond_int
 
 INFERRED: Final = 101
 """A type word without a converter of its own (``sqltypes.infer``): the value is read untyped."""
@@ -58,7 +58,7 @@ def answer(names: list[str], texts: list[str | None], types: RowTypes, zone: _dt
 
 def extend_planner(zone: _dt.tzinfo) -> Planner:
     """plan(names, type words) for ``__light_type`` columns (``types.row_types``, not in Oracle mode)."""
-    from services.oms_default.types import light_sql_type
+    from binlake.services.oms_default.types import light_sql_type
 
     def plan(names: list[str], texts: list[str | None]) -> PlanAnswer:
         if any(text is None for text in texts):

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-from services.oms_default.parser import (
+from binlake.services.oms_default.parser import (
     FORMAT_ID,
     FORMAT_ID_EXTEND,
     PARSER_VERSION,
     parse_default,
     parse_extend_column_type,
 )
-from shared.parsing.spec import FormatSpec
+from binlake.shared.parsing.spec import FormatSpec
 
 SPEC_DEFAULT = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse_default,
     options=None,
-    lane="services.oms_default.lane:lane_default",
+    lane="binlake.services.oms_default.lane:lane_default",
 )
 
 SPEC_EXTEND_COLUMN_TYPE = FormatSpec(
@@ -24,5 +24,5 @@ SPEC_EXTEND_COLUMN_TYPE = FormatSpec(
     PARSER_VERSION,
     parse_extend_column_type,
     options=None,
-    lane="services.oms_default.lane:lane_extend_column_type",
+    lane="binlake.services.oms_default.lane:lane_extend_column_type",
 )

@@ -24,11 +24,11 @@ import functools
 import re
 from typing import Any, Final
 
-from shared.event.values import Unparsed, Value
-from shared.parsing import temporal
-from shared.parsing.errors import BAD_FIELD, RejectError, UnreadableValue, describe
-from shared.parsing.rows import RowTypes
-from shared.parsing.sqltypes import Converter, SqlType, sql_type
+from binlake.shared.event.values import Unparsed, Value
+from binlake.shared.parsing import temporal
+from binlake.shared.parsing.errors import BAD_FIELD, RejectError, UnreadableValue, describe
+from binlake.shared.parsing.rows import RowTypes
+from binlake.shared.parsing.sqltypes import Converter, SqlType, sql_type
 
 LIGHT_TYPE: Final = "__light_type"
 

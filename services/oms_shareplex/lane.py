@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from services.oms_default.lane import oms_lane
-from shared.fastlane.lanes import Lane
-from shared.parsing.context import ParseContext
+from binlake.services.oms_default.lane import oms_lane
+from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
-    from services.oms_default.plan import extend_planner
-    from services.oms_shareplex.parser import FORMAT_ID
+    from binlake.services.oms_default.plan import extend_planner
+    from binlake.services.oms_shareplex.parser import FORMAT_ID
 
     # SharePlex declares no column types: its lane never asks the planner it is given.
     return oms_lane(FORMAT_ID, ctx, extend_planner(ctx.source_timezone))

@@ -44,16 +44,16 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from shared.event.model import ChangeEvent, Op, Source
-from shared.event.values import Image
-from shared.parsing.common import blank_to_none, ddl_event, origin
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
-from shared.parsing.jsondoc import decode_and_parse, obj, opt_obj, opt_str
-from shared.parsing.order import kafka_order_key
-from shared.parsing.result import Parsed
-from shared.parsing.rows import UNTYPED, overlay
-from shared.parsing.temporal import local_text_to_ms
+from binlake.shared.event.model import ChangeEvent, Op, Source
+from binlake.shared.event.values import Image
+from binlake.shared.parsing.common import blank_to_none, ddl_event, origin
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import BAD_FIELD, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
+from binlake.shared.parsing.jsondoc import decode_and_parse, obj, opt_obj, opt_str
+from binlake.shared.parsing.order import kafka_order_key
+from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.rows import UNTYPED, overlay
+from binlake.shared.parsing.temporal import local_text_to_ms
 
 FORMAT_ID: Final = "oms-shareplex"
 PARSER_VERSION: Final = "1"

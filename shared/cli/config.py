@@ -15,8 +15,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 from pydantic_settings import BaseSettings
 
-from shared.config.settings import KafkaSettings, NormalizerSettings
-from spark_sink.settings import SinkSettings
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
+from binlake.spark_sink.settings import SinkSettings
 
 MODELS: list[tuple[type[BaseSettings], str]] = [
     (KafkaSettings, "Kafka connection (every service)"),

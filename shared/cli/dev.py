@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from shared.devbroker import broker
+from binlake.shared.devbroker import broker
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -33,10 +33,10 @@ import json
 import sys
 from typing import Any
 
-from shared.config.settings import KafkaSettings, kafka_settings
-from shared.errors import BinlakeError
-from shared.kafka import records
-from shared.kafka.letters import H_VALUE_TRUNCATED
+from binlake.shared.config.settings import KafkaSettings, kafka_settings
+from binlake.shared.errors import BinlakeError
+from binlake.shared.kafka import records
+from binlake.shared.kafka.letters import H_VALUE_TRUNCATED
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -135,8 +135,8 @@ async def _ledger(client: dict[str, Any], topic: str, *, create: bool) -> set[st
 async def replay(args: argparse.Namespace, kafka: KafkaSettings) -> dict[str, int]:
     from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 
-    from shared.kafka import access
-    from shared.kafka.client import connection_kwargs
+    from binlake.shared.kafka import access
+    from binlake.shared.kafka.client import connection_kwargs
 
     # Credentials the brokers refuse or an untrusted broker: one line with what to fix, not aiokafka's
     # "Unable to bootstrap" traceback.

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import inspect
 
-from shared.native import module_docstring
-from shared.parsing import registry
+from binlake.shared.native import module_docstring
+from binlake.shared.parsing import registry
 
 _INTRO = """\
 # Vendor formats

@@ -28,10 +28,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shared.config.settings import KafkaSettings
-from shared.generate import render
-from shared.generate.workload import Workload
-from shared.parsing.context import zone
+from binlake.shared.config.settings import KafkaSettings
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
+from binlake.shared.parsing.context import zone
 
 BINARY_FORMATS = frozenset({"oms-avro", "drs-avro"})
 
@@ -82,7 +82,7 @@ def truth_document(format_id: str, workload: Workload, tz_name: str) -> dict[str
 async def produce(kafka: KafkaSettings, topic: str, items: list[tuple[bytes, bytes]]) -> None:
     from aiokafka import AIOKafkaProducer
 
-    from shared.kafka.client import connection_kwargs
+    from binlake.shared.kafka.client import connection_kwargs
 
     producer = AIOKafkaProducer(enable_idempotence=True, linger_ms=5, **connection_kwargs(kafka))
     await producer.start()

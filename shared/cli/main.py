@@ -12,19 +12,19 @@ import importlib
 import sys
 from typing import Final
 
-from shared.cli import stopping
-from shared.errors import BinlakeError
+from binlake.shared.cli import stopping
+from binlake.shared.errors import BinlakeError
 
 _COMMANDS: Final = {
-    "normalize": ("shared.cli.normalize", "normalize vendor messages from a file or stdin (offline)"),
-    "formats": ("shared.cli.formats", "list the vendor format ids"),
-    "dev": ("shared.cli.dev", "development tools: a local Kafka broker"),
-    "normalizer": ("shared.cli.normalizer", "run the Kafka normalizer service for one vendor format"),
-    "generate": ("shared.cli.generate", "synthetic MySQL traffic in a vendor format, with ground truth"),
-    "dlq": ("shared.cli.dlq", "dead-letter tools: replay"),
-    "config": ("shared.cli.config", "print every BINLAKE_* setting (example env file or reference)"),
-    "sink": ("spark_sink.cli", "run the Spark sink: unified topic -> changelog and mirror Delta tables"),
-    "lake": ("spark_sink.lake.cli", "inspect the sink's lake (show) and check it against the topic (verify)"),
+    "normalize": ("binlake.shared.cli.normalize", "normalize vendor messages from a file or stdin (offline)"),
+    "formats": ("binlake.shared.cli.formats", "list the vendor format ids"),
+    "dev": ("binlake.shared.cli.dev", "development tools: a local Kafka broker"),
+    "normalizer": ("binlake.shared.cli.normalizer", "run the Kafka normalizer service for one vendor format"),
+    "generate": ("binlake.shared.cli.generate", "synthetic MySQL traffic in a vendor format, with ground truth"),
+    "dlq": ("binlake.shared.cli.dlq", "dead-letter tools: replay"),
+    "config": ("binlake.shared.cli.config", "print every BINLAKE_* setting (example env file or reference)"),
+    "sink": ("binlake.spark_sink.cli", "run the Spark sink: unified topic -> changelog and mirror Delta tables"),
+    "lake": ("binlake.spark_sink.lake.cli", "inspect the sink's lake (show) and check it against the topic (verify)"),
 }
 _SERVICES: Final = frozenset({"normalizer", "sink"})
 """Long-running commands: SIGTERM and SIGINT stop them cleanly (status 0) from ``main``'s first line
@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def main_for(format_id: str) -> int:
-    """``python -m services.<format>``: the normalizer with its format fixed (other settings from env).
+    """``python -m binlake.services.<format>``: the normalizer with its format fixed (other settings from env).
 
     Here rather than in ``shared.cli.normalizer``, whose imports (settings) would run
     before ``main`` holds the signals.

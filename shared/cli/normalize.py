@@ -22,12 +22,12 @@ from typing import IO, Any
 
 import orjson
 
-from shared.codec import avro, json_view
-from shared.errors import ConfigError
-from shared.normalize import codec_for
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import MALFORMED
-from shared.parsing.result import Rejected
+from binlake.shared.codec import avro, json_view
+from binlake.shared.errors import ConfigError
+from binlake.shared.normalize import codec_for
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.errors import MALFORMED
+from binlake.shared.parsing.result import Rejected
 
 _FLUSH_EVERY = 512
 
@@ -155,7 +155,7 @@ def json_line() -> Callable[[bytes], bytes]:
     rendered by ``json_view`` (the same bytes)."""
     fingerprint = avro.fingerprint()
     try:
-        from shared.fastlane._native import render_json
+        from binlake.shared.fastlane._native import render_json
     except ImportError:
         return lambda value: json_view.render(avro.decode(value))
     return lambda value: render_json(value, fingerprint)

@@ -16,9 +16,9 @@ import os
 import signal
 from typing import Any
 
-from shared import logs
-from shared.cli import stopping
-from shared.config.settings import KafkaSettings, NormalizerSettings, kafka_settings, load
+from binlake.shared import logs
+from binlake.shared.cli import stopping
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings, kafka_settings, load
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def serve(settings: NormalizerSettings, kafka: KafkaSettings) -> int:
-    from shared.kafka.runtime import Normalizer
+    from binlake.shared.kafka.runtime import Normalizer
 
     log = logging.getLogger("binlake")
     normalizer = Normalizer(settings, kafka)

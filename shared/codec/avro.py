@@ -21,12 +21,12 @@ import fastavro
 from fastavro.schema import to_parsing_canonical_form
 from fastavro.types import Schema
 
-from shared.codec.avro_writer import write_body
-from shared.codec.fingerprint import fingerprint_bytes
-from shared.errors import BinlakeError
-from shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
-from shared.event.values import BigInt, Image, SqlTime, Unparsed, Value, decimal_text
-from shared.parsing.temporal import EPOCH, EPOCH_DATE
+from binlake.shared.codec.avro_writer import write_body
+from binlake.shared.codec.fingerprint import fingerprint_bytes
+from binlake.shared.errors import BinlakeError
+from binlake.shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
+from binlake.shared.event.values import BigInt, Image, SqlTime, Unparsed, Value, decimal_text
+from binlake.shared.parsing.temporal import EPOCH, EPOCH_DATE
 
 CURRENT_VERSION: Final = 1
 MAGIC: Final = b"\xc3\x01"
@@ -41,7 +41,7 @@ class DecodeError(BinlakeError):
 
 @cache
 def schema_json(version: int = CURRENT_VERSION) -> dict[str, Any]:
-    text = resources.files("shared.event").joinpath(f"schemas/change_event.v{version}.avsc").read_text("utf-8")
+    text = resources.files("binlake.shared.event").joinpath(f"schemas/change_event.v{version}.avsc").read_text("utf-8")
     loaded: dict[str, Any] = json.loads(text)
     return loaded
 
@@ -57,7 +57,7 @@ def fingerprint(version: int = CURRENT_VERSION) -> bytes:
 
 
 def released_versions() -> list[int]:
-    names = [p.name for p in resources.files("shared.event").joinpath("schemas").iterdir()]
+    names = [p.name for p in resources.files("binlake.shared.event").joinpath("schemas").iterdir()]
     return sorted(int(n.split(".v")[1].split(".")[0]) for n in names if n.startswith("change_event.v"))
 
 

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Final
 
-from shared.event.model import ChangeEvent, Column, Columns
-from shared.event.values import BigInt, Image, SqlTime, Unparsed, decimal_text
+from binlake.shared.event.model import ChangeEvent, Column, Columns
+from binlake.shared.event.values import BigInt, Image, SqlTime, Unparsed, decimal_text
 
 _OPS: Final = {
     op: index for index, op in enumerate(("INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "TRUNCATE", "UPSERT"))

@@ -16,8 +16,8 @@ from typing import Any, Final
 
 import orjson
 
-from shared.event.model import ChangeEvent, Columns
-from shared.event.values import BigInt, SqlTime, Unparsed, decimal_text
+from binlake.shared.event.model import ChangeEvent, Columns
+from binlake.shared.event.values import BigInt, SqlTime, Unparsed, decimal_text
 
 _OPTIONS: Final = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_UTC_Z
 

@@ -14,8 +14,8 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from shared.errors import ConfigError
-from shared.parsing.context import zone
+from binlake.shared.errors import ConfigError
+from binlake.shared.parsing.context import zone
 
 S = TypeVar("S", bound=BaseSettings)
 SecurityProtocol = Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"]
@@ -88,7 +88,7 @@ class TableRule(BaseModel):
     pattern: str
 
     def regex(self) -> re.Pattern[str]:
-        from shared.normalize.tables import pattern_regex
+        from binlake.shared.normalize.tables import pattern_regex
 
         return pattern_regex(self.pattern)
 

@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final
 
-from shared.devbroker.secure import LISTENER, SaslSslListener
-from shared.errors import BinlakeError
+from binlake.shared.devbroker.secure import LISTENER, SaslSslListener
+from binlake.shared.errors import BinlakeError
 
 REPO: Final = Path(__file__).resolve().parents[2]
 DEFAULT_POM: Final = REPO / "deploy" / "kafka" / "pom.xml"

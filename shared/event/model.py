@@ -16,7 +16,7 @@ from typing import Final, Literal
 
 from mypy_extensions import mypyc_attr
 
-from shared.event.values import Image
+from binlake.shared.event.values import Image
 
 Op = Literal["INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "TRUNCATE", "UPSERT"]
 OPS: Final[tuple[Op, ...]] = ("INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "TRUNCATE", "UPSERT")

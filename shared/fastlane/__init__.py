@@ -33,6 +33,6 @@ The extension is optional at install time (no Rust toolchain: no lane, the
 Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.
 """
 
-from shared.fastlane.lanes import Lane, LaneFailed, Taken, available, lane_for, last_decline
+from binlake.shared.fastlane.lanes import Lane, LaneFailed, Taken, available, lane_for, last_decline
 
 __all__ = ["Lane", "LaneFailed", "Taken", "available", "lane_for", "last_decline"]

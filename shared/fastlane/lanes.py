@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Final, Protocol
 
-from shared.parsing.context import ParseContext
+from binlake.shared.parsing.context import ParseContext
 
 log = logging.getLogger("binlake.fastlane")
 
@@ -17,7 +17,7 @@ Taken = tuple[str, str, int | None, list[bytes]]
 
 def _lane_failed() -> type[Exception]:
     try:
-        from shared.fastlane._native import LaneFailed as failed
+        from binlake.shared.fastlane._native import LaneFailed as failed
     except ImportError:  # no extension, no lane: nothing raises it
         return _NoLane
     return failed
@@ -46,7 +46,7 @@ class Lane(Protocol):
 def available() -> bool:
     """Whether the native extension was built (it is optional: no Rust toolchain, no lane)."""
     try:
-        from shared.fastlane import _native  # noqa: F401
+        from binlake.shared.fastlane import _native  # noqa: F401
     except ImportError:
         return False
     return True
@@ -56,7 +56,7 @@ def last_decline() -> str:
     """Where the last lane to decline a message stopped (``src/decline.rs``): call it right after a
     ``parse`` that returned None, before any other lane runs."""
     try:
-        from shared.fastlane import _native
+        from binlake.shared.fastlane import _native
     except ImportError:  # no extension, so no native lane: only a test's Python lane can have declined
         return "read"
     return _native.last_decline()
@@ -71,7 +71,7 @@ def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] 
     """
     if not available():
         return None
-    from shared.parsing import registry
+    from binlake.shared.parsing import registry
 
     factory = registry.spec(format_id).lane_factory()
     return None if factory is None else factory(ctx, topic_tables or {})

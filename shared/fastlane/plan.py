@@ -14,13 +14,13 @@ import datetime as _dt
 from collections.abc import Callable
 from typing import Final
 
-from shared.codec.avro_writer import encode_columns
-from shared.parsing import sqltypes
-from shared.parsing.binary import BytesEncoding
-from shared.parsing.rows import RowTypes
-from shared.parsing.sqltypes import Converter, Dialect, SqlType
-from shared.parsing.temporal import EPOCH, UTC
-from shared.parsing.validate import column_beyond_int
+from binlake.shared.codec.avro_writer import encode_columns
+from binlake.shared.parsing import sqltypes
+from binlake.shared.parsing.binary import BytesEncoding
+from binlake.shared.parsing.rows import RowTypes
+from binlake.shared.parsing.sqltypes import Converter, Dialect, SqlType
+from binlake.shared.parsing.temporal import EPOCH, UTC
+from binlake.shared.parsing.validate import column_beyond_int
 
 UNSUPPORTED: Final = 0
 INT: Final = 1

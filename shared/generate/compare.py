@@ -16,9 +16,9 @@ import json
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from shared.event.model import ChangeEvent
-from shared.event.values import SqlTime, Unparsed, Value
-from shared.generate.workload import Change
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import SqlTime, Unparsed, Value
+from binlake.shared.generate.workload import Change
 
 
 def _texts_of_instant(value: dt.datetime, zone: dt.tzinfo) -> set[str]:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from shared.codec.json_view import render_value
-from shared.event.values import Image
+from binlake.shared.codec.json_view import render_value
+from binlake.shared.event.values import Image
 
 if TYPE_CHECKING:
-    from shared.generate.workload import Workload
+    from binlake.shared.generate.workload import Workload
 
 
 def view(image: Image | None) -> dict[str, Any] | None:

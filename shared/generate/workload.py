@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Final, Literal
 
-from shared.event.values import Image, SqlTime, Value, integer
+from binlake.shared.event.values import Image, SqlTime, Value, integer
 
 UTC: Final = dt.UTC
 START_MS: Final = 1_735_689_600_000  # 2025-01-01T00:00:00Z
@@ -331,6 +331,6 @@ class Workload:
 
     def truth(self) -> dict[str, Any]:
         """Final table states and the ordered change list, in the JSON view's value renderings."""
-        from shared.generate.truth import render_truth
+        from binlake.shared.generate.truth import render_truth
 
         return render_truth(self)

@@ -27,9 +27,9 @@ from aiokafka.errors import (
     UnsupportedSaslMechanismError,
 )
 
-from shared.config.settings import KafkaSettings
-from shared.errors import BinlakeError
-from shared.kafka.client import connection_kwargs
+from binlake.shared.config.settings import KafkaSettings
+from binlake.shared.errors import BinlakeError
+from binlake.shared.kafka.client import connection_kwargs
 
 HOSTNAME_MISMATCH: Final = 62
 """OpenSSL's X509_V_ERR_HOSTNAME_MISMATCH: the certificate is trusted but names other hosts."""

@@ -34,9 +34,9 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError
 
-from shared.kafka.produce_errors import Treatment
-from shared.kafka.progress import Progress
-from shared.metrics.normalizer import NormalizerMetrics
+from binlake.shared.kafka.produce_errors import Treatment
+from binlake.shared.kafka.progress import Progress
+from binlake.shared.metrics.normalizer import NormalizerMetrics
 
 log = logging.getLogger("binlake.normalizer")
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from aiokafka.helpers import create_ssl_context
 
-from shared.config.settings import KafkaSettings
-from shared.errors import ConfigError
+from binlake.shared.config.settings import KafkaSettings
+from binlake.shared.errors import ConfigError
 
 
 def connection_kwargs(settings: KafkaSettings) -> dict[str, Any]:

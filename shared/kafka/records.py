@@ -19,8 +19,8 @@ from typing import Final
 
 import orjson
 
-from shared.codec.json_view import render_value
-from shared.event.model import ChangeEvent
+from binlake.shared.codec.json_view import render_value
+from binlake.shared.event.model import ChangeEvent
 
 H_TOPIC: Final = "binlake.origin.topic"
 H_PARTITION: Final = "binlake.origin.partition"

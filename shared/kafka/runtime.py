@@ -51,14 +51,14 @@ import orjson
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
 
-from shared import native
-from shared.config.settings import KafkaSettings, NormalizerSettings
-from shared.errors import ConfigError
-from shared.kafka import access
-from shared.kafka.assignment import LeaveGroup, Listener, Partitions, PartitionState, ProducerFactory
-from shared.kafka.client import connection_kwargs
-from shared.kafka.letters import Letter, dead_letter
-from shared.kafka.produce_errors import (
+from binlake.shared import native
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
+from binlake.shared.errors import ConfigError
+from binlake.shared.kafka import access
+from binlake.shared.kafka.assignment import LeaveGroup, Listener, Partitions, PartitionState, ProducerFactory
+from binlake.shared.kafka.client import connection_kwargs
+from binlake.shared.kafka.letters import Letter, dead_letter
+from binlake.shared.kafka.produce_errors import (
     REFUSED,
     DeadLetterRefused,
     Hit,
@@ -70,15 +70,15 @@ from shared.kafka.produce_errors import (
     settle,
     size,
 )
-from shared.kafka.progress import Progress
-from shared.kafka.records import dead_letter_headers, partition_for, replayed_at
-from shared.kafka.tally import Tally
-from shared.kafka.transaction_state import CAN_BEGIN, OPEN, cannot_abort, transaction_state
-from shared.metrics.normalizer import NormalizerMetrics
-from shared.metrics.readiness import NormalizerHealth
-from shared.normalize import TableFilter, codec_for
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.result import Rejected
+from binlake.shared.kafka.progress import Progress
+from binlake.shared.kafka.records import dead_letter_headers, partition_for, replayed_at
+from binlake.shared.kafka.tally import Tally
+from binlake.shared.kafka.transaction_state import CAN_BEGIN, OPEN, cannot_abort, transaction_state
+from binlake.shared.metrics.normalizer import NormalizerMetrics
+from binlake.shared.metrics.readiness import NormalizerHealth
+from binlake.shared.normalize import TableFilter, codec_for
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.result import Rejected
 
 log = logging.getLogger("binlake.normalizer")
 

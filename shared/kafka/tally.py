@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from shared.metrics.normalizer import NormalizerMetrics
-from shared.normalize.codec import Normalized
+from binlake.shared.metrics.normalizer import NormalizerMetrics
+from binlake.shared.normalize.codec import Normalized
 
 
 @dataclass

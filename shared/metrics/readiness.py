@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry
 
-from shared.metrics.http import HealthServer
+from binlake.shared.metrics.http import HealthServer
 
 
 class NormalizerHealth(HealthServer):

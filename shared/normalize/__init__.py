@@ -15,8 +15,8 @@ The Kafka runtime (``shared.kafka.runtime``), ``binlake normalize`` and the test
 all go through ``codec_for``: there is no second route to keep in step.
 """
 
-from shared.normalize.codec import Codec, Normalized, Rows, codec_for
-from shared.normalize.python_codec import PythonCodec, records_of
-from shared.normalize.tables import TableFilter
+from binlake.shared.normalize.codec import Codec, Normalized, Rows, codec_for
+from binlake.shared.normalize.python_codec import PythonCodec, records_of
+from binlake.shared.normalize.tables import TableFilter
 
 __all__ = ["Codec", "Normalized", "PythonCodec", "Rows", "TableFilter", "codec_for", "records_of"]

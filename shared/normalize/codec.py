@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from shared.normalize.tables import TableFilter
-from shared.parsing.context import ParseContext
-from shared.parsing.result import Heartbeat, Rejected
+from binlake.shared.normalize.tables import TableFilter
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.result import Heartbeat, Rejected
 
 Rows = tuple[str, str, int | None, list[bytes]]
 """Records of one table, op and event time: ("database.table", op, event time in ms or None,
@@ -74,16 +74,16 @@ def codec_for(
     ``fast_lane``: whether to use the format's native lane where it has one (else, or without one, the
     Python codec).
     """
-    from shared.normalize.python_codec import PythonCodec
+    from binlake.shared.normalize.python_codec import PythonCodec
 
     python = PythonCodec(format_id, ctx, topic_tables=topic_tables, tables=tables)
     if not fast_lane:
         return python
-    from shared import fastlane
+    from binlake.shared import fastlane
 
     lane = fastlane.lane_for(format_id, ctx, topic_tables)
     if lane is None:
         return python
-    from shared.normalize.native_codec import NativeCodec
+    from binlake.shared.normalize.native_codec import NativeCodec
 
     return NativeCodec(lane, python, tables=tables)

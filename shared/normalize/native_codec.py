@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from shared.fastlane import Lane, LaneFailed, last_decline
-from shared.normalize.codec import Normalized
-from shared.normalize.python_codec import PythonCodec
-from shared.normalize.tables import TableFilter
-from shared.parsing.result import Rejected
+from binlake.shared.fastlane import Lane, LaneFailed, last_decline
+from binlake.shared.normalize.codec import Normalized
+from binlake.shared.normalize.python_codec import PythonCodec
+from binlake.shared.normalize.tables import TableFilter
+from binlake.shared.parsing.result import Rejected
 
 TAKEN = "taken"
 DECLINED = "declined"

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from shared.codec import avro
-from shared.event.model import ChangeEvent
-from shared.kafka.records import event_key
-from shared.normalize.codec import Normalized, Rows
-from shared.normalize.tables import TableFilter
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import INTERNAL
-from shared.parsing.result import Parsed, Rejected
+from binlake.shared.codec import avro
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.kafka.records import event_key
+from binlake.shared.normalize.codec import Normalized, Rows
+from binlake.shared.normalize.tables import TableFilter
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import INTERNAL
+from binlake.shared.parsing.result import Parsed, Rejected
 
 
 def table_of(event: ChangeEvent) -> str:

@@ -17,7 +17,7 @@ import binascii
 from collections.abc import Callable
 from typing import Any, Final, Literal
 
-from shared.parsing.errors import UnreadableValue, describe
+from binlake.shared.parsing.errors import UnreadableValue, describe
 
 BytesEncoding = Literal["latin1", "base64", "hex", "list"]
 BYTES_ENCODINGS: Final = ("latin1", "base64", "hex", "list")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from shared.event.model import ChangeEvent, Ddl, Origin, Source
-from shared.event.values import INT64_MAX, INT64_MIN
-from shared.parsing.context import ParseContext
-from shared.parsing.ddl import ddl_kind
-from shared.parsing.errors import BAD_FIELD, RejectError
+from binlake.shared.event.model import ChangeEvent, Ddl, Origin, Source
+from binlake.shared.event.values import INT64_MAX, INT64_MIN
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.ddl import ddl_kind
+from binlake.shared.parsing.errors import BAD_FIELD, RejectError
 
 _SECONDS_LIMIT: Final = 100_000_000_000
 """Epoch values below this are seconds (year 5138 in seconds, 1973 in ms)."""

@@ -22,7 +22,7 @@ import re
 from decimal import Decimal
 from typing import Any, Final
 
-from shared.errors import BinlakeError
+from binlake.shared.errors import BinlakeError
 
 # Stable reject codes. Dashboards and DLQ filters use them: never rename one.
 MALFORMED: Final = "malformed"

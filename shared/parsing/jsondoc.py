@@ -24,7 +24,7 @@ from typing import Any, Final, TypeVar
 
 import orjson
 
-from shared.parsing.errors import BAD_FIELD, MALFORMED, MISSING_FIELD, RejectError, UnreadableValue
+from binlake.shared.parsing.errors import BAD_FIELD, MALFORMED, MISSING_FIELD, RejectError, UnreadableValue
 
 T = TypeVar("T")
 

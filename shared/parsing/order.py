@@ -18,8 +18,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_FIELD, RejectError
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import BAD_FIELD, RejectError
 
 _MAX: Final = 10**20 - 1
 _TRAILING_DIGITS: Final = re.compile(r"(\d+)\D*$")

@@ -22,30 +22,30 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
-from shared.errors import ConfigError
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import INTERNAL, RejectError
-from shared.parsing.result import ParseOutcome, Rejected
-from shared.parsing.spec import FormatSpec, ParseFn
-from shared.parsing.validate import check_event
+from binlake.shared.errors import ConfigError
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import INTERNAL, RejectError
+from binlake.shared.parsing.result import ParseOutcome, Rejected
+from binlake.shared.parsing.spec import FormatSpec, ParseFn
+from binlake.shared.parsing.validate import check_event
 
 FORMATS: Final[dict[str, str]] = {
-    "canal-json": "services.canal_json.spec:SPEC",
-    "kafkariver-canal": "services.kafkariver_canal.spec:SPEC",
-    "ckafka-v1": "services.ckafka_v1.spec:SPEC",
-    "drs-json": "services.drs_json.spec:SPEC_JSON",
-    "drs-json-c": "services.drs_json.spec:SPEC_JSON_C",
-    "drs-avro": "services.drs_avro.spec:SPEC",
-    "oms-default": "services.oms_default.spec:SPEC_DEFAULT",
-    "oms-extend-column-type": "services.oms_default.spec:SPEC_EXTEND_COLUMN_TYPE",
-    "oms-dataworks": "services.oms_dataworks.spec:SPEC",
-    "oms-shareplex": "services.oms_shareplex.spec:SPEC",
-    "debezium-json": "services.debezium_json.spec:SPEC",
-    "debezium-smt": "services.debezium_smt.spec:SPEC",
-    "oms-avro": "services.oms_avro.spec:SPEC",
-    "maxwell-json": "services.maxwell_json.spec:SPEC",
-    "ogg-json": "services.ogg_json.spec:SPEC",
-    "auto": "services.auto.spec:SPEC",
+    "canal-json": "binlake.services.canal_json.spec:SPEC",
+    "kafkariver-canal": "binlake.services.kafkariver_canal.spec:SPEC",
+    "ckafka-v1": "binlake.services.ckafka_v1.spec:SPEC",
+    "drs-json": "binlake.services.drs_json.spec:SPEC_JSON",
+    "drs-json-c": "binlake.services.drs_json.spec:SPEC_JSON_C",
+    "drs-avro": "binlake.services.drs_avro.spec:SPEC",
+    "oms-default": "binlake.services.oms_default.spec:SPEC_DEFAULT",
+    "oms-extend-column-type": "binlake.services.oms_default.spec:SPEC_EXTEND_COLUMN_TYPE",
+    "oms-dataworks": "binlake.services.oms_dataworks.spec:SPEC",
+    "oms-shareplex": "binlake.services.oms_shareplex.spec:SPEC",
+    "debezium-json": "binlake.services.debezium_json.spec:SPEC",
+    "debezium-smt": "binlake.services.debezium_smt.spec:SPEC",
+    "oms-avro": "binlake.services.oms_avro.spec:SPEC",
+    "maxwell-json": "binlake.services.maxwell_json.spec:SPEC",
+    "ogg-json": "binlake.services.ogg_json.spec:SPEC",
+    "auto": "binlake.services.auto.spec:SPEC",
 }
 """Format id -> ``module:attribute`` of its ``FormatSpec``."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shared.event.model import ChangeEvent
+from binlake.shared.event.model import ChangeEvent
 
 
 @dataclass(slots=True, frozen=True)

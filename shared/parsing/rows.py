@@ -12,12 +12,12 @@ import datetime as _dt
 from collections.abc import Iterable
 from typing import Any, Final
 
-from shared.event.model import Column, Columns
-from shared.event.values import INT64_MAX, INT64_MIN, Image, Value
-from shared.parsing.binary import BytesEncoding
-from shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError, value_problem
-from shared.parsing.sqltypes import Converter, Dialect, SqlType, infer, inferred_logical, sql_type, text
-from shared.parsing.temporal import UTC
+from binlake.shared.event.model import Column, Columns
+from binlake.shared.event.values import INT64_MAX, INT64_MIN, Image, Value
+from binlake.shared.parsing.binary import BytesEncoding
+from binlake.shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError, value_problem
+from binlake.shared.parsing.sqltypes import Converter, Dialect, SqlType, infer, inferred_logical, sql_type, text
+from binlake.shared.parsing.temporal import UTC
 
 _CONVERSION_ERRORS: Final = (ValueError, TypeError, ArithmeticError)
 _INFERRED_SHAPES_LIMIT: Final = 4096

@@ -17,12 +17,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from shared.errors import ConfigError
-from shared.parsing.context import ParseContext
-from shared.parsing.result import Parsed
+from binlake.shared.errors import ConfigError
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.result import Parsed
 
 if TYPE_CHECKING:
-    from shared.fastlane.lanes import Lane
+    from binlake.shared.fastlane.lanes import Lane
 
 ParseFn = Callable[[bytes, ParseContext], Parsed]
 LaneFactory = Callable[[ParseContext, Mapping[str, str]], "Lane | None"]

@@ -29,11 +29,11 @@ from typing import Any, Final, Literal
 
 import orjson
 
-from shared.event.values import INT64_MAX, INT64_MIN, BigInt, Unparsed, Value
-from shared.parsing import temporal
-from shared.parsing.binary import DECODERS, BytesEncoding, from_int_list
-from shared.parsing.errors import UnreadableValue, describe
-from shared.parsing.jsondoc import exact_number
+from binlake.shared.event.values import INT64_MAX, INT64_MIN, BigInt, Unparsed, Value
+from binlake.shared.parsing import temporal
+from binlake.shared.parsing.binary import DECODERS, BytesEncoding, from_int_list
+from binlake.shared.parsing.errors import UnreadableValue, describe
+from binlake.shared.parsing.jsondoc import exact_number
 
 Dialect = Literal["mysql", "drs", "oms", "oracle"]
 """How to read type words: ``drs`` is MySQL as Huawei DRS names it, bare words that never say UNSIGNED."""

@@ -14,9 +14,9 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Final
 
-from shared.event.values import SqlTime, Unparsed
-from shared.parsing.context import zone
-from shared.parsing.errors import UnreadableValue, describe
+from binlake.shared.event.values import SqlTime, Unparsed
+from binlake.shared.parsing.context import zone
+from binlake.shared.parsing.errors import UnreadableValue, describe
 
 UTC: Final = _dt.UTC
 EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=UTC)

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Final
 
-from shared.event.model import OPS, ChangeEvent, Column
-from shared.event.values import INT64_MAX, INT64_MIN
-from shared.parsing.errors import BAD_FIELD, INTERNAL, RejectError
+from binlake.shared.event.model import OPS, ChangeEvent, Column
+from binlake.shared.event.values import INT64_MAX, INT64_MIN
+from binlake.shared.parsing.errors import BAD_FIELD, INTERNAL, RejectError
 
 _INT32_MAX: Final = 2**31 - 1
 _INT32_MIN: Final = -(2**31)

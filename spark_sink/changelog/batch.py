@@ -39,17 +39,17 @@ from typing import Any
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Observation
 
-from spark_sink import delta
-from spark_sink.changelog import dedup, table
-from spark_sink.checkpoint import offset_log
-from spark_sink.events.rows import BAD, RECORDS, changelog_rows
-from spark_sink.events.source import decode
-from spark_sink.layout import CHANGELOG_VERSION
-from spark_sink.mirror.apply import apply
-from spark_sink.observe import batch_stats
-from spark_sink.observe.batch_stats import BatchStats
-from spark_sink.observe.steps import StepClock
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink import delta
+from binlake.spark_sink.changelog import dedup, table
+from binlake.spark_sink.checkpoint import offset_log
+from binlake.spark_sink.events.rows import BAD, RECORDS, changelog_rows
+from binlake.spark_sink.events.source import decode
+from binlake.spark_sink.layout import CHANGELOG_VERSION
+from binlake.spark_sink.mirror.apply import apply
+from binlake.spark_sink.observe import batch_stats
+from binlake.spark_sink.observe.batch_stats import BatchStats
+from binlake.spark_sink.observe.steps import StepClock
+from binlake.spark_sink.settings import SinkSettings
 
 
 @dataclass(slots=True)

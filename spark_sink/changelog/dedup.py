@@ -11,8 +11,8 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_sink.checkpoint.offset_log import OffsetRange
-from spark_sink.layout import COORDINATES
+from binlake.spark_sink.checkpoint.offset_log import OffsetRange
+from binlake.spark_sink.layout import COORDINATES
 
 
 def offset_ranges(raw: DataFrame) -> list[OffsetRange]:

@@ -22,15 +22,15 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 
-from spark_sink import delta
-from spark_sink.changelog.dedup import in_ranges
-from spark_sink.checkpoint.offset_log import OffsetRange
-from spark_sink.events.rows import changelog_rows
-from spark_sink.events.source import KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode
-from spark_sink.layout import CHANGE_FEED, CHANGELOG_VERSION, PROP_FEED_FROM, PROP_VERSION
-from spark_sink.local_files import local_root
-from spark_sink.observe import batch_stats
-from spark_sink.observe.batch_stats import BatchStats
+from binlake.spark_sink import delta
+from binlake.spark_sink.changelog.dedup import in_ranges
+from binlake.spark_sink.checkpoint.offset_log import OffsetRange
+from binlake.spark_sink.events.rows import changelog_rows
+from binlake.spark_sink.events.source import KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode
+from binlake.spark_sink.layout import CHANGE_FEED, CHANGELOG_VERSION, PROP_FEED_FROM, PROP_VERSION
+from binlake.spark_sink.local_files import local_root
+from binlake.spark_sink.observe import batch_stats
+from binlake.spark_sink.observe.batch_stats import BatchStats
 
 STATS_COLUMNS: Final = "delta.dataSkippingStatsColumns"
 STATS: Final = ("_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_timestamp", "order_key", "ts_ms")

@@ -35,9 +35,9 @@ from typing import Final
 
 from pyspark.sql import SparkSession
 
-from shared.errors import BinlakeError
-from spark_sink import delta
-from spark_sink.hadoop_files import HadoopFiles
+from binlake.shared.errors import BinlakeError
+from binlake.spark_sink import delta
+from binlake.spark_sink.hadoop_files import HadoopFiles
 
 ID_FILE: Final = "_binlake_app_id"
 SUFFIXES: Final = (".truncate", ".compact")

@@ -16,8 +16,8 @@ import re
 from pathlib import Path
 from typing import Final
 
-from shared.config.settings import KafkaSettings
-from shared.errors import ConfigError
+from binlake.shared.config.settings import KafkaSettings
+from binlake.shared.errors import ConfigError
 
 _BLOCK: Final = re.compile(r"-----BEGIN ([A-Z0-9 ]+)-----.+?-----END \1-----", re.DOTALL)
 PKCS8: Final = frozenset({"PRIVATE KEY", "ENCRYPTED PRIVATE KEY"})

@@ -31,8 +31,8 @@ from typing import Final
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
-from spark_sink.events.source import EVENT, IMAGE_FIELDS, KAFKA_COLUMNS, REASON, decoded_event
-from spark_sink.layout import BODY, CHANGELOG_VERSION
+from binlake.spark_sink.events.source import EVENT, IMAGE_FIELDS, KAFKA_COLUMNS, REASON, decoded_event
+from binlake.spark_sink.layout import BODY, CHANGELOG_VERSION
 
 BAD: Final = "bad"
 """An observed metric of ``changelog_rows``: unreadable records in the batch."""

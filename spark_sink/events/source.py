@@ -18,10 +18,10 @@ from pyspark.sql import functions as F
 from pyspark.sql.avro.functions import from_avro
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType, TimestampType
 
-from shared.codec import avro
-from shared.config.settings import KafkaSettings
-from spark_sink.events.pem import ssl_options
-from spark_sink.settings import SinkSettings
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import KafkaSettings
+from binlake.spark_sink.events.pem import ssl_options
+from binlake.spark_sink.settings import SinkSettings
 
 EVENT: Final = "_event"
 REASON: Final = "_reason"

@@ -1,4 +1,4 @@
-"""Build ``binlake-spark.jar`` (``python -m spark_sink.jvm.build``): ``javac`` of ``src/``, then a zip.
+"""Build ``binlake-spark.jar`` (``python -m binlake.spark_sink.jvm.build``): ``javac`` of ``src/``, then a zip.
 
 Spark's plugin interfaces come from stubs (``stubs/``, compiled apart and left out of the jar), so the build
 needs a JDK and nothing of Spark. Run by ``make`` (the ``native`` build) and by ``setup.py`` when it builds a
@@ -59,11 +59,14 @@ def build(jar: Path = JAR) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m spark_sink.jvm.build", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m binlake.spark_sink.jvm.build", description=__doc__.split("\n")[0])
     parser.add_argument("--optional", action="store_true", help="without javac, build nothing and succeed")
     args = parser.parse_args(argv)
     if _javac() is None and args.optional:
-        print("spark_sink.jvm: no javac, the Spark plugin is not built (the sink runs without it)", file=sys.stderr)
+        print(
+            "binlake.spark_sink.jvm: no javac, the Spark plugin is not built (the sink runs without it)",
+            file=sys.stderr,
+        )
         return 0
     build()
     return 0

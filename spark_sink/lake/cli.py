@@ -32,13 +32,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from shared.config.settings import KafkaSettings, kafka_settings, load
-from spark_sink.settings import SinkSettings
+from binlake.shared.config.settings import KafkaSettings, kafka_settings, load
+from binlake.spark_sink.settings import SinkSettings
 
 if TYPE_CHECKING:  # Spark is imported only when verify runs (``binlake --help`` and ``lake show`` stay fast)
     from pyspark.sql import SparkSession
 
-    from spark_sink.lake.verify import LakeFacts, Verdict
+    from binlake.spark_sink.lake.verify import LakeFacts, Verdict
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -59,8 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def show(settings: SinkSettings, table: str | None = None, *, as_json: bool = False, out: IO[str]) -> int:
     """``binlake lake show [TABLE]``: prints to ``out``; returns the exit code (0)."""
-    from spark_sink.lake import show as lake_show
-    from spark_sink.lake.native import LakeReader
+    from binlake.spark_sink.lake import show as lake_show
+    from binlake.spark_sink.lake.native import LakeReader
 
     lake = LakeReader(settings)
     try:
@@ -73,8 +73,8 @@ def show(settings: SinkSettings, table: str | None = None, *, as_json: bool = Fa
 
 def check(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) -> tuple[Verdict, LakeFacts]:
     """Gather the facts of the topic and the lake and compare them (no printing)."""
-    from spark_sink.lake import facts as lake_facts
-    from spark_sink.lake import verify as lake_verify
+    from binlake.spark_sink.lake import facts as lake_facts
+    from binlake.spark_sink.lake import verify as lake_verify
 
     facts = lake_facts.gather(spark, settings, kafka)
     return lake_verify.compare(facts), facts
@@ -84,8 +84,8 @@ def verify(
     spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings, *, as_json: bool = False, out: IO[str]
 ) -> int:
     """``binlake lake verify`` on an existing session; prints to ``out``; 0 when the lake matches, else 1."""
-    from spark_sink.lake import verify as lake_verify
-    from spark_sink.lake.text import to_json
+    from binlake.spark_sink.lake import verify as lake_verify
+    from binlake.spark_sink.lake.text import to_json
 
     verdict, facts = check(spark, settings, kafka)
     text = to_json(lake_verify.render_json(verdict, facts)) if as_json else lake_verify.render_text(verdict)
@@ -133,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _verify(settings: SinkSettings, kafka: KafkaSettings, *, as_json: bool, verbose: bool) -> int:
-    from spark_sink.session import build_session
+    from binlake.spark_sink.session import build_session
 
     log: Path | None = None
     if not verbose:

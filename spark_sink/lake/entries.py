@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from spark_sink.layout import PROP_FALLBACKS, PROP_KEY, PROP_SOURCE, table_dir
+from binlake.spark_sink.layout import PROP_FALLBACKS, PROP_KEY, PROP_SOURCE, table_dir
 
 
 @dataclass(frozen=True, slots=True)

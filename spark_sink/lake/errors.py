@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.errors import BinlakeError
+from binlake.shared.errors import BinlakeError
 
 
 class LakeError(BinlakeError):

@@ -40,21 +40,28 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from shared.config.settings import KafkaSettings
-from shared.event.model import ROW_OPS
-from shared.kafka.client import connection_kwargs
-from spark_sink import delta
-from spark_sink.events.order import origin_sql, sequence
-from spark_sink.events.rows import changelog_rows
-from spark_sink.events.source import REASON, decode, kafka_options
-from spark_sink.lake import entries
-from spark_sink.lake import tables as lake_tables
-from spark_sink.lake.native import LakeReader
-from spark_sink.lake.tables import LakeError, SourceTableDirs
-from spark_sink.lake.verify import ChangelogTable, ExpectedMirror, LakeFacts, MirrorTable, TableFacts, TopicTable
-from spark_sink.layout import COORDINATES, EMPTYING_DDL, IS_CURRENT, ORDER_KEY, PROP_TRUNCATED, TOMBSTONE_TABLE
-from spark_sink.local_files import local_root
-from spark_sink.settings import SinkSettings
+from binlake.shared.config.settings import KafkaSettings
+from binlake.shared.event.model import ROW_OPS
+from binlake.shared.kafka.client import connection_kwargs
+from binlake.spark_sink import delta
+from binlake.spark_sink.events.order import origin_sql, sequence
+from binlake.spark_sink.events.rows import changelog_rows
+from binlake.spark_sink.events.source import REASON, decode, kafka_options
+from binlake.spark_sink.lake import entries
+from binlake.spark_sink.lake import tables as lake_tables
+from binlake.spark_sink.lake.native import LakeReader
+from binlake.spark_sink.lake.tables import LakeError, SourceTableDirs
+from binlake.spark_sink.lake.verify import (
+    ChangelogTable,
+    ExpectedMirror,
+    LakeFacts,
+    MirrorTable,
+    TableFacts,
+    TopicTable,
+)
+from binlake.spark_sink.layout import COORDINATES, EMPTYING_DDL, IS_CURRENT, ORDER_KEY, PROP_TRUNCATED, TOMBSTONE_TABLE
+from binlake.spark_sink.local_files import local_root
+from binlake.spark_sink.settings import SinkSettings
 
 _ROW_OPS: Final = sorted(ROW_OPS)
 _KEY: Final = "_key"

@@ -32,19 +32,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from shared.event.model import OPS, ROW_OPS
-from spark_sink.lake import entries
-from spark_sink.lake.entries import SourceTableDirs, TableInfo
-from spark_sink.lake.errors import LakeError
-from spark_sink.layout import (
+from binlake.shared.event.model import OPS, ROW_OPS
+from binlake.spark_sink.lake import entries
+from binlake.spark_sink.lake.entries import SourceTableDirs, TableInfo
+from binlake.spark_sink.lake.errors import LakeError
+from binlake.spark_sink.layout import (
     DELETED_KEYS_DIR,
     IS_CURRENT,
     KINDS,
     ORDER_KEY,
     TOMBSTONE_TABLE,
 )
-from spark_sink.local_files import local_root
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink.local_files import local_root
+from binlake.spark_sink.settings import SinkSettings
 
 
 @dataclass(slots=True)

@@ -26,11 +26,11 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from spark_sink.lake.entries import TableInfo, fallbacks, primary_key
-from spark_sink.lake.errors import LakeError
-from spark_sink.lake.native import LakeReader, SourceStats
-from spark_sink.lake.text import duration, grid, to_json
-from spark_sink.layout import HIDDEN, PROP_TRUNCATED
+from binlake.spark_sink.lake.entries import TableInfo, fallbacks, primary_key
+from binlake.spark_sink.lake.errors import LakeError
+from binlake.spark_sink.lake.native import LakeReader, SourceStats
+from binlake.spark_sink.lake.text import duration, grid, to_json
+from binlake.spark_sink.layout import HIDDEN, PROP_TRUNCATED
 
 __all__ = ["Detail", "Listing", "SourceStats", "detail", "listing", "render"]
 

@@ -5,7 +5,7 @@ in ``event_avro``, the event's bytes as the unified topic holds them. Any Delta
 reader sees the envelope columns (op, source table, order_key, times, origin,
 Kafka coordinates); a Spark session with the sink's packages sees every field:
 
-    from spark_sink.lake import sql as lake_sql
+    from binlake.spark_sink.lake import sql as lake_sql
     lake_sql.register(spark, "s3a://bucket/lake")
     spark.sql("SELECT order_key, after['amount'] FROM binlake_changelog WHERE op = 'UPDATE'")
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 
-from spark_sink.events.rows import expand
+from binlake.spark_sink.events.rows import expand
 
 CHANGELOG_VIEW = "binlake_changelog"
 

@@ -23,12 +23,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from spark_sink import delta
-from spark_sink.lake import entries
-from spark_sink.lake.entries import SourceTableDirs, TableInfo
-from spark_sink.lake.errors import LakeError
-from spark_sink.layout import KINDS, ORDER_KEY
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink import delta
+from binlake.spark_sink.lake import entries
+from binlake.spark_sink.lake.entries import SourceTableDirs, TableInfo
+from binlake.spark_sink.lake.errors import LakeError
+from binlake.spark_sink.layout import KINDS, ORDER_KEY
+from binlake.spark_sink.settings import SinkSettings
 
 __all__ = [  # LakeError is re-exported: lake_facts and the tests import it from here
     "LakeError",

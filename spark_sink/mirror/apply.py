@@ -65,21 +65,21 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 
-from shared.event.model import ROW_OPS
-from spark_sink import delta
-from spark_sink.delta import release
-from spark_sink.events.source import decoded_event
-from spark_sink.layout import BODY, ORDER_KEY, PROP_TRUNCATED, PROP_TRUNCATED_TS
-from spark_sink.mirror import fold, history, merge, tombstones
-from spark_sink.mirror.control_events import TableControl, Truncation, collect
-from spark_sink.mirror.fold import FoldTable
-from spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan
-from spark_sink.mirror.project import (
+from binlake.shared.event.model import ROW_OPS
+from binlake.spark_sink import delta
+from binlake.spark_sink.delta import release
+from binlake.spark_sink.events.source import decoded_event
+from binlake.spark_sink.layout import BODY, ORDER_KEY, PROP_TRUNCATED, PROP_TRUNCATED_TS
+from binlake.spark_sink.mirror import fold, history, merge, tombstones
+from binlake.spark_sink.mirror.control_events import TableControl, Truncation, collect
+from binlake.spark_sink.mirror.fold import FoldTable
+from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan
+from binlake.spark_sink.mirror.project import (
     DESC,
     with_descriptor_id,
 )
-from spark_sink.mirror.schema import SHARED_NAME_HINT, NewMirror, partition_columns, prepare
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink.mirror.schema import SHARED_NAME_HINT, NewMirror, partition_columns, prepare
+from binlake.spark_sink.settings import SinkSettings
 
 TRUNCATE_APP: Final = ".truncate"
 """Suffix of the transaction app id of a TRUNCATE's deletes: a second commit to the same table in one batch."""

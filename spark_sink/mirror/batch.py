@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 
-from spark_sink.mirror import apply
-from spark_sink.observe import batch_stats
-from spark_sink.observe.batch_stats import BatchStats
-from spark_sink.observe.steps import StepClock
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink.mirror import apply
+from binlake.spark_sink.observe import batch_stats
+from binlake.spark_sink.observe.batch_stats import BatchStats
+from binlake.spark_sink.observe.steps import StepClock
+from binlake.spark_sink.settings import SinkSettings
 
 
 @dataclass(slots=True)

@@ -27,10 +27,10 @@ from typing import Final, TypeAlias
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from shared.parsing.sqltypes import sql_type
-from spark_sink.events.order import sequence
-from spark_sink.layout import EMPTYING_DDL
-from spark_sink.mirror.plan import ColumnDesc
+from binlake.shared.parsing.sqltypes import sql_type
+from binlake.spark_sink.events.order import sequence
+from binlake.spark_sink.layout import EMPTYING_DDL
+from binlake.spark_sink.mirror.plan import ColumnDesc
 
 _ALTER_HEAD: Final = re.compile(
     r"^\s*alter\s+(?:online\s+|ignore\s+)*table\s+(?:`[^`]+`|[^\s`(]+)(?:\s*\.\s*(?:`[^`]+`|[^\s`(]+))?\s+", re.I | re.S

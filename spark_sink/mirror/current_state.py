@@ -38,19 +38,19 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from shared.event.model import ROW_OPS
-from spark_sink import delta
-from spark_sink.changelog.table import change_feed_from
-from spark_sink.checkpoint import offset_log
-from spark_sink.delta import quote
-from spark_sink.hadoop_files import HadoopFiles
-from spark_sink.layout import ORDER_KEY, ORIGIN, PROP_TRUNCATED
-from spark_sink.mirror import apply, fold, merge, tombstones
-from spark_sink.mirror.control_events import TableControl, collect
-from spark_sink.mirror.fold import FoldTable
-from spark_sink.mirror.plan import Descriptor, Plan
-from spark_sink.mirror.schema import planned
-from spark_sink.settings import SinkSettings
+from binlake.shared.event.model import ROW_OPS
+from binlake.spark_sink import delta
+from binlake.spark_sink.changelog.table import change_feed_from
+from binlake.spark_sink.checkpoint import offset_log
+from binlake.spark_sink.delta import quote
+from binlake.spark_sink.hadoop_files import HadoopFiles
+from binlake.spark_sink.layout import ORDER_KEY, ORIGIN, PROP_TRUNCATED
+from binlake.spark_sink.mirror import apply, fold, merge, tombstones
+from binlake.spark_sink.mirror.control_events import TableControl, collect
+from binlake.spark_sink.mirror.fold import FoldTable
+from binlake.spark_sink.mirror.plan import Descriptor, Plan
+from binlake.spark_sink.mirror.schema import planned
+from binlake.spark_sink.settings import SinkSettings
 
 
 def applied_by(offsets_file: str | None) -> int:

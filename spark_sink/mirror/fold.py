@@ -39,13 +39,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, LongType, MapType, StringType, StructField, StructType
 
-from spark_sink.events.order import sequence_sql
-from spark_sink.events.rows import expand, mirror_fields
-from spark_sink.layout import ORDER_KEY
-from spark_sink.mirror import tombstones
-from spark_sink.mirror.plan import Descriptor, Plan
-from spark_sink.mirror.project import DESC, IMAGE, LAST_DELETE, with_descriptor_id
-from spark_sink.mirror.typemap import convert, sql_string
+from binlake.spark_sink.events.order import sequence_sql
+from binlake.spark_sink.events.rows import expand, mirror_fields
+from binlake.spark_sink.layout import ORDER_KEY
+from binlake.spark_sink.mirror import tombstones
+from binlake.spark_sink.mirror.plan import Descriptor, Plan
+from binlake.spark_sink.mirror.project import DESC, IMAGE, LAST_DELETE, with_descriptor_id
+from binlake.spark_sink.mirror.typemap import convert, sql_string
 
 TABLE: Final = "source_table"
 KEY: Final = "_key"

@@ -34,9 +34,9 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import ArrayType, BooleanType, DataType, LongType, StringType, TimestampType
 
-from spark_sink import delta
-from spark_sink.delta import quote
-from spark_sink.layout import (
+from binlake.spark_sink import delta
+from binlake.spark_sink.delta import quote
+from binlake.spark_sink.layout import (
     IS_CURRENT,
     KNOWN,
     OP,
@@ -47,9 +47,9 @@ from spark_sink.layout import (
     VALID_FROM,
     VALID_TO,
 )
-from spark_sink.mirror.control_events import Truncation
-from spark_sink.mirror.project import IS_DELETE, TS_MS
-from spark_sink.mirror.schema import follow
+from binlake.spark_sink.mirror.control_events import Truncation
+from binlake.spark_sink.mirror.project import IS_DELETE, TS_MS
+from binlake.spark_sink.mirror.schema import follow
 
 CLOSING_OPS: Final = ("DELETE", "TRUNCATE")
 EXTRA: Final[dict[str, DataType]] = {

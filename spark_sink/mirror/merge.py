@@ -17,14 +17,14 @@ from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from spark_sink import delta
-from spark_sink.delta import quote
-from spark_sink.events.order import origin_sql, sequence
-from spark_sink.events.rows import expand, mirror_fields
-from spark_sink.layout import OP, ORDER_KEY, ORIGIN
-from spark_sink.mirror import tombstones
-from spark_sink.mirror.plan import Descriptor, Plan
-from spark_sink.mirror.project import (
+from binlake.spark_sink import delta
+from binlake.spark_sink.delta import quote
+from binlake.spark_sink.events.order import origin_sql, sequence
+from binlake.spark_sink.events.rows import expand, mirror_fields
+from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN
+from binlake.spark_sink.mirror import tombstones
+from binlake.spark_sink.mirror.plan import Descriptor, Plan
+from binlake.spark_sink.mirror.project import (
     IMAGE,
     IS_DELETE,
     LAST_DELETE,
@@ -32,9 +32,9 @@ from spark_sink.mirror.project import (
     project_with_moves,
     with_descriptor_id,
 )
-from spark_sink.mirror.schema import NewMirror
-from spark_sink.mirror.typemap import convert, sql_string
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink.mirror.schema import NewMirror
+from binlake.spark_sink.mirror.typemap import convert, sql_string
+from binlake.spark_sink.settings import SinkSettings
 
 IS_DELETE_SQL: Final = "op = 'DELETE'"
 

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from pyspark.sql.types import DataType
 
-from spark_sink.layout import HIDDEN
-from spark_sink.mirror.typemap import fits, spark_type, type_suffix, widen
-from spark_sink.settings import for_table
+from binlake.spark_sink.layout import HIDDEN
+from binlake.spark_sink.mirror.typemap import fits, spark_type, type_suffix, widen
+from binlake.spark_sink.settings import for_table
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,10 +24,10 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
-from spark_sink.events.order import sequence_sql
-from spark_sink.layout import OP, ORDER_KEY
-from spark_sink.mirror.plan import Descriptor, Plan
-from spark_sink.mirror.typemap import convert, sql_string
+from binlake.spark_sink.events.order import sequence_sql
+from binlake.spark_sink.layout import OP, ORDER_KEY
+from binlake.spark_sink.mirror.plan import Descriptor, Plan
+from binlake.spark_sink.mirror.typemap import convert, sql_string
 
 DESC: Final = "_desc"
 IS_DELETE: Final = "_is_delete"

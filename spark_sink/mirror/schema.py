@@ -23,10 +23,10 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
-from spark_sink import delta
-from spark_sink.layout import OP, ORDER_KEY, ORIGIN, PROP_FALLBACKS, PROP_KEY, PROP_SOURCE
-from spark_sink.mirror.plan import Descriptor, Plan, choose_key, plan
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink import delta
+from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN, PROP_FALLBACKS, PROP_KEY, PROP_SOURCE
+from binlake.spark_sink.mirror.plan import Descriptor, Plan, choose_key, plan
+from binlake.spark_sink.settings import SinkSettings
 
 SHARED_NAME_HINT: Final = (
     'BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own ("{table}" in '

@@ -57,9 +57,9 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from spark_sink import delta
-from spark_sink.delta import quote
-from spark_sink.layout import ORDER_KEY, TOMBSTONE_KEY, TOMBSTONE_TABLE
+from binlake.spark_sink import delta
+from binlake.spark_sink.delta import quote
+from binlake.spark_sink.layout import ORDER_KEY, TOMBSTONE_KEY, TOMBSTONE_TABLE
 
 FLOOR: Final = "_floor"
 TABLE: Final = TOMBSTONE_TABLE

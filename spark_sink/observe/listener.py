@@ -20,7 +20,7 @@ from pyspark.sql.streaming.listener import (
     StreamingQueryListener,
 )
 
-from spark_sink.observe.metrics import QUERY_NAME, SinkMetrics
+from binlake.spark_sink.observe.metrics import QUERY_NAME, SinkMetrics
 
 log = logging.getLogger("binlake.sink.metrics")
 

@@ -38,9 +38,9 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.metrics_core import HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from spark_sink.changelog.batch import BatchReport
-from spark_sink.checkpoint import offset_log
-from spark_sink.mirror.batch import MirrorReport
+from binlake.spark_sink.changelog.batch import BatchReport
+from binlake.spark_sink.checkpoint import offset_log
+from binlake.spark_sink.mirror.batch import MirrorReport
 
 QUERY_NAME: Final = "binlake-sink"
 """The changelog query's name (``job.start``); the listener ignores other queries of the session."""

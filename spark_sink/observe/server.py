@@ -15,7 +15,7 @@ import threading
 
 from prometheus_client import CollectorRegistry
 
-from shared.metrics.http import HealthServer
+from binlake.shared.metrics.http import HealthServer
 
 
 class MetricsServer:

@@ -86,16 +86,16 @@ import orjson
 from aiokafka import AIOKafkaConsumer, TopicPartition
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from shared.codec import avro
-from shared.config.settings import NormalizerSettings, kafka_settings
-from shared.event.values import integer
-from shared.generate import render
-from shared.generate.workload import Change, Workload
-from shared.kafka.records import event_key, partition_for
-from shared.normalize import Codec, Normalized, codec_for
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.result import Parsed
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import NormalizerSettings, kafka_settings
+from binlake.shared.event.values import integer
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Change, Workload
+from binlake.shared.kafka.records import event_key, partition_for
+from binlake.shared.normalize import Codec, Normalized, codec_for
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.result import Parsed
 
 FORMAT: Final = "canal-json"
 PARTS: Final = ("normalize", "sink", "memory")
@@ -402,7 +402,7 @@ async def _until_committed(
 
 
 async def _run_normalizer(bootstrap: str, topics: Any, tmp: Path, events: int) -> tuple[dict[str, Any], Any]:
-    from shared.kafka.runtime import Normalizer
+    from binlake.shared.kafka.runtime import Normalizer
     from tests.integration.pipeline import normalizer_settings
 
     defaults = NormalizerSettings.model_fields
@@ -474,7 +474,7 @@ async def kafka_case(
 async def one_mib_case(bootstrap: str, lines: list[bytes], name: str, tmp: Path) -> dict[str, Any]:
     """The normalizer alone over messages with a 1 MiB value (an input topic that takes them, a unified topic
     with Kafka's default limit): what it publishes, what it dead-letters and why."""
-    from shared.kafka import letters, records
+    from binlake.shared.kafka import letters, records
     from tests.integration import kafka_tools
 
     vendor = kafka_tools.unique(f"growth-{name}-in")
@@ -607,7 +607,7 @@ def lake_size(spark: Any, kafka: Any, bench: Any, config: GrowthConfig, tmp: Pat
     up to ``lake_rows``, one more batch of the same updates spread over the copies' keys: one lake and topic."""
     from pyspark.sql import functions as F
 
-    from spark_sink.mirror import current_state
+    from binlake.spark_sink.mirror import current_state
     from tests.bench import sink_bench
     from tests.integration import kafka_tools
 
@@ -987,7 +987,7 @@ async def memory_run(
 
 
 def memory_part(bootstrap: str, config: GrowthConfig) -> dict[str, Any]:
-    from shared.cli.generate import messages
+    from binlake.shared.cli.generate import messages
 
     traffic = messages(FORMAT, Workload(seed=11, tables=8, database=LAKE_DATABASE), 20_000, "UTC")
     out: dict[str, Any] = {"seconds_per_rate": config.seconds, "format": FORMAT, "load_average_before": _load()}
@@ -1033,7 +1033,7 @@ def run(
 
 def section(tables: dict[str, Any] | None = None, parts: Sequence[str] = PARTS) -> dict[str, Any]:
     """``run`` on a broker of its own (needs java and mvn); ``tables``: this run's ``spark_sink.scale``."""
-    from shared.devbroker import broker
+    from binlake.shared.devbroker import broker
 
     if not (shutil.which("java") and shutil.which("mvn")):
         return {"skipped": "the growth benchmark needs java and mvn on PATH"}

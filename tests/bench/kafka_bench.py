@@ -63,16 +63,16 @@ from typing import Any, Final
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
 
-from shared.cli.generate import messages
-from shared.config.settings import NormalizerSettings, kafka_settings
-from shared.devbroker import broker
-from shared.generate import render
-from shared.generate.workload import Workload
-from shared.kafka.letters import dead_letter
-from shared.kafka.records import partition_for
-from shared.kafka.runtime import Normalizer
-from shared.normalize.native_codec import NativeCodec
-from shared.parsing.result import Rejected
+from binlake.shared.cli.generate import messages
+from binlake.shared.config.settings import NormalizerSettings, kafka_settings
+from binlake.shared.devbroker import broker
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
+from binlake.shared.kafka.letters import dead_letter
+from binlake.shared.kafka.records import partition_for
+from binlake.shared.kafka.runtime import Normalizer
+from binlake.shared.normalize.native_codec import NativeCodec
+from binlake.shared.parsing.result import Rejected
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings
 
@@ -339,7 +339,7 @@ async def bench_passthrough(bootstrap: str, format_id: str, events: int) -> Timi
 
 def spawn_faust(bootstrap: str, format_id: str, topics: Topics, log: Path) -> subprocess.Popen[bytes]:
     """The faust peer as a subprocess (its log appended to ``log``)."""
-    command = [sys.executable, "-m", "services.faust_peer", "--format", format_id]
+    command = [sys.executable, "-m", "binlake.services.faust_peer", "--format", format_id]
     command += ["--input-topic", topics.vendor, "--output-topic", topics.events, "--dlq-topic", topics.dlq]
     command += ["--group-id", topics.group, "--bootstrap", bootstrap]
     with open(log, "ab") as out:

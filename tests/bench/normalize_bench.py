@@ -29,9 +29,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from shared.cli.normalize import json_line
-from shared.normalize import Codec, Normalized, codec_for
-from shared.parsing.context import ParseContext
+from binlake.shared.cli.normalize import json_line
+from binlake.shared.normalize import Codec, Normalized, codec_for
+from binlake.shared.parsing.context import ParseContext
 
 TYPES = {
     "id": "bigint(20) unsigned",
@@ -129,7 +129,7 @@ def run(count: int = 200_000) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "canal.jsonl"
         path.write_bytes(b"\n".join(lines) + b"\n")
-        cmd = [sys.executable, "-m", "shared.cli.main", "normalize", "--format", "canal-json", str(path)]
+        cmd = [sys.executable, "-m", "binlake.shared.cli.main", "normalize", "--format", "canal-json", str(path)]
 
         def cli() -> None:
             with open(os.devnull, "wb") as sink:

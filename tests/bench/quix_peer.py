@@ -42,12 +42,12 @@ from typing import TYPE_CHECKING, Any, Final
 
 import orjson
 
-from shared.config.settings import NormalizerSettings
-from shared.kafka.letters import dead_letter
-from shared.kafka.records import dead_letter_headers
-from shared.normalize import Codec, TableFilter, codec_for
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.result import Rejected
+from binlake.shared.config.settings import NormalizerSettings
+from binlake.shared.kafka.letters import dead_letter
+from binlake.shared.kafka.records import dead_letter_headers
+from binlake.shared.normalize import Codec, TableFilter, codec_for
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.result import Rejected
 
 if TYPE_CHECKING:
     from quixstreams import Application

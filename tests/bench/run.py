@@ -70,7 +70,7 @@ def _kafka(events: int, rounds: int) -> dict[str, Any]:
     import tempfile
     from pathlib import Path
 
-    from shared.devbroker import broker
+    from binlake.shared.devbroker import broker
 
     if not (shutil.which("java") and shutil.which("mvn")):
         return {"skipped": "the Kafka benchmark needs java and mvn on PATH"}
@@ -90,7 +90,7 @@ def _spark_sink() -> dict[str, Any]:
     import tempfile
     from pathlib import Path
 
-    from shared.devbroker import broker
+    from binlake.shared.devbroker import broker
 
     if not (shutil.which("java") and shutil.which("mvn")):
         return {"skipped": "the Spark sink benchmark needs java and mvn on PATH"}

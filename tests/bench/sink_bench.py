@@ -105,14 +105,14 @@ from typing import Any, Final
 
 from aiokafka import AIOKafkaProducer
 
-from shared.codec import avro
-from shared.config.settings import KafkaSettings, kafka_settings
-from shared.generate import render
-from shared.generate.workload import Workload
-from shared.kafka.records import event_key, partition_for
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.result import Parsed
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import KafkaSettings, kafka_settings
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
+from binlake.shared.kafka.records import event_key, partition_for
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.result import Parsed
 from tests.bench import sink_floors, sink_peer, sink_sustained
 
 PARTITIONS: Final = 4
@@ -332,7 +332,7 @@ class PacedProducer:
 
 
 def _session(config: BenchConfig) -> Any:
-    from spark_sink.session import build_session
+    from binlake.spark_sink.session import build_session
 
     spark = build_session(_sink_settings(config, lake="unused", topic="unused"), app_name="binlake-sink-bench")
     # Every trigger's progress is kept (Spark keeps the last 100): the sustained run's commit times need all.
@@ -341,7 +341,7 @@ def _session(config: BenchConfig) -> Any:
 
 
 def _sink_settings(config: BenchConfig, *, lake: str, topic: str, **overrides: Any) -> Any:
-    from spark_sink.settings import SinkSettings
+    from binlake.spark_sink.settings import SinkSettings
 
     conf = {"spark.driver.memory": "4g"}
     conf.update(config.spark_conf)
@@ -397,8 +397,8 @@ class SinkRun:
 def sink_copy(
     spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str, lake: Path, **overrides: Any
 ) -> SinkRun:
-    from spark_sink import job
-    from spark_sink.observe.metrics import SinkMetrics
+    from binlake.spark_sink import job
+    from binlake.spark_sink.observe.metrics import SinkMetrics
 
     settings = _sink_settings(config, lake=lake.as_uri(), topic=topic, **overrides)
     reports: list[Any] = []
@@ -428,9 +428,9 @@ def merge_on_read(
     """The sink with its mirrors read on merge (``current_state``): the changelog query alone, then every
     table's current state read in full (mirror + fold of the changelog's tail; no mirror yet), then the
     mirror query that writes the physical mirrors, each timed."""
-    from spark_sink import job
-    from spark_sink.changelog.table import ensure_table
-    from spark_sink.mirror import current_state
+    from binlake.spark_sink import job
+    from binlake.spark_sink.changelog.table import ensure_table
+    from binlake.spark_sink.mirror import current_state
 
     settings = _sink_settings(config, lake=lake.as_uri(), topic=topic)
     started = time.perf_counter()
@@ -594,9 +594,9 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
     trigger and a reader reads every table's current state again and again (``sink_sustained``): freshness
     percentiles of the changelog, the current-state reads and the mirrors, the reads against the ground
     truth at the end, and memory."""
-    from spark_sink import job
-    from spark_sink.mirror import current_state
-    from spark_sink.observe.metrics import SinkMetrics
+    from binlake.spark_sink import job
+    from binlake.spark_sink.mirror import current_state
+    from binlake.spark_sink.observe.metrics import SinkMetrics
 
     total = int(config.rate * config.seconds)
     seed = 23
@@ -921,7 +921,7 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
 
 
 def main(argv: list[str] | None = None) -> int:
-    from shared.devbroker import broker
+    from binlake.shared.devbroker import broker
 
     parser = argparse.ArgumentParser(prog="python -m tests.bench.sink_bench", description=__doc__.split("\n")[0])
     parser.add_argument("--only", choices=PARTS, action="append", help="run only this part (repeatable)")

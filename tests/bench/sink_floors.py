@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from shared.config.settings import KafkaSettings
+from binlake.shared.config.settings import KafkaSettings
 
 ROUNDS: Final = 3
 WARMUP_MERGES: Final = 3
@@ -47,7 +47,7 @@ def _timed(action: Any) -> float:
 
 def decode_seconds(spark: Any, kafka: KafkaSettings, topic: str) -> dict[str, float]:
     """Median seconds to read the topic, and to read and decode it, into the no-op sink."""
-    from spark_sink.events.source import decode, kafka_options
+    from binlake.spark_sink.events.source import decode, kafka_options
 
     def raw() -> Any:
         reader = spark.read.format("kafka").options(**kafka_options(kafka)).option("subscribe", topic)

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from shared.codec import avro
-from shared.config.settings import KafkaSettings
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import KafkaSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,7 @@ class PeerTable:
 
 def kafka_stream(spark: Any, kafka: KafkaSettings, topic: str, *, max_offsets: int) -> Any:
     """The topic from its start as every contender reads it (available-now batches of ``max_offsets``)."""
-    from spark_sink.events.source import kafka_options
+    from binlake.spark_sink.events.source import kafka_options
 
     return (
         spark.readStream.format("kafka")
@@ -53,7 +53,7 @@ def kafka_stream(spark: Any, kafka: KafkaSettings, topic: str, *, max_offsets: i
 
 def tables_of(values: list[bytes]) -> list[PeerTable]:
     """The tables of some encoded events, from their first row event's descriptors (the user's DDL)."""
-    from spark_sink.mirror.typemap import spark_type
+    from binlake.spark_sink.mirror.typemap import spark_type
 
     found: dict[str, PeerTable] = {}
     for value in values:
@@ -79,9 +79,9 @@ def textbook_copy(
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from spark_sink.delta import quote
-    from spark_sink.events.source import decoded_event
-    from spark_sink.mirror.typemap import convert, sql_string
+    from binlake.spark_sink.delta import quote
+    from binlake.spark_sink.events.source import decoded_event
+    from binlake.spark_sink.mirror.typemap import convert, sql_string
 
     uris = {t.name: (lake / t.name.replace(".", "__")).as_uri() for t in tables}
     for t in tables:  # the user's tables, created once up front

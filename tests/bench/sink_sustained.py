@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shared.generate.workload import Workload
+from binlake.shared.generate.workload import Workload
 from tests.signal_probe import binlake_command
 from tests.sink_process import sink_env
 
@@ -147,7 +147,7 @@ class CurrentReader:
         self._thread.start()
 
     def read_once(self) -> dict[str, Any]:
-        from spark_sink.mirror import current_state
+        from binlake.spark_sink.mirror import current_state
 
         return current_state.current_tables(self.spark, self.settings, self.tables)
 

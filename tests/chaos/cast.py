@@ -20,12 +20,12 @@ from pathlib import Path
 
 from aiokafka import TopicPartition
 
-from shared.cli.demo import scrape
-from shared.cli.demo.fleet import Fleet, Service, session_members
-from shared.cli.demo.pipeline import SINK_ENV, UNIFIED, normalizer_env
-from shared.cli.demo.traffic import parse_options
-from shared.devbroker.broker import free_port
-from shared.kafka.assignment import transactional_id
+from binlake.shared.cli.demo import scrape
+from binlake.shared.cli.demo.fleet import Fleet, Service, session_members
+from binlake.shared.cli.demo.pipeline import SINK_ENV, UNIFIED, normalizer_env
+from binlake.shared.cli.demo.traffic import parse_options
+from binlake.shared.devbroker.broker import free_port
+from binlake.shared.kafka.assignment import transactional_id
 from tests.sink_checkpoint import planned
 
 MEMBERS = ("a", "b")

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.cli.demo.pipeline import UNIFIED, UNIFIED_PARTITIONS, VENDOR_PARTITIONS, count_committed
-from spark_sink.lake.native import LakeReader
-from spark_sink.mirror.current_state import applied_by
-from spark_sink.settings import SinkSettings
+from binlake.shared.cli.demo.pipeline import UNIFIED, UNIFIED_PARTITIONS, VENDOR_PARTITIONS, count_committed
+from binlake.spark_sink.lake.native import LakeReader
+from binlake.spark_sink.mirror.current_state import applied_by
+from binlake.spark_sink.settings import SinkSettings
 from tests.chaos.cast import Cast
 from tests.integration import kafka_tools
 from tests.sink_checkpoint import batch_ids

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from shared.cli.demo import summary
-from shared.cli.demo.pipeline import DLQ, UNIFIED
-from shared.cli.demo.truth_check import check_table
-from shared.kafka.records import H_OFFSET, H_PARTITION, H_TOPIC
-from spark_sink.lake.native import LakeReader
-from spark_sink.layout import IS_CURRENT, OP
-from spark_sink.settings import SinkSettings
+from binlake.shared.cli.demo import summary
+from binlake.shared.cli.demo.pipeline import DLQ, UNIFIED
+from binlake.shared.cli.demo.truth_check import check_table
+from binlake.shared.kafka.records import H_OFFSET, H_PARTITION, H_TOPIC
+from binlake.spark_sink.lake.native import LakeReader
+from binlake.spark_sink.layout import IS_CURRENT, OP
+from binlake.spark_sink.settings import SinkSettings
 from tests.chaos.truth import Coordinates, Truth
 from tests.integration import kafka_tools
 from tests.integration.pipeline import decode

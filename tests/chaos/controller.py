@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from shared.devbroker import broker
+from binlake.shared.devbroker import broker
 from tests.chaos import coordinator
 from tests.chaos.cast import Cast, Role
 from tests.chaos.gate import BrokerGate

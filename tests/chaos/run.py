@@ -31,8 +31,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from shared.cli.demo.pipeline import DLQ, UNIFIED, UNIFIED_PARTITIONS, VENDOR_PARTITIONS
-from shared.devbroker import broker
+from binlake.shared.cli.demo.pipeline import DLQ, UNIFIED, UNIFIED_PARTITIONS, VENDOR_PARTITIONS
+from binlake.shared.devbroker import broker
 from tests.chaos import catchup, checks
 from tests.chaos.cast import Cast
 from tests.chaos.controller import Controller, cancel

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from shared.cli.demo import traffic as demo_traffic
-from shared.cli.demo.traffic import Traffic
+from binlake.shared.cli.demo import traffic as demo_traffic
+from binlake.shared.cli.demo.traffic import Traffic
 
 Coordinates = tuple[str, int, int]
 """A vendor message's topic, partition and offset."""

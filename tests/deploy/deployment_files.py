@@ -10,8 +10,8 @@ from typing import Any, Final
 import yaml
 from pydantic_settings import BaseSettings
 
-from shared.config.settings import KafkaSettings, NormalizerSettings
-from spark_sink.settings import SinkSettings
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
+from binlake.spark_sink.settings import SinkSettings
 
 REPO: Final = Path(__file__).resolve().parents[2]
 COMPOSE: Final = REPO / "docker-compose.yml"

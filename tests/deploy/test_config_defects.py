@@ -19,10 +19,10 @@ import orjson
 import pytest
 from dotenv import dotenv_values
 
-from shared.cli.config import example
-from shared.config.settings import KafkaSettings, NormalizerSettings, load
-from shared.errors import ConfigError
-from spark_sink.settings import SinkSettings
+from binlake.shared.cli.config import example
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings, load
+from binlake.shared.errors import ConfigError
+from binlake.spark_sink.settings import SinkSettings
 
 pytestmark = [pytest.mark.unit, pytest.mark.deploy]
 
@@ -104,7 +104,7 @@ def test_normalizer_logs_its_stop_on_sigterm() -> None:
         }
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "shared.cli.main", "normalizer"],
+        [sys.executable, "-m", "binlake.shared.cli.main", "normalizer"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

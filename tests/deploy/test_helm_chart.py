@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from spark_sink.settings import DEFAULT_EXCLUDES, DEFAULT_PACKAGES
+from binlake.spark_sink.settings import DEFAULT_EXCLUDES, DEFAULT_PACKAGES
 from tests.deploy.deployment_files import ALERTS, BINLAKE_NAME, CHART, DASHBOARDS, DOCKERFILE, settings_variables
 from tests.deploy.tools import run, tool
 

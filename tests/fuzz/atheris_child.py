@@ -34,12 +34,12 @@ def main(argv: list[str]) -> None:
     pure_source.install()
     import atheris
 
-    with atheris.instrument_imports(include=["services", "shared"]):
+    with atheris.instrument_imports(include=["binlake.services", "binlake.shared"]):
         import importlib
         import importlib.util
 
-        from shared.fastlane import lanes, plan  # noqa: F401
-        from shared.parsing import registry
+        from binlake.shared.fastlane import lanes, plan  # noqa: F401
+        from binlake.shared.parsing import registry
 
         for format_id in registry.format_ids():
             registry.get(format_id)

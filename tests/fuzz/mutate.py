@@ -308,7 +308,7 @@ def _parsed(schema_text: str) -> Any:
 def avro_schema(target: Target, index: int) -> Any:
     """The writer schema of binary messages under context ``index``, or None."""
     if target.format_id in ("oms-avro", "auto"):
-        from services.oms_avro.parser import parsed_schema
+        from binlake.services.oms_avro.parser import parsed_schema
 
         return parsed_schema()
     schema = target.settings[index].options.get("avro_schema")

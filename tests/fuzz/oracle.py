@@ -33,13 +33,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from shared.codec import avro, json_view
-from shared.fastlane import Lane, Taken, lane_for
-from shared.kafka.records import event_key
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import INTERNAL, MALFORMED, REJECT_CODES, RejectError
-from shared.parsing.validate import check_event
+from binlake.shared.codec import avro, json_view
+from binlake.shared.fastlane import Lane, Taken, lane_for
+from binlake.shared.kafka.records import event_key
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import INTERNAL, MALFORMED, REJECT_CODES, RejectError
+from binlake.shared.parsing.validate import check_event
 from tests.fuzz.seeds import OFFSET, PARTITION, TOPIC, Target
 
 KINDS = {

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from shared.native import COMPILED
+from binlake.shared.native import COMPILED
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -149,7 +149,7 @@ def main() -> int:
     parser.add_argument("--replay", type=Path, help="run this one saved input and print what it does")
     args = parser.parse_args()
 
-    from shared.parsing import registry
+    from binlake.shared.parsing import registry
     from tests.fuzz.seeds import targets
 
     formats = [f for f in args.formats.split(",") if f] or registry.format_ids()

@@ -17,8 +17,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from shared.parsing import registry
-from shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext, zone
 
 CORPUS = Path(__file__).resolve().parents[1] / "corpus"
 TOPIC = "fuzz.topic"
@@ -106,9 +106,9 @@ def _case_setting(folder: Path, name: str) -> Setting:
 
 
 def _generated(format_id: str) -> list[tuple[Setting, bytes]]:
-    from shared.cli.generate import messages
-    from shared.generate import render
-    from shared.generate.workload import Workload
+    from binlake.shared.cli.generate import messages
+    from binlake.shared.generate import render
+    from binlake.shared.generate.workload import Workload
 
     if format_id not in render.RENDERERS:
         return []

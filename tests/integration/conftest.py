@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.devbroker import broker
+from binlake.shared.devbroker import broker
 
 
 def _docker_available() -> bool:

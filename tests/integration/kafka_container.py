@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from shared.devbroker.broker import free_port
+from binlake.shared.devbroker.broker import free_port
 from tests.deploy.deployment_files import dev_broker_kafka_version
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 from aiokafka import ConsumerRecord
 
-from shared.codec import avro
-from shared.config.settings import NormalizerSettings, kafka_settings
-from shared.event.model import ChangeEvent
-from shared.generate import render
-from shared.generate.workload import Change, Workload
-from shared.kafka.runtime import Normalizer
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import NormalizerSettings, kafka_settings
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Change, Workload
+from binlake.shared.kafka.runtime import Normalizer
 from tests.integration import kafka_tools
 
 
@@ -76,7 +76,7 @@ async def send_workload(
     database: str = "shop",
     tables: int = 3,
 ) -> Sent:
-    from shared.parsing.context import zone
+    from binlake.shared.parsing.context import zone
 
     workload = Workload(seed=seed, tables=tables, database=database)
     changes = list(workload.run(events))

@@ -29,7 +29,7 @@ class Service:
         self.started = time.monotonic()
         with open(self.log, "wb") as out:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "shared.cli.main", *self.command],
+                [sys.executable, "-m", "binlake.shared.cli.main", *self.command],
                 env=self.env,
                 stdout=out,
                 stderr=subprocess.STDOUT,

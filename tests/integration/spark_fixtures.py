@@ -15,8 +15,8 @@ from collections.abc import Iterator
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_sink.session import build_session
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink.session import build_session
+from binlake.spark_sink.settings import SinkSettings
 
 
 def sink_settings_for_tests(**overrides: object) -> SinkSettings:

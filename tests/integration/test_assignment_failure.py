@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from aiokafka import AIOKafkaProducer
 
-from shared.config.settings import kafka_settings
-from shared.kafka.runtime import Normalizer
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.kafka.runtime import Normalizer
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, decode, normalizer_settings, send_workload
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli import dlq
-from shared.config.settings import kafka_settings
-from shared.generate import render
-from shared.generate.workload import Workload
-from shared.kafka import records
+from binlake.shared.cli import dlq
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
+from binlake.shared.kafka import records
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, decode, normalizer_settings, run_normalizer_until_caught_up
 

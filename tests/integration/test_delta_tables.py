@@ -25,7 +25,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 from pyspark.sql.types import LongType, StringType, StructField, StructType
 
-from spark_sink import delta
+from binlake.spark_sink import delta
 from tests.integration.spark_fixtures import spark
 
 pytestmark = pytest.mark.integration

@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from shared.cli.demo import summary, traffic
-from shared.cli.demo.run import Options, run
-from shared.devbroker import broker
+from binlake.shared.cli.demo import summary, traffic
+from binlake.shared.cli.demo.run import Options, run
+from binlake.shared.devbroker import broker
 
 pytestmark = pytest.mark.integration
 

@@ -25,7 +25,7 @@ from typing import Any, Final
 import pytest
 import yaml
 
-from shared.devbroker.broker import free_port
+from binlake.shared.devbroker.broker import free_port
 from tests.deploy.deployment_files import ALERTS, DASHBOARDS
 from tests.deploy.tools import tool
 from tests.integration import kafka_tools
@@ -135,7 +135,7 @@ def running_pair(kafka_bootstrap: str, tmp_path: Path) -> Iterator[tuple[int, in
         await send_workload(kafka_bootstrap, "canal-json", topics, events=200, seed=3, zone_name="UTC")
 
     asyncio.run(prepare())
-    binlake = [sys.executable, "-m", "shared.cli.main"]
+    binlake = [sys.executable, "-m", "binlake.shared.cli.main"]
     normalizer = _start([*binlake, "normalizer"], normalizer_env, tmp_path / "normalizer.log")
     sink = _start([*binlake, "sink"], sink_env, tmp_path / "sink.log")
     try:

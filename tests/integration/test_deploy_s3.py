@@ -30,7 +30,7 @@ from typing import Final
 
 import pytest
 
-from shared.devbroker.broker import free_port
+from binlake.shared.devbroker.broker import free_port
 from tests.deploy.tools import tool
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
@@ -151,7 +151,7 @@ def _why(done: subprocess.CompletedProcess[str]) -> str:
 
 def _binlake(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", *args],
+        [sys.executable, "-m", "binlake.shared.cli.main", *args],
         env=env,
         capture_output=True,
         text=True,

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.generate import render
-from shared.generate.workload import Workload
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, decode
 
@@ -67,7 +67,10 @@ def _spawn(bootstrap: str, topics: Topics, log: Path, *, batch: int = 40) -> sub
     )
     with open(log, "ab") as out:
         return subprocess.Popen(
-            [sys.executable, "-m", "shared.cli.main", "normalizer"], env=env, stdout=out, stderr=subprocess.STDOUT
+            [sys.executable, "-m", "binlake.shared.cli.main", "normalizer"],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
 
 

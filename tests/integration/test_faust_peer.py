@@ -1,7 +1,7 @@
 """The faust peer under the normalizer's kill test: SIGKILL it mid-transaction, count losses and duplicates.
 
 Same protocol as test_exactly_once.py: canal-json input arrives while the peer
-(``python -m services.faust_peer``, faust ``processing_guarantee="exactly_once"``)
+(``python -m binlake.services.faust_peer``, faust ``processing_guarantee="exactly_once"``)
 is SIGKILLed at seeded random moments, five rounds, two of them with two
 instances sharing the group (rebalances); then one instance runs until the
 group has committed every input offset and stops with SIGTERM. Every input
@@ -26,8 +26,8 @@ from pathlib import Path
 import pytest
 from aiokafka import AIOKafkaConsumer, TopicPartition
 
-from shared.generate import render
-from shared.generate.workload import Workload
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
 from tests.bench.kafka_bench import spawn_faust
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, decode

@@ -15,9 +15,9 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql.types import DataType, LongType, StringType
 
-from spark_sink import delta
-from spark_sink.layout import PROP_FALLBACKS
-from spark_sink.mirror import history
+from binlake.spark_sink import delta
+from binlake.spark_sink.layout import PROP_FALLBACKS
+from binlake.spark_sink.mirror import history
 from tests.integration.spark_fixtures import spark
 
 pytestmark = pytest.mark.integration

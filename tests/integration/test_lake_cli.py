@@ -22,20 +22,20 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from shared.codec import avro
-from shared.config.settings import KafkaSettings, kafka_settings
-from shared.generate.workload import Workload
-from spark_sink import job
-from spark_sink.delta import ref
-from spark_sink.events.order import order_key_of, sequence_of
-from spark_sink.lake import cli, show
-from spark_sink.lake import facts as lake_facts
-from spark_sink.lake.native import LakeReader
-from spark_sink.lake.tables import LakeError
-from spark_sink.lake.text import to_json
-from spark_sink.lake.verify import Difference, render_json, render_text
-from spark_sink.layout import ORDER_KEY
-from spark_sink.settings import SinkSettings
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import KafkaSettings, kafka_settings
+from binlake.shared.generate.workload import Workload
+from binlake.spark_sink import job
+from binlake.spark_sink.delta import ref
+from binlake.spark_sink.events.order import order_key_of, sequence_of
+from binlake.spark_sink.lake import cli, show
+from binlake.spark_sink.lake import facts as lake_facts
+from binlake.spark_sink.lake.native import LakeReader
+from binlake.spark_sink.lake.tables import LakeError
+from binlake.spark_sink.lake.text import to_json
+from binlake.spark_sink.lake.verify import Difference, render_json, render_text
+from binlake.spark_sink.layout import ORDER_KEY
+from binlake.spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark

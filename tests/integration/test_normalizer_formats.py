@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from shared import fastlane
-from shared.generate import render
-from shared.generate.compare import check_event
-from shared.parsing.context import zone
+from binlake.shared import fastlane
+from binlake.shared.generate import render
+from binlake.shared.generate.compare import check_event
+from binlake.shared.parsing.context import zone
 from tests.integration import kafka_tools
 from tests.integration.pipeline import (
     Topics,

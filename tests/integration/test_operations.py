@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from shared.config.settings import kafka_settings
-from shared.generate import render
-from shared.generate.workload import Workload
-from shared.kafka.runtime import Normalizer
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
+from binlake.shared.kafka.runtime import Normalizer
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, decode, normalizer_settings
 

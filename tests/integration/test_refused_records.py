@@ -25,11 +25,11 @@ import orjson
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from shared.config.settings import kafka_settings
-from shared.generate import render
-from shared.generate.workload import Workload
-from shared.kafka import letters, records
-from shared.kafka.runtime import Normalizer
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
+from binlake.shared.kafka import letters, records
+from binlake.shared.kafka.runtime import Normalizer
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, decode, normalizer_settings
 

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from shared.generate import render
-from shared.generate.workload import Workload
-from shared.kafka import records
-from shared.parsing.order import order_key
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
+from binlake.shared.kafka import records
+from binlake.shared.parsing.order import order_key
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, decode, normalizer_settings, run_normalizer_until_caught_up
 

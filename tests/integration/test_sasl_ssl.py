@@ -26,13 +26,13 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.demo.truth_check import check_table
-from shared.devbroker import broker
-from shared.devbroker.secure import SaslSslListener
-from shared.generate.workload import Workload
-from spark_sink.lake.native import LakeReader
-from spark_sink.session import DRIVER_OPTIONS
-from spark_sink.settings import SinkSettings
+from binlake.shared.cli.demo.truth_check import check_table
+from binlake.shared.devbroker import broker
+from binlake.shared.devbroker.secure import SaslSslListener
+from binlake.shared.generate.workload import Workload
+from binlake.spark_sink.lake.native import LakeReader
+from binlake.spark_sink.session import DRIVER_OPTIONS
+from binlake.spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, send_workload
 from tests.integration.service_process import (

@@ -19,13 +19,13 @@ from typing import Any
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from shared.codec import avro
-from spark_sink import delta
-from spark_sink.changelog import batch, dedup, table
-from spark_sink.checkpoint import offset_log
-from spark_sink.events.rows import changelog_rows
-from spark_sink.events.source import KAFKA_SCHEMA, decode
-from spark_sink.observe import batch_stats
+from binlake.shared.codec import avro
+from binlake.spark_sink import delta
+from binlake.spark_sink.changelog import batch, dedup, table
+from binlake.spark_sink.checkpoint import offset_log
+from binlake.spark_sink.events.rows import changelog_rows
+from binlake.spark_sink.events.source import KAFKA_SCHEMA, decode
+from binlake.spark_sink.observe import batch_stats
 from tests.bench import sink_bench
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 

@@ -19,17 +19,17 @@ import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from shared.codec import avro
-from shared.config.settings import kafka_settings
-from shared.event.model import ChangeEvent, Column, Columns, Origin, Source
-from shared.event.values import BigInt, Image, SqlTime, Unparsed
-from spark_sink import job
-from spark_sink.events.rows import changelog_rows
-from spark_sink.events.source import KAFKA_SCHEMA, decode
-from spark_sink.lake import sql
-from spark_sink.lake.native import duckdb_extensions
-from spark_sink.layout import BODY
-from spark_sink.settings import MirrorMode
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.event.model import ChangeEvent, Column, Columns, Origin, Source
+from binlake.shared.event.values import BigInt, Image, SqlTime, Unparsed
+from binlake.spark_sink import job
+from binlake.spark_sink.events.rows import changelog_rows
+from binlake.spark_sink.events.source import KAFKA_SCHEMA, decode
+from binlake.spark_sink.lake import sql
+from binlake.spark_sink.lake.native import duckdb_extensions
+from binlake.spark_sink.layout import BODY
+from binlake.spark_sink.settings import MirrorMode
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 

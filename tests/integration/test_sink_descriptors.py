@@ -22,14 +22,14 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from shared.codec import avro
-from shared.config.settings import kafka_settings
-from shared.event.model import ChangeEvent, Column, Columns, Origin, Source
-from shared.event.values import Image
-from spark_sink import job
-from spark_sink.changelog.table import ensure_table
-from spark_sink.delta import quote
-from spark_sink.mirror import apply, current_state
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.event.model import ChangeEvent, Column, Columns, Origin, Source
+from binlake.shared.event.values import Image
+from binlake.spark_sink import job
+from binlake.spark_sink.changelog.table import ensure_table
+from binlake.spark_sink.delta import quote
+from binlake.spark_sink.mirror import apply, current_state
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 

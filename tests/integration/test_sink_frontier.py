@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import SparkSession
 
-from spark_sink.changelog.dedup import Frontier, held_from
-from spark_sink.checkpoint.offset_log import OffsetRange
+from binlake.spark_sink.changelog.dedup import Frontier, held_from
+from binlake.spark_sink.checkpoint.offset_log import OffsetRange
 from tests.integration.spark_fixtures import spark
 
 pytestmark = pytest.mark.integration

@@ -28,12 +28,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import TimestampType
 
-from shared.config.settings import kafka_settings
-from shared.event.values import Image, SqlTime, Value
-from shared.generate.compare import equivalent
-from shared.generate.workload import Workload
-from spark_sink import job
-from spark_sink.layout import HIDDEN
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.event.values import Image, SqlTime, Value
+from binlake.shared.generate.compare import equivalent
+from binlake.shared.generate.workload import Workload
+from binlake.spark_sink import job
+from binlake.spark_sink.layout import HIDDEN
 from tests.integration import kafka_tools
 from tests.integration.pipeline import normalize_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
@@ -154,7 +154,7 @@ async def test_sink_survives_sigkill_during_batches(kafka_bootstrap: str, spark:
         BINLAKE_SINK_MIRRORS="follow",
         BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S="1",
     )
-    command = [sys.executable, "-m", "shared.cli.main", "sink"]
+    command = [sys.executable, "-m", "binlake.shared.cli.main", "sink"]
     checkpoints = [lake_dir / "_checkpoints" / "sink", lake_dir / "_checkpoints" / "mirrors"]
     rng = random.Random(SEED)
     open_kills = {checkpoint.name: 0 for checkpoint in checkpoints}

@@ -21,12 +21,12 @@ from prometheus_client.parser import text_string_to_metric_families
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from shared.codec import avro
-from shared.config.settings import kafka_settings
-from spark_sink import job
-from spark_sink.changelog.batch import BatchReport
-from spark_sink.observe.metrics import SinkMetrics
-from spark_sink.observe.server import MetricsServer
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import kafka_settings
+from binlake.spark_sink import job
+from binlake.spark_sink.changelog.batch import BatchReport
+from binlake.spark_sink.observe.metrics import SinkMetrics
+from binlake.spark_sink.observe.server import MetricsServer
 from tests.bench import sink_bench
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark

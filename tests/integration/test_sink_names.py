@@ -13,8 +13,8 @@ import pytest
 from delta.tables import DeltaTable
 from pyspark.sql import SparkSession
 
-from spark_sink.mirror.plan import ColumnDesc, Descriptor
-from spark_sink.mirror.schema import prepare
+from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor
+from binlake.spark_sink.mirror.schema import prepare
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 
 pytestmark = pytest.mark.integration

@@ -19,17 +19,17 @@ from typing import Any
 import pytest
 from pyspark.sql import SparkSession
 
-from shared.codec import avro
-from shared.config.settings import kafka_settings
-from shared.event.model import ChangeEvent, Column, Columns, Origin, Source
-from shared.event.values import Image
-from spark_sink import job
-from spark_sink.checkpoint.app_ids import ID_FILE, LakeOwnershipError
-from spark_sink.events.order import sequence_of
-from spark_sink.lake import facts as lake_facts
-from spark_sink.lake import verify
-from spark_sink.layout import PROP_TRUNCATED
-from spark_sink.settings import SinkSettings
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.event.model import ChangeEvent, Column, Columns, Origin, Source
+from binlake.shared.event.values import Image
+from binlake.spark_sink import job
+from binlake.spark_sink.checkpoint.app_ids import ID_FILE, LakeOwnershipError
+from binlake.spark_sink.events.order import sequence_of
+from binlake.spark_sink.lake import facts as lake_facts
+from binlake.spark_sink.lake import verify
+from binlake.spark_sink.layout import PROP_TRUNCATED
+from binlake.spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 

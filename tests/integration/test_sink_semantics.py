@@ -34,17 +34,17 @@ from pyspark.sql import functions as F
 from pyspark.sql.streaming.query import StreamingQuery
 from pyspark.sql.types import DecimalType, LongType
 
-from shared.codec import avro
-from shared.config.settings import kafka_settings
-from shared.event.model import ChangeEvent, Column, Columns, Ddl, Origin, Source
-from shared.event.values import Image
-from spark_sink import job
-from spark_sink.changelog.table import ensure_table
-from spark_sink.delta import quote
-from spark_sink.events.order import sequence_of
-from spark_sink.layout import PROP_TRUNCATED
-from spark_sink.mirror import current_state
-from spark_sink.settings import SinkSettings
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.event.model import ChangeEvent, Column, Columns, Ddl, Origin, Source
+from binlake.shared.event.values import Image
+from binlake.spark_sink import job
+from binlake.spark_sink.changelog.table import ensure_table
+from binlake.spark_sink.delta import quote
+from binlake.spark_sink.events.order import sequence_of
+from binlake.spark_sink.layout import PROP_TRUNCATED
+from binlake.spark_sink.mirror import current_state
+from binlake.spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 
-from shared.config.settings import kafka_settings
-from shared.generate.workload import Workload
-from spark_sink import delta, job
-from spark_sink.checkpoint import app_ids
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.generate.workload import Workload
+from binlake.spark_sink import delta, job
+from binlake.spark_sink.checkpoint import app_ids
 from tests.integration import kafka_tools
 from tests.integration.pipeline import normalize_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark

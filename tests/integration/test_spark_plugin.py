@@ -8,11 +8,11 @@ from decimal import Decimal
 import pytest
 from pyspark.sql import SparkSession
 
-from shared.codec import avro
-from shared.event.model import ChangeEvent, Column, Columns, Origin, Source
-from shared.event.values import BigInt, Unparsed
-from spark_sink import jvm
-from spark_sink.events.source import KAFKA_SCHEMA, decode
+from binlake.shared.codec import avro
+from binlake.shared.event.model import ChangeEvent, Column, Columns, Origin, Source
+from binlake.shared.event.values import BigInt, Unparsed
+from binlake.spark_sink import jvm
+from binlake.spark_sink.events.source import KAFKA_SCHEMA, decode
 from tests.integration.spark_fixtures import spark
 
 pytestmark = pytest.mark.integration

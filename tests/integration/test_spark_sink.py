@@ -20,19 +20,19 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DecimalType, TimestampType
 
-from shared.cli import generate
-from shared.codec import avro
-from shared.config.settings import kafka_settings
-from shared.event.values import SqlTime, Value, integer
-from shared.generate.truth import view
-from shared.generate.workload import Workload
-from spark_sink import delta, job
-from spark_sink.changelog.batch import BatchReport
-from spark_sink.checkpoint.app_ids import LakeOwnershipError
-from spark_sink.lake import facts as lake_facts
-from spark_sink.lake import verify
-from spark_sink.layout import HIDDEN
-from spark_sink.settings import SinkSettings
+from binlake.shared.cli import generate
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.event.values import SqlTime, Value, integer
+from binlake.shared.generate.truth import view
+from binlake.shared.generate.workload import Workload
+from binlake.spark_sink import delta, job
+from binlake.spark_sink.changelog.batch import BatchReport
+from binlake.spark_sink.checkpoint.app_ids import LakeOwnershipError
+from binlake.spark_sink.lake import facts as lake_facts
+from binlake.spark_sink.lake import verify
+from binlake.spark_sink.layout import HIDDEN
+from binlake.spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark

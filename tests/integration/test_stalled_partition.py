@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
-from shared.config.settings import kafka_settings
-from shared.kafka.runtime import Normalizer
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.kafka.runtime import Normalizer
 from tests.integration import kafka_tools
 from tests.integration.pipeline import Topics, normalizer_settings
 from tests.unit.test_stalls import _get

@@ -33,17 +33,17 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-from shared.codec import avro
-from shared.config.settings import kafka_settings
-from shared.event.model import ChangeEvent
-from spark_sink import delta, job
-from spark_sink.events.order import sequence_of
-from spark_sink.lake import facts as lake_facts
-from spark_sink.lake import verify
-from spark_sink.layout import ORDER_KEY
-from spark_sink.mirror import tombstones
-from spark_sink.mirror.tombstones import FLOOR, KEY, TABLE, TEXT_KEY, key_text
-from spark_sink.settings import SinkSettings
+from binlake.shared.codec import avro
+from binlake.shared.config.settings import kafka_settings
+from binlake.shared.event.model import ChangeEvent
+from binlake.spark_sink import delta, job
+from binlake.spark_sink.events.order import sequence_of
+from binlake.spark_sink.lake import facts as lake_facts
+from binlake.spark_sink.lake import verify
+from binlake.spark_sink.layout import ORDER_KEY
+from binlake.spark_sink.mirror import tombstones
+from binlake.spark_sink.mirror.tombstones import FLOOR, KEY, TABLE, TEXT_KEY, key_text
+from binlake.spark_sink.settings import SinkSettings
 from tests.integration import kafka_tools
 from tests.integration.spark_fixtures import sink_settings_for_tests, spark
 from tests.integration.test_sink_semantics import _event, _sorted

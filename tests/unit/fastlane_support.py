@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from shared.fastlane import Taken, available, lane_for
-from shared.normalize import PythonCodec
-from shared.parsing.context import ParseContext
-from shared.parsing.result import Rejected
+from binlake.shared.fastlane import Taken, available, lane_for
+from binlake.shared.normalize import PythonCodec
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.result import Rejected
 from tests.corpus_cases import cases
 
 NEEDS_LANE = pytest.mark.skipif(

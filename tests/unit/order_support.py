@@ -13,8 +13,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from shared.parsing.context import ParseContext
-from shared.parsing.result import Parsed, ParseOutcome
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.result import Parsed, ParseOutcome
 
 Parser = Callable[[bytes, ParseContext], ParseOutcome]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_sink.checkpoint import app_ids
-from spark_sink.mirror import apply
+from binlake.spark_sink.checkpoint import app_ids
+from binlake.spark_sink.mirror import apply
 
 pytestmark = pytest.mark.unit
 

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from services.auto.parser import detect
-from shared.parsing import registry
-from shared.parsing.result import Parsed
+from binlake.services.auto.parser import detect
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.result import Parsed
 from tests.corpus_cases import Case, cases
 
 pytestmark = pytest.mark.unit
@@ -65,9 +65,9 @@ def test_auto_rejects_unknown_shapes() -> None:
 def test_generated_drs_json_is_read_as_drs_json_not_canal() -> None:
     """DRS JSON and Canal share their fields; DRS's unsized ``mysqlType`` tells them apart. Read as Canal,
     a DRS byte list (``[-59, 34]``) would become the bytes of that text."""
-    from shared.cli.generate import messages
-    from shared.generate.workload import Workload
-    from shared.parsing.context import ParseContext, zone
+    from binlake.shared.cli.generate import messages
+    from binlake.shared.generate.workload import Workload
+    from binlake.shared.parsing.context import ParseContext, zone
 
     ctx = ParseContext(topic="t", partition=0, offset=0, source_timezone=zone("UTC"))
     auto, drs = registry.get("auto"), registry.get("drs-json")

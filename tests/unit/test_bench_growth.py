@@ -5,8 +5,8 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from shared.normalize import Normalized, codec_for
-from shared.parsing.context import ParseContext
+from binlake.shared.normalize import Normalized, codec_for
+from binlake.shared.parsing.context import ParseContext
 from tests.bench import growth
 
 pytestmark = pytest.mark.unit

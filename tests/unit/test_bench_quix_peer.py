@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from shared.config.settings import KafkaSettings, NormalizerSettings
-from shared.kafka.records import H_REJECTED_AT, dead_letter_headers
-from shared.kafka.runtime import Normalizer
-from shared.parsing.result import Rejected
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
+from binlake.shared.kafka.records import H_REJECTED_AT, dead_letter_headers
+from binlake.shared.kafka.runtime import Normalizer
+from binlake.shared.parsing.result import Rejected
 from tests.bench.quix_peer import Normalize, peer_codec
 from tests.corpus_cases import CORPUS, Case
 

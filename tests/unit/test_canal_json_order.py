@@ -13,8 +13,8 @@ from typing import Any, Final
 
 import pytest
 
-from services.canal_json.parser import parse
-from shared.parsing import registry
+from binlake.services.canal_json.parser import parse
+from binlake.shared.parsing import registry
 from tests.unit.order_support import FIRST_OFFSET, assert_strictly_increasing, kafka_key, keys_in_input_order
 
 pytestmark = pytest.mark.unit

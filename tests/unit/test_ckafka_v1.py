@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.ckafka_v1.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt
-from shared.parsing import errors
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import RejectError
-from shared.parsing.result import Parsed
+from binlake.services.ckafka_v1.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt
+from binlake.shared.parsing import errors
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import RejectError
+from binlake.shared.parsing.result import Parsed
 from tests.unit.order_support import FIRST_OFFSET, assert_strictly_increasing, kafka_key, keys_in_input_order
 
 SHANGHAI = ParseContext(topic="t", partition=1, offset=42, source_timezone=ZoneInfo("Asia/Shanghai"))

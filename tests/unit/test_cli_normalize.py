@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.codec import avro
+from binlake.shared.codec import avro
 from tests.corpus_cases import CORPUS
 
 pytestmark = pytest.mark.unit
@@ -18,7 +18,11 @@ pytestmark = pytest.mark.unit
 
 def _run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", *args], input=stdin, capture_output=True, check=False, timeout=60
+        [sys.executable, "-m", "binlake.shared.cli.main", *args],
+        input=stdin,
+        capture_output=True,
+        check=False,
+        timeout=60,
     )
 
 

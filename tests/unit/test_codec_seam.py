@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from shared.fastlane import LaneFailed, Taken
-from shared.normalize import Normalized, PythonCodec, TableFilter, codec_for
-from shared.normalize.native_codec import DECLINED, FAILED, TAKEN, NativeCodec
-from shared.parsing.context import ParseContext
-from shared.parsing.result import Rejected
+from binlake.shared.fastlane import LaneFailed, Taken
+from binlake.shared.normalize import Normalized, PythonCodec, TableFilter, codec_for
+from binlake.shared.normalize.native_codec import DECLINED, FAILED, TAKEN, NativeCodec
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.result import Rejected
 from tests.corpus_cases import cases
 from tests.unit.fastlane_support import NEEDS_LANE
 
@@ -117,7 +117,7 @@ def test_a_lane_that_leaves_a_message_hands_it_to_the_parser(lane: _Crashing | _
 
 
 def test_unknown_format_is_a_config_error() -> None:
-    from shared.errors import ConfigError
+    from binlake.shared.errors import ConfigError
 
     with pytest.raises(ConfigError, match="known formats"):
         codec_for("nope", ParseContext())
@@ -133,7 +133,7 @@ def test_unknown_format_is_a_config_error() -> None:
     ],
 )
 def test_a_bad_option_is_a_config_error_at_start_up(format_id: str, options: dict[str, object], says: str) -> None:
-    from shared.errors import ConfigError
+    from binlake.shared.errors import ConfigError
 
     for fast_lane in (False, True):
         with pytest.raises(ConfigError, match=says):
@@ -142,7 +142,7 @@ def test_a_bad_option_is_a_config_error_at_start_up(format_id: str, options: dic
 
 def test_every_format_has_one_home() -> None:
     """Each format id's spec lives in its services/<format>/ package with its parser, options and lane."""
-    from shared.parsing import registry
+    from binlake.shared.parsing import registry
 
     for format_id in registry.format_ids():
         spec = registry.spec(format_id)
@@ -161,6 +161,6 @@ def test_shared_code_imports_no_private_name_of_a_format() -> None:
     root = Path(__file__).resolve().parents[2]
     for path in (root / "shared").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("services"):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("services", "binlake.services")):
                 assert not [a.name for a in node.names if a.name.startswith("_")], path
                 assert path.parent.name in ("demo",), f"{path} imports {node.module}: formats plug in by their spec"

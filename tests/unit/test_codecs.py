@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.codec import avro, json_view
-from shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
-from shared.event.values import BigInt, SqlTime, Unparsed, Value, integer
+from binlake.shared.codec import avro, json_view
+from binlake.shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
+from binlake.shared.event.values import BigInt, SqlTime, Unparsed, Value, integer
 
 pytestmark = pytest.mark.unit
 UTC = dt.UTC
@@ -136,7 +136,7 @@ def test_decimals_round_trip_exactly(number: Decimal) -> None:
 
 
 def test_fast_writer_matches_fastavro_on_every_golden_event() -> None:
-    from shared.parsing.result import Parsed
+    from binlake.shared.parsing.result import Parsed
     from tests.corpus_cases import cases
 
     checked = 0
@@ -151,11 +151,11 @@ def test_fast_writer_matches_fastavro_on_every_golden_event() -> None:
 
 
 def test_fast_writer_matches_fastavro_on_generated_traffic() -> None:
-    from shared.generate import render
-    from shared.generate.workload import Workload
-    from shared.parsing import registry
-    from shared.parsing.context import ParseContext
-    from shared.parsing.result import Parsed
+    from binlake.shared.generate import render
+    from binlake.shared.generate.workload import Workload
+    from binlake.shared.parsing import registry
+    from binlake.shared.parsing.context import ParseContext
+    from binlake.shared.parsing.result import Parsed
 
     for format_id in ("canal-json", "debezium-json", "oms-avro"):
         parse = render.parse_options(format_id)

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from shared.cli.config import markdown
-from shared.config.settings import KafkaSettings, NormalizerSettings
+from binlake.shared.cli.config import markdown
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
 
 pytestmark = pytest.mark.unit
 
@@ -19,7 +19,7 @@ def test_configuration_doc_is_current() -> None:
 
 
 def test_every_setting_is_described() -> None:
-    from spark_sink.settings import SinkSettings
+    from binlake.spark_sink.settings import SinkSettings
 
     for model in (KafkaSettings, NormalizerSettings, SinkSettings):
         for name, info in model.model_fields.items():
@@ -38,7 +38,7 @@ def test_lists_and_maps_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_sink_table_names_and_partitions_from_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spark_sink.settings import SinkSettings
+    from binlake.spark_sink.settings import SinkSettings
 
     monkeypatch.setenv("BINLAKE_SINK_TABLE_NAMES", '{"shop.orders": "orders", "Shop.*": "shop_{table}", "x.*": "a/b"}')
     monkeypatch.setenv("BINLAKE_SINK_PARTITION_BY", '{"shop.*": ["region", "day"]}')
@@ -53,7 +53,7 @@ def test_sink_table_names_and_partitions_from_env(monkeypatch: pytest.MonkeyPatc
 
 
 def test_sink_queries_split_needs_a_mirror_query(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spark_sink.settings import SinkSettings
+    from binlake.spark_sink.settings import SinkSettings
 
     monkeypatch.setenv("BINLAKE_SINK_QUERIES", "mirrors")
     assert SinkSettings().queries == "mirrors"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.parsing.result import Rejected
+from binlake.shared.parsing.result import Rejected
 from tests.corpus_cases import Case, cases, rendered
 
 CASES = cases()
@@ -26,7 +26,7 @@ def test_golden_case(case: Case) -> None:
 
 @pytest.mark.unit
 def test_every_format_has_cases() -> None:
-    from shared.parsing import registry
+    from binlake.shared.parsing import registry
 
     covered = {case.format_id for case in CASES}
     missing = sorted(set(registry.format_ids()) - covered)

@@ -10,13 +10,13 @@ from typing import Any
 
 import pytest
 
-from services.debezium_json.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt, SqlTime
-from shared.parsing import errors
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import RejectError
-from shared.parsing.result import Parsed
+from binlake.services.debezium_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt, SqlTime
+from binlake.shared.parsing import errors
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import RejectError
+from binlake.shared.parsing.result import Parsed
 from tests.unit.order_support import FIRST_OFFSET, assert_strictly_increasing, kafka_key, keys_in_input_order
 
 pytestmark = pytest.mark.unit
@@ -384,14 +384,14 @@ def compact(doc: Any) -> bytes:
 
 
 def full_decode(raw: bytes) -> Parsed:
-    from services.debezium_json.parser import parse_document
-    from shared.parsing.jsondoc import decode_exact
+    from binlake.services.debezium_json.parser import parse_document
+    from binlake.shared.parsing.jsondoc import decode_exact
 
     return parse_document(decode_exact(raw), CTX)
 
 
 def test_a_remembered_schema_reads_messages_exactly_as_the_full_decode() -> None:
-    from services.debezium_json import envelope
+    from binlake.services.debezium_json import envelope
 
     columns: list[dict[str, Any]] = [
         {"type": "int32", "field": "id"},
@@ -418,7 +418,7 @@ def test_a_remembered_schema_reads_messages_exactly_as_the_full_decode() -> None
 
 
 def test_other_layouts_take_the_full_decode() -> None:
-    from services.debezium_json import envelope
+    from binlake.services.debezium_json import envelope
 
     columns = [{"type": "int32", "field": "id"}]
     run(compact(with_schema(change(), columns)))
@@ -435,7 +435,7 @@ def test_other_layouts_take_the_full_decode() -> None:
 
 
 def test_schemas_with_fractional_numbers_are_not_remembered() -> None:
-    from services.debezium_json import envelope
+    from binlake.services.debezium_json import envelope
 
     columns = [{"type": "double", "field": "x", "default": 1.5}]
     raw = compact(with_schema(change(after={"x": 2.5}), columns))

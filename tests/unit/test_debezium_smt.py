@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from services.debezium_smt.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt
-from shared.parsing import errors
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import RejectError
-from shared.parsing.result import Parsed
+from binlake.services.debezium_smt.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt
+from binlake.shared.parsing import errors
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import RejectError
+from binlake.shared.parsing.result import Parsed
 
 pytestmark = pytest.mark.unit
 

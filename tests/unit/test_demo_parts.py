@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.demo import controls, offline, summary, traffic
-from shared.cli.demo.fleet import Fleet, session_members
-from shared.cli.demo.scrape import NormalizerView, scrape
-from shared.cli.demo.truth_check import same
-from shared.devbroker.broker import free_port
-from shared.event.model import ChangeEvent
-from shared.event.values import SqlTime
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.result import Rejected
+from binlake.shared.cli.demo import controls, offline, summary, traffic
+from binlake.shared.cli.demo.fleet import Fleet, session_members
+from binlake.shared.cli.demo.scrape import NormalizerView, scrape
+from binlake.shared.cli.demo.truth_check import same
+from binlake.shared.devbroker.broker import free_port
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import SqlTime
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.result import Rejected
 
 pytestmark = pytest.mark.unit
 
@@ -193,7 +193,7 @@ def test_the_printed_query_line_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
 
 def test_ctrl_c_while_the_broker_starts_leaves_no_broker(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A Ctrl-C before the broker answers (and before broker.json names it) used to leave it running."""
-    from shared.devbroker import broker
+    from binlake.shared.devbroker import broker
 
     calls = {"n": 0}
 

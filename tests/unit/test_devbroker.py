@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from shared.devbroker.broker import PORTS_FROM, _cluster_id, _ephemeral_low, free_port
+from binlake.shared.devbroker.broker import PORTS_FROM, _cluster_id, _ephemeral_low, free_port
 
 pytestmark = pytest.mark.unit
 

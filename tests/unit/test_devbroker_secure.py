@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.devbroker.broker import _listener_ports, _server_properties
-from shared.devbroker.secure import SaslSslListener
+from binlake.shared.devbroker.broker import _listener_ports, _server_properties
+from binlake.shared.devbroker.secure import SaslSslListener
 
 pytestmark = pytest.mark.unit
 

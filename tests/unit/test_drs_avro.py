@@ -14,11 +14,11 @@ from typing import Any
 import fastavro
 import pytest
 
-from services.drs_avro.parser import parse
-from shared.event.values import BigInt, SqlTime, Unparsed
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import CONFIG, MALFORMED, MISSING_FIELD, WRONG_FORMAT, RejectError
-from shared.parsing.result import Parsed
+from binlake.services.drs_avro.parser import parse
+from binlake.shared.event.values import BigInt, SqlTime, Unparsed
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import CONFIG, MALFORMED, MISSING_FIELD, WRONG_FORMAT, RejectError
+from binlake.shared.parsing.result import Parsed
 from tests.unit.order_support import assert_strictly_increasing, keys_in_input_order
 
 FOLDER = Path(__file__).parent.parent / "corpus" / "drs-avro"

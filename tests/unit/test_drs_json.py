@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.drs_json.parser import parse_json, parse_json_c
-from shared.event.values import BigInt, SqlTime, Unparsed
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import (
+from binlake.services.drs_json.parser import parse_json, parse_json_c
+from binlake.shared.event.values import BigInt, SqlTime, Unparsed
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     BAD_VALUE,
     INCONSISTENT,
@@ -25,7 +25,7 @@ from shared.parsing.errors import (
     WRONG_FORMAT,
     RejectError,
 )
-from shared.parsing.result import Parsed
+from binlake.shared.parsing.result import Parsed
 from tests.unit.order_support import assert_strictly_increasing, keys_in_input_order
 
 CORPUS = Path(__file__).parent.parent / "corpus"

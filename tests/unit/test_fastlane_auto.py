@@ -14,12 +14,12 @@ from collections import Counter
 
 import pytest
 
-from services.auto.parser import detect
-from shared.cli.generate import messages
-from shared.fastlane import Lane, lane_for
-from shared.generate.workload import Workload
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.jsondoc import decode_fast
+from binlake.services.auto.parser import detect
+from binlake.shared.cli.generate import messages
+from binlake.shared.fastlane import Lane, lane_for
+from binlake.shared.generate.workload import Workload
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.jsondoc import decode_fast
 from tests.corpus_cases import cases
 from tests.unit.fastlane_support import NEEDS_LANE, corpus_agreement, python_records
 
@@ -78,7 +78,7 @@ def test_mixed_traffic_agrees_and_is_taken_where_the_detected_format_lane_takes_
 
 
 def detect_format(raw: bytes) -> str | None:
-    from shared.fastlane._native import detect_format as native  # built: NEEDS_LANE
+    from binlake.shared.fastlane._native import detect_format as native  # built: NEEDS_LANE
 
     return native(raw)
 
@@ -199,7 +199,7 @@ def test_undetectable_or_broken_messages_are_declined(raw: bytes) -> None:
     ],
 )
 def test_auto_format_is_the_auto_parsers_first_test_then_its_rules(raw: bytes) -> None:
-    from shared.fastlane._native import auto_format
+    from binlake.shared.fastlane._native import auto_format
 
     found = auto_format(raw)
     if not raw.lstrip().startswith((b"{", b"[", b"null")):

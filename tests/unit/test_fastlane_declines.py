@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from shared.kafka.tally import Tally
-from shared.metrics.normalizer import NormalizerMetrics
-from shared.normalize import Normalized, codec_for
-from shared.normalize.native_codec import CONTROL, DECLINED, TAKEN
-from shared.parsing.context import ParseContext
+from binlake.shared.kafka.tally import Tally
+from binlake.shared.metrics.normalizer import NormalizerMetrics
+from binlake.shared.normalize import Normalized, codec_for
+from binlake.shared.normalize.native_codec import CONTROL, DECLINED, TAKEN
+from binlake.shared.parsing.context import ParseContext
 from tests.corpus_cases import cases
 from tests.unit.fastlane_support import NEEDS_LANE
 
@@ -38,7 +38,7 @@ def _canal(**fields: str) -> bytes:
 
 
 def _stages() -> set[str]:
-    from shared.fastlane import _native
+    from binlake.shared.fastlane import _native
 
     return set(_native.DECLINE_STAGES)
 

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.cli.generate import messages
-from shared.fastlane import Lane, Taken, lane_for
-from shared.generate.workload import Workload
-from shared.parsing.context import ParseContext, zone
+from binlake.shared.cli.generate import messages
+from binlake.shared.fastlane import Lane, Taken, lane_for
+from binlake.shared.generate.workload import Workload
+from binlake.shared.parsing.context import ParseContext, zone
 from tests.unit.fastlane_support import NEEDS_LANE, corpus_agreement
 from tests.unit.fastlane_support import python_records as python_records_of
 

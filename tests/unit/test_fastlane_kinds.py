@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from shared.fastlane import plan
+from binlake.shared.fastlane import plan
 from tests.unit.fastlane_support import NEEDS_LANE
 
 pytestmark = [
@@ -25,7 +25,7 @@ def python_codes() -> dict[str, int]:
 
 
 def test_the_planner_codes_are_the_lane_codes() -> None:
-    from shared.fastlane import _native
+    from binlake.shared.fastlane import _native
 
     rust = dict(_native.KIND_CODES)
     python = python_codes()

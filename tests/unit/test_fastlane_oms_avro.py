@@ -18,12 +18,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.oms_avro.parser import parsed_schema
-from services.oms_avro.values import TYPE_CODES
-from shared.cli.generate import messages
-from shared.fastlane import Lane, Taken, lane_for
-from shared.generate.workload import Workload
-from shared.parsing.context import ParseContext, zone
+from binlake.services.oms_avro.parser import parsed_schema
+from binlake.services.oms_avro.values import TYPE_CODES
+from binlake.shared.cli.generate import messages
+from binlake.shared.fastlane import Lane, Taken, lane_for
+from binlake.shared.generate.workload import Workload
+from binlake.shared.parsing.context import ParseContext, zone
 from tests.unit.fastlane_support import NEEDS_LANE, corpus_agreement
 from tests.unit.fastlane_support import python_records as python_records_of
 

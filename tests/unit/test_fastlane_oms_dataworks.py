@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from shared.cli.generate import messages
-from shared.fastlane import Lane, lane_for
-from shared.generate import render
-from shared.generate.workload import Workload
-from shared.parsing.context import ParseContext, zone
+from binlake.shared.cli.generate import messages
+from binlake.shared.fastlane import Lane, lane_for
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Workload
+from binlake.shared.parsing.context import ParseContext, zone
 from tests.unit.fastlane_support import NEEDS_LANE, corpus_agreement, python_records
 from tests.unit.test_fastlane_oms_default import _NUMBERS, _VALUES, _WORDS, ZONES, num
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.cli.formats import markdown
+from binlake.shared.cli.formats import markdown
 
 pytestmark = pytest.mark.unit
 

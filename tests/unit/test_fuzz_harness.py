@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from shared.fastlane import Taken, available
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_VALUE, INTERNAL, RejectError
-from shared.parsing.result import Parsed
+from binlake.shared.fastlane import Taken, available
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import BAD_VALUE, INTERNAL, RejectError
+from binlake.shared.parsing.result import Parsed
 from tests.fuzz import hypothesis_engine
 from tests.fuzz.mutate import Mutator, dumps, loads
 from tests.fuzz.oracle import Oracle

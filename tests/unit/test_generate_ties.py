@@ -16,16 +16,16 @@ from typing import Any, Final
 
 import pytest
 
-from shared.cli.generate import messages, truth_document
-from shared.event.model import ChangeEvent
-from shared.event.values import Image
-from shared.fastlane import lane_for
-from shared.generate import render
-from shared.generate.compare import equivalent
-from shared.generate.workload import Change, Workload
-from shared.parsing import registry
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.result import Parsed
+from binlake.shared.cli.generate import messages, truth_document
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import Image
+from binlake.shared.fastlane import lane_for
+from binlake.shared.generate import render
+from binlake.shared.generate.compare import equivalent
+from binlake.shared.generate.workload import Change, Workload
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.result import Parsed
 from tests.unit.fastlane_support import NEEDS_LANE, python_records
 
 pytestmark = pytest.mark.unit

@@ -19,7 +19,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
-from shared.metrics.http import MAX_CONNECTIONS, MAX_HEADERS, MAX_LINE, HealthServer
+from binlake.shared.metrics.http import MAX_CONNECTIONS, MAX_HEADERS, MAX_LINE, HealthServer
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 

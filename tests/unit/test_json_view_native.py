@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.codec import avro, json_view
-from shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
-from shared.event.values import BigInt, SqlTime, Unparsed, Value
-from shared.parsing.result import Parsed
+from binlake.shared.codec import avro, json_view
+from binlake.shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
+from binlake.shared.event.values import BigInt, SqlTime, Unparsed, Value
+from binlake.shared.parsing.result import Parsed
 from tests.corpus_cases import cases
 from tests.unit.fastlane_support import NEEDS_LANE
 
@@ -22,7 +22,7 @@ UTC = dt.UTC
 
 
 def _native(event: ChangeEvent) -> bytes:
-    from shared.fastlane._native import render_json
+    from binlake.shared.fastlane._native import render_json
 
     return render_json(avro.encode(event), avro.fingerprint())
 
@@ -56,10 +56,10 @@ def test_every_golden_event() -> None:
 
 
 def test_generated_traffic() -> None:
-    from shared.generate import render
-    from shared.generate.workload import Workload
-    from shared.parsing import registry
-    from shared.parsing.context import ParseContext
+    from binlake.shared.generate import render
+    from binlake.shared.generate.workload import Workload
+    from binlake.shared.parsing import registry
+    from binlake.shared.parsing.context import ParseContext
 
     for format_id in ("canal-json", "debezium-json", "oms-avro", "maxwell-json"):
         parse = render.parse_options(format_id)
@@ -121,7 +121,7 @@ def test_any_values(after: dict[str, Value], before: dict[str, Value]) -> None:
 
 
 def test_other_bytes_are_a_value_error() -> None:
-    from shared.fastlane._native import render_json
+    from binlake.shared.fastlane._native import render_json
 
     good = avro.encode(_event({"a": 1}))
     for bad in (b"", good[:-1], good + b"\x00", b"\xc3\x01" + b"\x00" * 8 + good[10:]):

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from shared.parsing.errors import MALFORMED, RejectError
-from shared.parsing.jsondoc import MAX_DEPTH, decode_exact, decode_fast
+from binlake.shared.parsing.errors import MALFORMED, RejectError
+from binlake.shared.parsing.jsondoc import MAX_DEPTH, decode_exact, decode_fast
 
 pytestmark = pytest.mark.unit
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from shared.config.settings import KafkaSettings
-from shared.errors import ConfigError
-from shared.kafka import access
-from shared.kafka.client import connection_kwargs
-from spark_sink.events.source import kafka_options
-from spark_sink.session import REDACTION
+from binlake.shared.config.settings import KafkaSettings
+from binlake.shared.errors import ConfigError
+from binlake.shared.kafka import access
+from binlake.shared.kafka.client import connection_kwargs
+from binlake.spark_sink.events.source import kafka_options
+from binlake.spark_sink.session import REDACTION
 
 pytestmark = pytest.mark.unit
 

@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.kafkariver_canal.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt, SqlTime, Unparsed
-from shared.parsing import errors
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import RejectError
-from shared.parsing.result import Parsed
+from binlake.services.kafkariver_canal.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt, SqlTime, Unparsed
+from binlake.shared.parsing import errors
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import RejectError
+from binlake.shared.parsing.result import Parsed
 
 SHANGHAI = ParseContext(topic="t", partition=2, offset=9, source_timezone=ZoneInfo("Asia/Shanghai"))
 

@@ -21,12 +21,12 @@ import pytest
 from arro3.core import Array, DataType, Table
 from deltalake import DeltaTable, write_deltalake
 
-from spark_sink import layout
-from spark_sink.lake import cli, show
-from spark_sink.lake.errors import LakeError
-from spark_sink.lake.native import LakeReader
-from spark_sink.local_files import local_root
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink import layout
+from binlake.spark_sink.lake import cli, show
+from binlake.spark_sink.lake.errors import LakeError
+from binlake.spark_sink.lake.native import LakeReader
+from binlake.spark_sink.local_files import local_root
+from binlake.spark_sink.settings import SinkSettings
 
 pytestmark = pytest.mark.unit
 REPO = Path(__file__).resolve().parents[2]
@@ -87,7 +87,7 @@ def _settings(root: Path | str) -> SinkSettings:
 
 def test_the_sink_writes_where_the_layout_says() -> None:
     """The settings place every table in the folder ``spark_sink.layout`` names, which the native reader reads."""
-    from spark_sink.mirror import tombstones
+    from binlake.spark_sink.mirror import tombstones
 
     settings = SinkSettings(lake_uri="file:///lake/")
     assert settings.changelog_uri() == f"file:///lake/{layout.CHANGELOG_DIR}"
@@ -161,7 +161,7 @@ def test_lake_show_command_answers_in_about_a_second_without_spark(lake: Path) -
     """The real command: no JVM, no library log on the terminal, the table on stdout."""
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-m", "shared.cli.main", "lake", "show", "--lake", str(lake)],
+        [sys.executable, "-m", "binlake.shared.cli.main", "lake", "show", "--lake", str(lake)],
         capture_output=True,
         text=True,
         check=False,
@@ -185,7 +185,7 @@ def test_process_output_goes_to_the_log_for_children_started_inside(tmp_path: Pa
     probe.write_text(
         "import subprocess, sys\n"
         "from pathlib import Path\n"
-        "from spark_sink.lake.cli import process_output_to\n"
+        "from binlake.spark_sink.lake.cli import process_output_to\n"
         f"with process_output_to(Path({str(log)!r})):\n"
         f"    child = subprocess.Popen([sys.executable, '-c', {script!r}])\n"
         "print('after the block')\n"

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from shared.cli.main import main
-from spark_sink.lake.text import duration, grid, to_json
-from spark_sink.lake.verify import (
+from binlake.shared.cli.main import main
+from binlake.spark_sink.lake.text import duration, grid, to_json
+from binlake.spark_sink.lake.verify import (
     QUARANTINE,
     ChangelogTable,
     Difference,

@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.maxwell_json.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import REJECT_CODES, RejectError
-from shared.parsing.result import Parsed, Rejected
+from binlake.services.maxwell_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import REJECT_CODES, RejectError
+from binlake.shared.parsing.result import Parsed, Rejected
 from tests.unit.order_support import assert_strictly_increasing, kafka_key, keys_in_input_order
 
 CTX = ParseContext(topic="t", partition=1, offset=7)

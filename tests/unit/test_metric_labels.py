@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 from prometheus_client import CollectorRegistry
 
-from shared.config.settings import KafkaSettings, NormalizerSettings
-from shared.kafka.runtime import Normalizer
-from shared.kafka.tally import Tally
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
+from binlake.shared.kafka.runtime import Normalizer
+from binlake.shared.kafka.tally import Tally
 
 pytestmark = pytest.mark.unit
 

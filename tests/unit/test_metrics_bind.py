@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.config.settings import NormalizerSettings
-from spark_sink.settings import SinkSettings
+from binlake.shared.config.settings import NormalizerSettings
+from binlake.spark_sink.settings import SinkSettings
 
 pytestmark = pytest.mark.unit
 

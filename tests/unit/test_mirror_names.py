@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_sink.mirror.apply import one_table_per_mirror
-from spark_sink.settings import SinkSettings
+from binlake.spark_sink.mirror.apply import one_table_per_mirror
+from binlake.spark_sink.settings import SinkSettings
 
 pytestmark = pytest.mark.unit
 

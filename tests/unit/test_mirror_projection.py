@@ -14,8 +14,8 @@ from collections.abc import Mapping
 import pytest
 from pyspark.sql.types import DataType, LongType, StringType
 
-from spark_sink.mirror.plan import ColumnDesc, Descriptor, plan
-from spark_sink.mirror.project import DESC, projection
+from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, plan
+from binlake.spark_sink.mirror.project import DESC, projection
 
 pytestmark = pytest.mark.unit
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from shared import native
-from shared.cli.formats import markdown
+from binlake.shared import native
+from binlake.shared.cli.formats import markdown
 
 pytestmark = pytest.mark.unit
 
@@ -35,6 +35,6 @@ def test_ci_runs_the_compiled_build() -> None:
 
 
 def test_module_docstrings_come_from_source_even_when_compiled() -> None:
-    doc = native.module_docstring("services.canal_json.parser")
+    doc = native.module_docstring("binlake.services.canal_json.parser")
     assert doc is not None and "Canal" in doc
     assert "## `canal-json`" in markdown()

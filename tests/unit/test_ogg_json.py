@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.ogg_json.parser import FORMAT_ID, PARSER_VERSION, parse
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt
-from shared.parsing import registry
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import REJECT_CODES, RejectError
-from shared.parsing.result import Parsed, Rejected
+from binlake.services.ogg_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.errors import REJECT_CODES, RejectError
+from binlake.shared.parsing.result import Parsed, Rejected
 
 CTX = ParseContext(topic="t", partition=2, offset=9)
 

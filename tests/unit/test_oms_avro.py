@@ -15,12 +15,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.oms_avro.parser import FORMAT_ID, PARSER_VERSION, parse, parsed_schema
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt, SqlTime, Unparsed
-from shared.parsing import registry
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import (
+from binlake.services.oms_avro.parser import FORMAT_ID, PARSER_VERSION, parse, parsed_schema
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt, SqlTime, Unparsed
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.errors import (
     BAD_FIELD,
     BAD_VALUE,
     INCONSISTENT,
@@ -30,7 +30,7 @@ from shared.parsing.errors import (
     WRONG_FORMAT,
     RejectError,
 )
-from shared.parsing.result import Heartbeat, Parsed
+from binlake.shared.parsing.result import Heartbeat, Parsed
 from tests.unit.order_support import assert_strictly_increasing, kafka_key, keys_in_input_order
 
 CORPUS = Path(__file__).parents[1] / "corpus" / "oms-avro"

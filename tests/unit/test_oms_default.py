@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
-from services.oms_default.parser import parse_default, parse_extend_column_type
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt, SqlTime, Unparsed
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import RejectError
-from shared.parsing.result import Heartbeat, Parsed
+from binlake.services.oms_default.parser import parse_default, parse_extend_column_type
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt, SqlTime, Unparsed
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.errors import RejectError
+from binlake.shared.parsing.result import Heartbeat, Parsed
 from tests.unit.order_support import assert_strictly_increasing, kafka_key, keys_in_input_order
 
 CTX = ParseContext(topic="t", partition=1, offset=42)

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from services.oms_shareplex.parser import parse
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt
-from shared.parsing.context import ParseContext, zone
-from shared.parsing.errors import RejectError
+from binlake.services.oms_shareplex.parser import parse
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt
+from binlake.shared.parsing.context import ParseContext, zone
+from binlake.shared.parsing.errors import RejectError
 from tests.unit.order_support import assert_strictly_increasing, kafka_key, keys_in_input_order
 
 CTX = ParseContext(topic="sp", partition=0, offset=7)

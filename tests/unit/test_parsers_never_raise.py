@@ -16,12 +16,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from shared.codec import avro, json_view
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import REJECT_CODES, RejectError
-from shared.parsing.result import Parsed
-from shared.parsing.validate import check_event
+from binlake.shared.codec import avro, json_view
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import REJECT_CODES, RejectError
+from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.validate import check_event
 from tests.corpus_cases import cases
 
 pytestmark = pytest.mark.unit

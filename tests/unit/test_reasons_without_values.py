@@ -32,11 +32,11 @@ from typing import Any
 import fastavro
 import pytest
 
-from shared.fastlane import Lane, available, lane_for
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.errors import BAD_VALUE, MALFORMED, describe
-from shared.parsing.result import Rejected
+from binlake.shared.fastlane import Lane, available, lane_for
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.errors import BAD_VALUE, MALFORMED, describe
+from binlake.shared.parsing.result import Rejected
 from tests.corpus_cases import Case, cases
 
 pytestmark = pytest.mark.unit
@@ -162,10 +162,10 @@ def _json_hostiles(case: Case, format_id: str) -> Iterator[bytes]:
 
 def _avro_schema(case: Case) -> Any:
     if case.format_id == "oms-avro":
-        from services.oms_avro.parser import parsed_schema
+        from binlake.services.oms_avro.parser import parsed_schema
 
         return parsed_schema()
-    from services.drs_avro.parser import writer_schema
+    from binlake.services.drs_avro.parser import writer_schema
 
     return writer_schema(case.context())
 
@@ -226,7 +226,7 @@ def _format_of(case: Case) -> str:
     """The format a corpus message is in (``auto``'s own cases: the one it detects)."""
     if case.format_id != "auto":
         return case.format_id
-    from services.auto.parser import detect
+    from binlake.services.auto.parser import detect
 
     return detect(json.loads(case.raw()))
 
@@ -353,7 +353,7 @@ def test_binlake_normalize_dead_letters_without_the_value(tmp_path: Path) -> Non
         [
             sys.executable,
             "-m",
-            "shared.cli.main",
+            "binlake.shared.cli.main",
             "normalize",
             "--format",
             "canal-json",

@@ -14,8 +14,8 @@ from aiokafka.errors import (
     TopicAuthorizationFailedError,
 )
 
-from shared.kafka import letters
-from shared.kafka.produce_errors import Hit, Treatment, learn, refused
+from binlake.shared.kafka import letters
+from binlake.shared.kafka.produce_errors import Hit, Treatment, learn, refused
 
 pytestmark = pytest.mark.unit
 

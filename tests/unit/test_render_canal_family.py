@@ -11,16 +11,16 @@ import fastavro
 import orjson
 import pytest
 
-from shared.event.model import ChangeEvent
-from shared.generate import render
-from shared.generate.compare import check_event
-from shared.generate.render import RenderContext
-from shared.generate.render.canal_family import DRS_FLAT_SCHEMA, java_byte_list, java_double, render_drs_json
-from shared.generate.workload import COLUMNS, Change, Workload
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
-from shared.parsing.result import Parsed
-from shared.parsing.sqltypes import sql_type
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.generate import render
+from binlake.shared.generate.compare import check_event
+from binlake.shared.generate.render import RenderContext
+from binlake.shared.generate.render.canal_family import DRS_FLAT_SCHEMA, java_byte_list, java_double, render_drs_json
+from binlake.shared.generate.workload import COLUMNS, Change, Workload
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
+from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.sqltypes import sql_type
 
 UTC: Final = dt.UTC
 SHANGHAI: Final = ZoneInfo("Asia/Shanghai")

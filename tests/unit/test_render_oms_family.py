@@ -15,15 +15,15 @@ import fastavro
 import orjson
 import pytest
 
-from shared.event.model import ChangeEvent
-from shared.event.values import BigInt, SqlTime
-from shared.generate import render
-from shared.generate.compare import check_event, equivalent
-from shared.generate.render import RenderContext
-from shared.generate.render.oms_family import _dts_schema, _java_double, render_oms_shareplex
-from shared.generate.workload import Change, Workload
-from shared.parsing import registry
-from shared.parsing.context import ParseContext
+from binlake.shared.event.model import ChangeEvent
+from binlake.shared.event.values import BigInt, SqlTime
+from binlake.shared.generate import render
+from binlake.shared.generate.compare import check_event, equivalent
+from binlake.shared.generate.render import RenderContext
+from binlake.shared.generate.render.oms_family import _dts_schema, _java_double, render_oms_shareplex
+from binlake.shared.generate.workload import Change, Workload
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.context import ParseContext
 
 FORMATS = (
     "oms-default",

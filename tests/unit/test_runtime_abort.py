@@ -18,10 +18,10 @@ import pytest
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.errors import KafkaConnectionError
 
-from shared.config.settings import KafkaSettings, NormalizerSettings
-from shared.kafka.assignment import LeaveGroup, PartitionState
-from shared.kafka.runtime import Normalizer
-from shared.kafka.transaction_state import cannot_abort
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
+from binlake.shared.kafka.assignment import LeaveGroup, PartitionState
+from binlake.shared.kafka.runtime import Normalizer
+from binlake.shared.kafka.transaction_state import cannot_abort
 
 pytestmark = [pytest.mark.unit, pytest.mark.asyncio]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from spark_sink.mirror import current_state
+from binlake.spark_sink.mirror import current_state
 
 pytestmark = pytest.mark.unit
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.config.settings import load
-from spark_sink import class_archive
-from spark_sink.settings import SinkSettings
+from binlake.shared.config.settings import load
+from binlake.spark_sink import class_archive
+from binlake.spark_sink.settings import SinkSettings
 
 pytestmark = pytest.mark.unit
 

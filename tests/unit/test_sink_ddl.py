@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spark_sink.mirror.control_events import added_columns
-from spark_sink.mirror.plan import ColumnDesc
+from binlake.spark_sink.mirror.control_events import added_columns
+from binlake.spark_sink.mirror.plan import ColumnDesc
 
 pytestmark = pytest.mark.unit
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from spark_sink import jvm
-from spark_sink.jvm import build
+from binlake.spark_sink import jvm
+from binlake.spark_sink.jvm import build
 
 pytestmark = pytest.mark.unit
 

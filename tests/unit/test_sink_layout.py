@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-import spark_sink
+import binlake.spark_sink
 
 pytestmark = pytest.mark.unit
 
-ROOT = Path(spark_sink.__file__).parent
-WRITERS = ("spark_sink.changelog", "spark_sink.mirror")
+ROOT = Path(binlake.spark_sink.__file__).resolve().parent
+WRITERS = ("binlake.spark_sink.changelog", "binlake.spark_sink.mirror")
 
 
 def _imported(tree: ast.AST) -> list[str]:
@@ -52,15 +52,15 @@ def test_the_lake_tools_import_no_writer() -> None:
 
 def test_the_check_sees_every_form_of_import() -> None:
     sources = [
-        "from spark_sink import mirror",
-        "from spark_sink import changelog as c",
-        "import spark_sink.mirror.apply",
-        "from spark_sink.changelog.table import ensure_table",
-        "def f():\n    from spark_sink.mirror.tombstones import TABLE",
+        "from binlake.spark_sink import mirror",
+        "from binlake.spark_sink import changelog as c",
+        "import binlake.spark_sink.mirror.apply",
+        "from binlake.spark_sink.changelog.table import ensure_table",
+        "def f():\n    from binlake.spark_sink.mirror.tombstones import TABLE",
     ]
     for source in sources:
         assert any(_is_writer(m) for m in _imported(ast.parse(source))), source
-    for source in ["from spark_sink import layout, lake", "from spark_sink.events.rows import expand"]:
+    for source in ["from binlake.spark_sink import layout, lake", "from binlake.spark_sink.events.rows import expand"]:
         assert not any(_is_writer(m) for m in _imported(ast.parse(source))), source
 
 

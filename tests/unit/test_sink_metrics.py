@@ -10,10 +10,10 @@ import pytest
 from prometheus_client import CollectorRegistry, generate_latest
 from pyspark.sql.streaming.listener import StreamingQueryProgress
 
-from shared.codec import avro
-from spark_sink.changelog.batch import BatchReport
-from spark_sink.observe.batch_stats import BatchStats, TableOp, TimeBucket
-from spark_sink.observe.metrics import SinkMetrics, WeightedHistogram, kafka_lag
+from binlake.shared.codec import avro
+from binlake.spark_sink.changelog.batch import BatchReport
+from binlake.spark_sink.observe.batch_stats import BatchStats, TableOp, TimeBucket
+from binlake.spark_sink.observe.metrics import SinkMetrics, WeightedHistogram, kafka_lag
 from tests.bench import sink_bench
 
 pytestmark = pytest.mark.unit

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from spark_sink.checkpoint.offset_log import (
+from binlake.spark_sink.checkpoint.offset_log import (
     OffsetRange,
     initial_kafka_offsets,
     kafka_offsets,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_sink.events.order import order_key_of, sequence_of
+from binlake.spark_sink.events.order import order_key_of, sequence_of
 
 pytestmark = pytest.mark.unit
 

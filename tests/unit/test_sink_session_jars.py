@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from shared.config.settings import load
-from spark_sink import session
-from spark_sink.settings import SinkSettings
+from binlake.shared.config.settings import load
+from binlake.spark_sink import session
+from binlake.spark_sink.settings import SinkSettings
 
 pytestmark = pytest.mark.unit
 

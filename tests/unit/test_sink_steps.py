@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from spark_sink.observe.steps import StepClock
+from binlake.spark_sink.observe.steps import StepClock
 
 pytestmark = pytest.mark.unit
 

@@ -10,9 +10,9 @@ import pytest
 from aiokafka import TopicPartition
 from prometheus_client import CollectorRegistry, generate_latest
 
-from shared.kafka.progress import Progress
-from shared.metrics.normalizer import NormalizerMetrics
-from shared.metrics.readiness import NormalizerHealth
+from binlake.shared.kafka.progress import Progress
+from binlake.shared.metrics.normalizer import NormalizerMetrics
+from binlake.shared.metrics.readiness import NormalizerHealth
 
 pytestmark = pytest.mark.unit
 

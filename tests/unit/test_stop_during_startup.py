@@ -66,8 +66,8 @@ def test_sigint_during_normalizer_start_is_a_clean_stop(moment: float) -> None:
 
 
 def test_sigterm_during_a_format_module_start_is_a_clean_stop() -> None:
-    """``python -m services.<format>``: its own imports come before ``main`` too."""
-    command = [sys.executable, "-m", "services.canal_json"]
+    """``python -m binlake.services.<format>``: its own imports come before ``main`` too."""
+    command = [sys.executable, "-m", "binlake.services.canal_json"]
     outcome = signal_during_start(command, _normalizer_env(), moment_s=0.2, after_handler=True)
     _assert_clean(outcome.returncode, outcome.output, f"SIGTERM {outcome.signalled_after_s:.3f} s after start")
 

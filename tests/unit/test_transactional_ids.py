@@ -7,8 +7,8 @@ import itertools
 import pytest
 from aiokafka import TopicPartition
 
-from shared.config.settings import KafkaSettings, NormalizerSettings
-from shared.kafka.runtime import Normalizer
+from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
+from binlake.shared.kafka.runtime import Normalizer
 
 pytestmark = pytest.mark.unit
 

@@ -8,13 +8,13 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from shared.event.values import BigInt, SqlTime, Unparsed, decimal_text, integer
-from shared.parsing import binary, temporal
-from shared.parsing.ddl import ddl_kind
-from shared.parsing.errors import RejectError, UnreadableValue
-from shared.parsing.jsondoc import decode_and_parse
-from shared.parsing.order import binlog_index, order_key
-from shared.parsing.sqltypes import sql_type
+from binlake.shared.event.values import BigInt, SqlTime, Unparsed, decimal_text, integer
+from binlake.shared.parsing import binary, temporal
+from binlake.shared.parsing.ddl import ddl_kind
+from binlake.shared.parsing.errors import RejectError, UnreadableValue
+from binlake.shared.parsing.jsondoc import decode_and_parse
+from binlake.shared.parsing.order import binlog_index, order_key
+from binlake.shared.parsing.sqltypes import sql_type
 
 UTC = dt.UTC
 pytestmark = pytest.mark.unit
@@ -233,15 +233,15 @@ def test_ddl_kinds(sql: str, vendor: str | None, kind: str) -> None:
 
 
 def test_exponents_beyond_decimal_range_are_malformed_not_crashes() -> None:
-    from shared.parsing.jsondoc import decode_exact
+    from binlake.shared.parsing.jsondoc import decode_exact
 
     with pytest.raises(RejectError, match="invalid JSON"):
         decode_exact(b'{"a": 1.5e99999999999999999999}')
 
 
 def test_inferred_column_descriptors_are_shared_per_shape() -> None:
-    from shared.event.model import Column, Columns
-    from shared.parsing.rows import RowTypes
+    from binlake.shared.event.model import Column, Columns
+    from binlake.shared.parsing.rows import RowTypes
 
     types = RowTypes([("id", sql_type("bigint"))])
     first = types.columns_for({"id": 1, "name": "a", "n": 5})

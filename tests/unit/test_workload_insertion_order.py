@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from shared.generate.workload import InsertionOrder, Workload
+from binlake.shared.generate.workload import InsertionOrder, Workload
 
 pytestmark = pytest.mark.unit
 

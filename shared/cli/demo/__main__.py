@@ -1,7 +1,7 @@
-"""``python -m shared.cli.demo`` (what ``make demo`` runs): see ``shared.cli.demo.run``."""
+"""``python -m binlake.shared.cli.demo`` (what ``make demo`` runs): see ``shared.cli.demo.run``."""
 
 import sys
 
-from shared.cli.demo.run import main
+from binlake.shared.cli.demo.run import main
 
 sys.exit(main())

@@ -24,8 +24,8 @@ from typing import Any, Final, Literal
 import fastavro
 import orjson
 
-from shared.generate.workload import PRIMARY_KEY, Change
-from shared.parsing.order import binlog_index
+from binlake.shared.generate.workload import PRIMARY_KEY, Change
+from binlake.shared.parsing.order import binlog_index
 
 Kind = Literal["add_column", "truncate"]
 ADDED_COLUMN: Final = "added_note"
@@ -91,7 +91,7 @@ def _drs_json(at: Change, kind: Kind) -> bytes:
 
 
 def _drs_avro(at: Change, kind: Kind) -> bytes:
-    from shared.generate.render.canal_family import DRS_FLAT_SCHEMA
+    from binlake.shared.generate.render.canal_family import DRS_FLAT_SCHEMA
 
     record = {**_drs_doc(at, kind), "mysqlType": {}, "sqlType": {}}
     out = io.BytesIO()
@@ -197,7 +197,7 @@ def _oms_shareplex(at: Change, kind: Kind) -> bytes:
 
 
 def _oms_avro(at: Change, kind: Kind) -> bytes:
-    from services.oms_avro.parser import parsed_schema
+    from binlake.services.oms_avro.parser import parsed_schema
 
     seconds = at.ts_ms // 1000
     record = {

@@ -1,6 +1,6 @@
 """The demo's processes: the real ``binlake`` services, started as child processes and stopped by pid.
 
-Each service runs as ``python -m shared.cli.main <command>`` (what the
+Each service runs as ``python -m binlake.shared.cli.main <command>`` (what the
 ``binlake`` script runs) in a session of its own, with its stdout and stderr in
 ``<logs>/<name>.log``: the services' JSON logs and the JVM's output stay out of
 the demo's terminal, and a Ctrl-C on the terminal reaches the demo only, which
@@ -82,7 +82,7 @@ class Fleet:
         log = self.logs / f"{name}.log"
         with open(log, "wb") as out:
             process = subprocess.Popen(
-                [sys.executable, "-m", "shared.cli.main", *args],
+                [sys.executable, "-m", "binlake.shared.cli.main", *args],
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,

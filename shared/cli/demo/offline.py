@@ -68,7 +68,7 @@ def normalize_folder(folder: Path, out: Path) -> OfflineResult:
     fmt = folder.name
     source = out / f"{fmt}.in.jsonl"
     source.write_bytes(b"\n".join(messages(folder)) + b"\n")
-    command = [sys.executable, "-m", "shared.cli.main", "normalize", "--format", fmt, *extra_args(folder)]
+    command = [sys.executable, "-m", "binlake.shared.cli.main", "normalize", "--format", fmt, *extra_args(folder)]
     if fmt in BINARY_FORMATS:
         command.append("--base64")
     command += ["--dlq", str(out / f"{fmt}.dlq.jsonl"), str(source)]

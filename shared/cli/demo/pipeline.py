@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from shared.cli.demo import scrape
-from shared.cli.demo.fleet import Fleet, Service
-from shared.cli.demo.progress import Progress, Snapshot
-from shared.cli.demo.traffic import Traffic
-from shared.devbroker.broker import free_port
-from shared.errors import BinlakeError
+from binlake.shared.cli.demo import scrape
+from binlake.shared.cli.demo.fleet import Fleet, Service
+from binlake.shared.cli.demo.progress import Progress, Snapshot
+from binlake.shared.cli.demo.traffic import Traffic
+from binlake.shared.devbroker.broker import free_port
+from binlake.shared.errors import BinlakeError
 
 UNIFIED: Final = "binlake.events"
 DLQ: Final = "binlake.dlq"
@@ -231,7 +231,7 @@ class Pipeline:
         self.sink = self.fleet.start("sink", args, dict(SINK_ENV), port)
 
     def _start_normalizer(self, fmt: str) -> None:
-        from shared.cli.demo.traffic import parse_options
+        from binlake.shared.cli.demo.traffic import parse_options
 
         port = free_port()
         env = normalizer_env(fmt, parse_options(fmt), self.bootstrap, port, self.out / "schemas")

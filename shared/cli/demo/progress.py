@@ -15,7 +15,7 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from shared.cli.demo.scrape import NormalizerView, SinkView
+from binlake.shared.cli.demo.scrape import NormalizerView, SinkView
 
 
 @dataclass(slots=True)

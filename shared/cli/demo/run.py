@@ -41,14 +41,14 @@ from types import FrameType
 
 from rich.console import Console
 
-from shared.cli.demo import offline, summary
-from shared.cli.demo import traffic as traffic_module
-from shared.cli.demo.fleet import Fleet
-from shared.cli.demo.pipeline import UNIFIED, Abort, Clock, Pipeline, dead_letters
-from shared.cli.demo.progress import Progress
-from shared.cli.demo.traffic import Traffic
-from shared.devbroker import broker
-from shared.errors import BinlakeError
+from binlake.shared.cli.demo import offline, summary
+from binlake.shared.cli.demo import traffic as traffic_module
+from binlake.shared.cli.demo.fleet import Fleet
+from binlake.shared.cli.demo.pipeline import UNIFIED, Abort, Clock, Pipeline, dead_letters
+from binlake.shared.cli.demo.progress import Progress
+from binlake.shared.cli.demo.traffic import Traffic
+from binlake.shared.devbroker import broker
+from binlake.shared.errors import BinlakeError
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -82,7 +82,7 @@ class Outcome:
 
 
 def parse_args(argv: list[str] | None) -> Options:
-    parser = argparse.ArgumentParser(prog="python -m shared.cli.demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m binlake.shared.cli.demo", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Options.out, help="output folder (default demo-out/)")
     parser.add_argument("--changes", type=int, default=Options.changes, help="changes per format (default 2000)")
     parser.add_argument("--tables", type=int, default=Options.tables, help="tables per format (default 3)")

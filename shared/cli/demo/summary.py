@@ -19,11 +19,11 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from shared.cli.demo.offline import OfflineResult
-from shared.cli.demo.traffic import Traffic
-from shared.cli.demo.truth_check import TableCheck, check_table
-from spark_sink.lake.native import LakeReader, SourceStats, duckdb_extensions
-from spark_sink.settings import SinkSettings
+from binlake.shared.cli.demo.offline import OfflineResult
+from binlake.shared.cli.demo.traffic import Traffic
+from binlake.shared.cli.demo.truth_check import TableCheck, check_table
+from binlake.spark_sink.lake.native import LakeReader, SourceStats, duckdb_extensions
+from binlake.spark_sink.settings import SinkSettings
 
 
 @dataclass(slots=True)
@@ -66,7 +66,7 @@ class VerifyOutcome:
 
 def run_verify(lake_path: Path, bootstrap: str, topic: str, log: Path) -> VerifyOutcome:
     """The real ``binlake lake verify`` against the topic; its stdout kept, its stderr in ``log``."""
-    command = [sys.executable, "-m", "shared.cli.main", "lake", "verify", "--lake", str(lake_path)]
+    command = [sys.executable, "-m", "binlake.shared.cli.main", "lake", "verify", "--lake", str(lake_path)]
     command += ["--topic", topic, "--bootstrap-servers", bootstrap, "--master", "local[2]"]
     env = {
         **os.environ,

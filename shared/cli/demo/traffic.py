@@ -28,10 +28,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from shared.cli.demo import controls
-from shared.event.values import Image
-from shared.generate import render
-from shared.generate.workload import Change, Workload
+from binlake.shared.cli.demo import controls
+from binlake.shared.event.values import Image
+from binlake.shared.generate import render
+from binlake.shared.generate.workload import Change, Workload
 
 POISON_JSON: Final = (b"this is not JSON at all", b'{"database": "cut short', b"\xff\xfe not UTF-8 \xc3\x28")
 """Poison every JSON format gets, plus one message of another format (``wrong_format``)."""

@@ -22,10 +22,10 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from shared.event.values import Image, SqlTime
-from spark_sink.lake.entries import fallbacks, primary_key
-from spark_sink.lake.native import LakeReader
-from spark_sink.layout import HIDDEN
+from binlake.shared.event.values import Image, SqlTime
+from binlake.spark_sink.lake.entries import fallbacks, primary_key
+from binlake.spark_sink.lake.native import LakeReader
+from binlake.spark_sink.layout import HIDDEN
 
 UTC = dt.UTC
 

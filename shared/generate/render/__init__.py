@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Final
 
-from shared.errors import ConfigError
-from shared.generate.workload import Change
+from binlake.shared.errors import ConfigError
+from binlake.shared.generate.workload import Change
 
 
 @dataclass(slots=True, frozen=True)
@@ -38,26 +38,26 @@ RenderFn = Callable[[Change, RenderContext], bytes]
 BatchRenderFn = Callable[[Sequence[Change], RenderContext], list[tuple[bytes, bytes]]]
 
 RENDERERS: Final[dict[str, str]] = {
-    "canal-json": "shared.generate.render.canal_family:render_canal_json",
-    "kafkariver-canal": "shared.generate.render.canal_family:render_kafkariver",
-    "ckafka-v1": "shared.generate.render.canal_family:render_ckafka",
-    "drs-json": "shared.generate.render.canal_family:render_drs_json",
-    "drs-json-c": "shared.generate.render.canal_family:render_drs_json_c",
-    "drs-avro": "shared.generate.render.canal_family:render_drs_avro",
-    "maxwell-json": "shared.generate.render.canal_family:render_maxwell",
-    "ogg-json": "shared.generate.render.canal_family:render_ogg",
-    "oms-default": "shared.generate.render.oms_family:render_oms_default",
-    "oms-extend-column-type": "shared.generate.render.oms_family:render_oms_extend",
-    "oms-dataworks": "shared.generate.render.oms_family:render_oms_dataworks",
-    "oms-shareplex": "shared.generate.render.oms_family:render_oms_shareplex",
-    "oms-avro": "shared.generate.render.oms_family:render_oms_avro",
-    "debezium-json": "shared.generate.render.oms_family:render_debezium",
-    "debezium-smt": "shared.generate.render.oms_family:render_debezium_smt",
+    "canal-json": "binlake.shared.generate.render.canal_family:render_canal_json",
+    "kafkariver-canal": "binlake.shared.generate.render.canal_family:render_kafkariver",
+    "ckafka-v1": "binlake.shared.generate.render.canal_family:render_ckafka",
+    "drs-json": "binlake.shared.generate.render.canal_family:render_drs_json",
+    "drs-json-c": "binlake.shared.generate.render.canal_family:render_drs_json_c",
+    "drs-avro": "binlake.shared.generate.render.canal_family:render_drs_avro",
+    "maxwell-json": "binlake.shared.generate.render.canal_family:render_maxwell",
+    "ogg-json": "binlake.shared.generate.render.canal_family:render_ogg",
+    "oms-default": "binlake.shared.generate.render.oms_family:render_oms_default",
+    "oms-extend-column-type": "binlake.shared.generate.render.oms_family:render_oms_extend",
+    "oms-dataworks": "binlake.shared.generate.render.oms_family:render_oms_dataworks",
+    "oms-shareplex": "binlake.shared.generate.render.oms_family:render_oms_shareplex",
+    "oms-avro": "binlake.shared.generate.render.oms_family:render_oms_avro",
+    "debezium-json": "binlake.shared.generate.render.oms_family:render_debezium",
+    "debezium-smt": "binlake.shared.generate.render.oms_family:render_debezium_smt",
 }
 
 
 BATCH_RENDERERS: Final[dict[str, str]] = {
-    "canal-json": "shared.generate.render.canal_family:render_canal_json_batches",
+    "canal-json": "binlake.shared.generate.render.canal_family:render_canal_json_batches",
 }
 
 

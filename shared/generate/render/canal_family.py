@@ -50,10 +50,10 @@ from typing import Any, Final, Literal
 import fastavro
 import orjson
 
-from shared.event.values import SqlTime, Value, decimal_text
-from shared.generate.render import RenderContext
-from shared.generate.workload import COLUMNS, PRIMARY_KEY, Change, ColumnSpec
-from shared.parsing.order import binlog_index
+from binlake.shared.event.values import SqlTime, Value, decimal_text
+from binlake.shared.generate.render import RenderContext
+from binlake.shared.generate.workload import COLUMNS, PRIMARY_KEY, Change, ColumnSpec
+from binlake.shared.parsing.order import binlog_index
 
 UTC: Final = dt.UTC
 EPOCH: Final = dt.datetime(1970, 1, 1, tzinfo=UTC)

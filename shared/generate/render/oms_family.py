@@ -39,9 +39,9 @@ from typing import Any, Final
 import fastavro
 import orjson
 
-from shared.event.values import BigInt, Image, SqlTime, Value
-from shared.generate.render import RenderContext
-from shared.generate.workload import COLUMNS, PRIMARY_KEY, Change, ColumnSpec
+from binlake.shared.event.values import BigInt, Image, SqlTime, Value
+from binlake.shared.generate.render import RenderContext
+from binlake.shared.generate.workload import COLUMNS, PRIMARY_KEY, Change, ColumnSpec
 
 SEQUENCE_SCALE: Final = 100_000
 """OMS sequences: change time in ms * 10^5 + a sequence of at most five digits."""
@@ -425,7 +425,7 @@ def _avro_time(value: SqlTime) -> dict[str, Any]:
 @functools.cache
 def _dts_schema() -> Any:
     """The DTS ``Record`` writer schema, read from ``services/oms_avro/dts_record.avsc``."""
-    text = resources.files("services.oms_avro").joinpath("dts_record.avsc").read_text("utf-8")
+    text = resources.files("binlake.services.oms_avro").joinpath("dts_record.avsc").read_text("utf-8")
     types: list[dict[str, Any]] = json.loads(text)
     named: dict[str, Any] = {}
     for named_type in types[:-1]:
