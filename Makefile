@@ -82,7 +82,7 @@ test:
 
 # The unit tier alone: no broker, no Spark, no deployment tools (a few minutes).
 unit: $(NATIVE)
-	$(BIN)/pytest -n $(TEST_WORKERS) -m unit tests/unit
+	$(BIN)/pytest -n $(TEST_WORKERS) -m "unit and not deploy" tests
 
 # The unit tier on the other Pythons binlake supports, each in a venv of its own (.venv-3.12, ...): the
 # interpreter from PATH, else pyenv's (`make test` runs on $(PYTHON)).
@@ -114,8 +114,8 @@ CHAOS_KILLS ?= 20
 CHAOS_SINK_KILLS ?= 4
 chaos: $(NATIVE) $(JVM_STAMP) spark-archive
 	$(BIN)/python -m tests.chaos.run --changes $(CHAOS_CHANGES) --kills $(CHAOS_KILLS)
-	BINLAKE_CHAOS_SINK_KILLS=$(CHAOS_SINK_KILLS) $(BIN)/pytest -m "chaos or peer" tests/integration/test_sink_kill.py \
-		tests/integration/test_faust_peer.py
+	BINLAKE_CHAOS_SINK_KILLS=$(CHAOS_SINK_KILLS) $(BIN)/pytest -m "chaos or peer" tests/sink/test_sink_kill.py \
+		tests/bench/test_faust_peer.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build *.egg-info
@@ -132,7 +132,7 @@ HELM_VERSION := v3.22.0
 KUBECONFORM_VERSION := v0.8.0
 COMPOSE_VERSION := v2.40.3
 PROMETHEUS_OPERATOR_VERSION := v0.85.0
-# The S3-compatible server of the s3a:// test (tests/integration/test_deploy_s3.py, make test-deploy): an S3
+# The S3-compatible server of the s3a:// test (tests/deploy/test_deploy_s3.py, make test-deploy): an S3
 # gateway over a folder.
 VERSITYGW_VERSION := v1.8.0
 KUBERNETES_SCHEMA := v1.37.0
@@ -221,7 +221,7 @@ images: podman
 	$(PODMAN_EXTRA) -f deploy/podman/prometheus.Dockerfile -t localhost/binlake-prometheus:$(IMAGE_TAG) .
 
 # The deployment run for real (docs/operations.md, Checks): the images, podman's Docker API on a socket
-# of its own, the compose stack test (tests/integration/test_deploy_compose_stack.py), the sink on an S3
+# of its own, the compose stack test (tests/deploy/test_deploy_compose_stack.py), the sink on an S3
 # server (test_deploy_s3.py), the Testcontainers broker. CI (.ci/run) runs it after `make test`.
 PODMAN_SOCKET ?= /tmp/binlake-podman.sock
 test-deploy: images deploy-tools $(NATIVE)
@@ -232,7 +232,7 @@ test-deploy: images deploy-tools $(NATIVE)
 	BINLAKE_DEPLOY_STACK=1 TESTCONTAINERS_RYUK_DISABLED=true \
 	BINLAKE_NORMALIZER_IMAGE=localhost/binlake-normalizer:$(IMAGE_TAG) BINLAKE_SINK_IMAGE=localhost/binlake-sink:$(IMAGE_TAG) \
 	BINLAKE_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) BINLAKE_PROMETHEUS_IMAGE=localhost/binlake-prometheus:$(IMAGE_TAG) \
-	$(BIN)/pytest tests/integration/test_deploy_compose_stack.py tests/integration/test_deploy_s3.py; \
+	$(BIN)/pytest tests/deploy/test_deploy_compose_stack.py tests/deploy/test_deploy_s3.py; \
 	PATH="$(TOOLS)/bin:$$PATH" DOCKER_HOST=unix://$(PODMAN_SOCKET) TESTCONTAINERS_RYUK_DISABLED=true \
 	BINLAKE_TESTCONTAINERS=1 BINLAKE_TESTCONTAINERS_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) \
-	$(BIN)/pytest tests/integration/test_deploy_testcontainers.py
+	$(BIN)/pytest tests/deploy/test_deploy_testcontainers.py

@@ -12,7 +12,7 @@ types stay Python's: a lane asks its planner (``plan.py``, built on
 Plug-in point: a format gets a lane by a Rust implementation (``src/<format>.rs``
 behind a ``#[pyclass]`` in ``src/lib.rs``), a factory in its home
 (``services/<format>/lane.py``, with any planner in ``plan.py`` beside it, named by
-its ``FormatSpec``) and a differential test (``tests/unit/test_fastlane_<format>.py``)
+its ``FormatSpec``) and a differential test (``tests/formats/<format>/test_fastlane_*.py``)
 that compares the lane with the Python path byte for byte on the golden corpus,
 generated traffic and mutated messages. ``shared.normalize.NativeCodec`` runs it.
 

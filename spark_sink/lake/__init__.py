@@ -9,5 +9,5 @@
 - ``sql``: temporary views that decode the changelog for SQL users;
 - ``errors``: ``LakeError``.
 
-``tests/unit/test_sink_layout.py`` keeps them off ``spark_sink.changelog`` and ``spark_sink.mirror``.
+``tests/sink/test_sink_layout.py`` keeps them off ``spark_sink.changelog`` and ``spark_sink.mirror``.
 """

@@ -255,7 +255,7 @@ def _deleted_keys_native(reader: LakeReader) -> dict[str, str]:
 
 
 def _mirror_native(reader: LakeReader, entry: SourceTableDirs, deleted: str | None) -> MirrorTable | None:
-    """``_mirror`` with the native readers (the same facts: tests/integration/test_lake_cli.py compares them)."""
+    """``_mirror`` with the native readers (the same facts: tests/sink/test_lake_cli.py compares them)."""
     if entry.mirror is None:
         return None
     info = reader.info(entry.source_table, "mirror", entry.mirror)  # rows from the log's file statistics

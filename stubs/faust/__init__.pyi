@@ -1,4 +1,4 @@
-# Typed stubs for the part of faust-streaming 0.15.3 that services.faust_peer uses.
+# Typed stubs for the part of faust-streaming 0.15.3 that tests.bench.faust_peer uses.
 # (faust ships py.typed, but its annotations are loose; these stubs take precedence via mypy_path.)
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence

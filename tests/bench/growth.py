@@ -403,7 +403,7 @@ async def _until_committed(
 
 async def _run_normalizer(bootstrap: str, topics: Any, tmp: Path, events: int) -> tuple[dict[str, Any], Any]:
     from binlake.shared.kafka.runtime import Normalizer
-    from tests.integration.pipeline import normalizer_settings
+    from tests.support.pipeline import normalizer_settings
 
     defaults = NormalizerSettings.model_fields
     settings = normalizer_settings(FORMAT, topics, tmp, "UTC").model_copy(
@@ -437,8 +437,8 @@ async def _run_passthrough(bootstrap: str, topics: Any, events: int) -> dict[str
 
 
 async def _fresh(bootstrap: str, name: str, vendor: str) -> Any:
-    from tests.integration import kafka_tools
-    from tests.integration.pipeline import Topics
+    from tests.support import kafka_tools
+    from tests.support.pipeline import Topics
 
     fresh = Topics.fresh(name)
     topics = Topics(vendor, fresh.events, fresh.dlq, fresh.group)
@@ -450,7 +450,7 @@ async def kafka_case(
     bootstrap: str, lines: list[bytes], name: str, tmp: Path, *, passthrough_first: bool, big: bool = False
 ) -> dict[str, Any]:
     """The normalizer and the passthrough over the same input topic of ``lines``, one run each."""
-    from tests.integration import kafka_tools
+    from tests.support import kafka_tools
 
     vendor = kafka_tools.unique(f"growth-{name}-in")
     await _create(bootstrap, {vendor: INPUT_PARTITIONS}, BIG_TOPIC if big else None)
@@ -475,7 +475,7 @@ async def one_mib_case(bootstrap: str, lines: list[bytes], name: str, tmp: Path)
     """The normalizer alone over messages with a 1 MiB value (an input topic that takes them, a unified topic
     with Kafka's default limit): what it publishes, what it dead-letters and why."""
     from binlake.shared.kafka import letters, records
-    from tests.integration import kafka_tools
+    from tests.support import kafka_tools
 
     vendor = kafka_tools.unique(f"growth-{name}-in")
     await _create(bootstrap, {vendor: INPUT_PARTITIONS}, BIG_TOPIC)
@@ -609,7 +609,7 @@ def lake_size(spark: Any, kafka: Any, bench: Any, config: GrowthConfig, tmp: Pat
 
     from binlake.spark_sink.mirror import current_state
     from tests.bench import sink_bench
-    from tests.integration import kafka_tools
+    from tests.support import kafka_tools
 
     copies = max(1, config.lake_rows // config.lake_base)
     if config.lake_base >= CLONE_STRIDE or copies * CLONE_STRIDE >= 2**62:
@@ -910,9 +910,9 @@ async def memory_run(
 ) -> dict[str, Any]:
     """One normalizer and one sink process under each of ``config.rates`` messages/s in turn: their memory."""
     from tests.bench import sink_bench
-    from tests.integration.pipeline import Topics
-    from tests.signal_probe import binlake_command
-    from tests.sink_process import sink_env
+    from tests.support.pipeline import Topics
+    from tests.support.signal_probe import binlake_command
+    from tests.support.sink_process import sink_env
 
     topics = Topics.fresh("growth-mem")
     await _create(bootstrap, {topics.vendor: INPUT_PARTITIONS, topics.events: OUTPUT_PARTITIONS, topics.dlq: 1})

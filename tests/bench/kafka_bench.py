@@ -13,7 +13,7 @@ topic exactly once (as each understands it):
   ``partition_for`` as the normalizer's fast lane does).
   It is the ceiling of this client and broker: ``normalizer / passthrough`` is
   what parsing + Avro encoding costs;
-- ``faust``: the faust-streaming peer (``services.faust_peer``, a subprocess,
+- ``faust``: the faust-streaming peer (``tests.bench.faust_peer``, a subprocess,
   ``processing_guarantee="exactly_once"``), canal-json only;
 - ``quix`` and ``quix_passthrough``: the quix-streams peer (``tests.bench.quix_peer``, a
   subprocess on confluent-kafka / librdkafka, ``processing_guarantee="exactly-once"``, the same
@@ -73,8 +73,8 @@ from binlake.shared.kafka.records import partition_for
 from binlake.shared.kafka.runtime import Normalizer
 from binlake.shared.normalize.native_codec import NativeCodec
 from binlake.shared.parsing.result import Rejected
-from tests.integration import kafka_tools
-from tests.integration.pipeline import Topics, normalizer_settings
+from tests.support import kafka_tools
+from tests.support.pipeline import Topics, normalizer_settings
 
 REPO = Path(__file__).resolve().parents[2]
 INPUT_PARTITIONS = 3
@@ -339,7 +339,7 @@ async def bench_passthrough(bootstrap: str, format_id: str, events: int) -> Timi
 
 def spawn_faust(bootstrap: str, format_id: str, topics: Topics, log: Path) -> subprocess.Popen[bytes]:
     """The faust peer as a subprocess (its log appended to ``log``)."""
-    command = [sys.executable, "-m", "binlake.services.faust_peer", "--format", format_id]
+    command = [sys.executable, "-m", "tests.bench.faust_peer", "--format", format_id]
     command += ["--input-topic", topics.vendor, "--output-topic", topics.events, "--dlq-topic", topics.dlq]
     command += ["--group-id", topics.group, "--bootstrap", bootstrap]
     with open(log, "ab") as out:

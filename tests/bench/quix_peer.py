@@ -166,7 +166,7 @@ def build_app(config: PeerConfig, state_dir: Path) -> Application:
     dlq = app.topic(config.dlq_topic, key_serializer="bytes", value_serializer=RecordValue())
     with tempfile.TemporaryDirectory(prefix="quix-peer-schema-") as folder:
         # The settings the bench gives the normalizer (a format's Avro schema goes through a file, read here).
-        from tests.integration.pipeline import Topics, normalizer_settings
+        from tests.support.pipeline import Topics, normalizer_settings
 
         settings = normalizer_settings(
             config.format,

@@ -268,7 +268,7 @@ async def produce(bootstrap: str, topic: str, items: Sequence[Encoded]) -> None:
 
 
 async def create_topic(bootstrap: str, topic: str, partitions: int = PARTITIONS) -> None:
-    from tests.integration import kafka_tools
+    from tests.support import kafka_tools
 
     await kafka_tools.create_topics(bootstrap, {topic: partitions})
 

@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from binlake.shared.generate.workload import Workload
-from tests.signal_probe import binlake_command
-from tests.sink_process import sink_env
+from tests.support.signal_probe import binlake_command
+from tests.support.sink_process import sink_env
 
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
 

@@ -26,7 +26,7 @@ from binlake.shared.cli.demo.pipeline import SINK_ENV, UNIFIED, normalizer_env
 from binlake.shared.cli.demo.traffic import parse_options
 from binlake.shared.devbroker.broker import free_port
 from binlake.shared.kafka.assignment import transactional_id
-from tests.sink_checkpoint import planned
+from tests.support.sink_checkpoint import planned
 
 MEMBERS = ("a", "b")
 """The two normalizers of each format's consumer group."""
@@ -48,7 +48,7 @@ class Role:
     down: bool = False
     """Killed by the controller, not started again yet."""
     planned_at_start: dict[Path, set[int]] = field(default_factory=dict)
-    """The sink's queries' planned batches when this incarnation started (``tests.sink_checkpoint``)."""
+    """The sink's queries' planned batches when this incarnation started (``tests.support.sink_checkpoint``)."""
 
     @property
     def group(self) -> str:

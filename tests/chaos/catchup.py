@@ -23,8 +23,8 @@ from binlake.spark_sink.lake.native import LakeReader
 from binlake.spark_sink.mirror.current_state import applied_by
 from binlake.spark_sink.settings import SinkSettings
 from tests.chaos.cast import Cast
-from tests.integration import kafka_tools
-from tests.sink_checkpoint import batch_ids
+from tests.support import kafka_tools
+from tests.support.sink_checkpoint import batch_ids
 
 
 @dataclass

@@ -25,8 +25,8 @@ from binlake.spark_sink.lake.native import LakeReader
 from binlake.spark_sink.layout import IS_CURRENT, OP
 from binlake.spark_sink.settings import SinkSettings
 from tests.chaos.truth import Coordinates, Truth
-from tests.integration import kafka_tools
-from tests.integration.pipeline import decode
+from tests.support import kafka_tools
+from tests.support.pipeline import decode
 
 
 @dataclass

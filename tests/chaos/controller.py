@@ -9,12 +9,12 @@ before the freeze, and its group peer's did not. After ``FREEZE_TRIES`` freezes 
 anyway (outside).
 
 **A sink kill** aims at an open micro-batch of one of its two queries (the changelog query's or the
-mirror query's), or of both at once, as ``tests/integration/test_sink_kill.py`` does: it waits until a
+mirror query's), or of both at once, as ``tests/sink/test_sink_kill.py`` does: it waits until a
 batch planned by this incarnation is open (the one a previous kill left open has been replayed and
 committed first, so the sink makes progress between kills), waits a random moment inside it, waits for
 an open batch again and SIGKILLs the driver and its JVM together. It counts as *inside a micro-batch*
 when the checkpoints, read after the kill, show a batch planned and not committed in each query aimed at
-(``tests.sink_checkpoint``).
+(``tests.support.sink_checkpoint``).
 
 Every killed role is started again after a random pause. The broker is stopped and started again once
 (same data directory and ports) while no traffic is being produced and no aim is under way (``gate``).
@@ -37,7 +37,7 @@ from binlake.shared.devbroker import broker
 from tests.chaos import coordinator
 from tests.chaos.cast import Cast, Role
 from tests.chaos.gate import BrokerGate
-from tests.sink_checkpoint import batch_ids, fresh_open, open_batch, planned
+from tests.support.sink_checkpoint import batch_ids, fresh_open, open_batch, planned
 
 FREEZE_TRIES = 120
 FREEZE_S = 0.03

@@ -38,7 +38,7 @@ from tests.chaos.cast import Cast
 from tests.chaos.controller import Controller, cancel
 from tests.chaos.player import Player
 from tests.chaos.truth import Truth
-from tests.integration import kafka_tools
+from tests.support import kafka_tools
 
 REPO = Path(__file__).resolve().parents[2]
 FORMATS = ("canal-json", "debezium-json", "maxwell-json", "oms-avro")

@@ -22,7 +22,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ["services", "shared/parsing", "shared/codec", "shared/event", "shared/fastlane", "shared/kafka/records.py"]
-OMIT = ["*/services/faust_peer/*"]
+OMIT = ["*/tests/bench/faust_peer/*"]
 
 
 def inputs(folder: Path) -> list[bytes]:

@@ -33,7 +33,7 @@ pub enum Kind {
 
 /// Each kind's code, by the name of its constant in `shared/fastlane/plan.py`: the one definition
 /// of the codes the planners send. `from_code` reads it; the extension exports it (`KIND_CODES`),
-/// and `tests/unit/test_fastlane_kinds.py` checks `plan.py`'s constants against it name by name.
+/// and `tests/shared/fastlane/test_fastlane_kinds.py` checks `plan.py`'s constants against it name by name.
 pub const KIND_CODES: [(&str, i64, Kind); 13] = [
     ("UNSUPPORTED", 0, Kind::Unsupported),
     ("INT", 1, Kind::Int),

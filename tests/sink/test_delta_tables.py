@@ -1,0 +1,107 @@
+"""``delta``: whether a table holds data without a Spark job; a table created with its first rows.
+
+``holds_files``:
+A mirror batch asks it of every table it touches (may the batch append instead
+of MERGE? are there tombstones to read?), so a job per call is a job per table
+per batch. Real Spark and Delta: the answers for no table, a new empty table,
+a table with rows and a table emptied again, the absence of jobs, and the
+fallback when the checksum files are gone (an operator's clean-up, a writer
+that writes none).
+
+``create_as``: a new mirror is created by its first write, in one commit
+(a creation and an append were two, about twice the driver time): its schema,
+partitions and properties as a ``CREATE TABLE`` gives them (its columns
+nullable: a CTAS declares no NOT NULL); a second call (a replayed batch)
+leaves the table as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from delta.tables import DeltaTable
+from pyspark.sql import SparkSession
+from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+from binlake.spark_sink import delta
+from tests.support.spark_fixtures import spark
+
+pytestmark = pytest.mark.integration
+__all__ = ["spark"]  # the session fixture, imported so pytest finds it
+
+SCHEMA = StructType([StructField("id", LongType()), StructField("v", StringType())])
+
+
+def _jobs_while(spark: SparkSession, group: str, call: Callable[[], bool]) -> tuple[bool, int]:
+    """``call()``'s result and the number of Spark jobs it ran (counted by job group)."""
+    context = spark.sparkContext
+    context.setJobGroup(group, "holds_files test")
+    try:
+        result = call()
+    finally:
+        # None removes the property (the stub types the value as str only).
+        context.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]
+    return result, len(context.statusTracker().getJobIdsForGroup(group))
+
+
+def test_holds_files_reads_the_checksum_and_runs_no_job(spark: SparkSession, tmp_path: Path) -> None:
+    uri = (tmp_path / "t").as_uri()
+    assert delta.holds_files(spark, uri) is False  # no table
+
+    delta.create(spark, uri, SCHEMA)
+    answer, jobs = _jobs_while(spark, "holds-empty", lambda: delta.holds_files(spark, uri))
+    assert (answer, jobs) == (False, 0)
+
+    spark.createDataFrame([(1, "a"), (2, "b")], SCHEMA).write.format("delta").mode("append").save(uri)
+    answer, jobs = _jobs_while(spark, "holds-rows", lambda: delta.holds_files(spark, uri))
+    assert (answer, jobs) == (True, 0)
+
+    spark.sql(f"DELETE FROM {delta.ref(uri)}")
+    answer, jobs = _jobs_while(spark, "holds-emptied", lambda: delta.holds_files(spark, uri))
+    assert (answer, jobs) == (False, 0)
+
+
+def test_holds_files_without_checksums_asks_the_log(spark: SparkSession, tmp_path: Path) -> None:
+    folder = tmp_path / "t"
+    uri = folder.as_uri()
+    delta.create(spark, uri, SCHEMA)
+    spark.createDataFrame([(1, "a")], SCHEMA).write.format("delta").mode("append").save(uri)
+    crcs = list((folder / "_delta_log").glob("*.crc"))
+    assert crcs  # Delta wrote them: the case above is the usual one
+    for crc in crcs:
+        crc.unlink()
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()  # forget the checksums it had read
+    assert delta.holds_files(spark, uri) is True
+
+
+KEYED = StructType([StructField("id", LongType()), StructField("v", StringType())])
+
+
+def _commits(spark: SparkSession, uri: str) -> list[str]:
+    rows = DeltaTable.forPath(spark, uri).history().orderBy("version").select("operation").collect()
+    return [row["operation"] for row in rows]
+
+
+def test_create_as_makes_the_table_and_its_rows_one_commit(spark: SparkSession, tmp_path: Path) -> None:
+    uri = (tmp_path / "t").as_uri()
+    # The rows as a mirror batch gives them: ints the schema types wider, the key non-NULL by a filter.
+    rows = spark.createDataFrame([(1, "a"), (2, "b"), (None, "c")], "id int, v string").where("id IS NOT NULL")
+    props = {"binlake.primary_key": '["id"]', "binlake.source_table": "shop.t", "delta.enableTypeWidening": "true"}
+    delta.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
+    assert _commits(spark, uri) == ["CREATE TABLE AS SELECT"]
+    found = delta.state(spark, uri)
+    assert found is not None
+    assert found.schema == KEYED  # id widened to BIGINT
+    assert {k: found.properties.get(k) for k in props} == props
+    detail = DeltaTable.forPath(spark, uri).detail().first()
+    assert detail is not None and detail["partitionColumns"] == ["v"]
+    assert sorted(tuple(r) for r in spark.read.format("delta").load(uri).collect()) == [(1, "a"), (2, "b")]
+
+    # A replayed batch: the table is there, with the rows the first run wrote; nothing is written twice.
+    delta.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
+    assert _commits(spark, uri) == ["CREATE TABLE AS SELECT"]
+    assert spark.read.format("delta").load(uri).count() == 2
