@@ -335,7 +335,10 @@ def gather(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) ->
     if not lake_tables.lake_exists(spark, settings):
         raise LakeError(f"no lake at {settings.lake()}: check --lake (BINLAKE_SINK_LAKE_URI)")
     starts = topic_start_offsets(kafka, settings.topic)
-    decoded = read_topic(spark, settings, kafka).persist(StorageLevel.MEMORY_AND_DISK_DESER)
+    # Read several times: kept as rows (a local checkpoint), not in Spark's columnar cache, which builds
+    # batches of 10,000 rows in memory before it can spill them, a few hundred MB each for wide images (a
+    # 1 GB driver ran out on a 200,000-event topic); rows are spilled to disk as memory runs short.
+    decoded = read_topic(spark, settings, kafka).localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
     try:
         events = (
             changelog_rows(decoded, 1)  # every field as a column (``read_topic`` decodes them all)
@@ -349,14 +352,14 @@ def gather(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) ->
                 "before",
                 "after",
             )
-            .persist(StorageLevel.MEMORY_AND_DISK_DESER)
+            .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
         )
         try:
             return dataclasses.replace(_gather(spark, settings, decoded, events), topic_start=starts)
         finally:
-            events.unpersist()
+            delta.release(events)
     finally:
-        decoded.unpersist()
+        delta.release(decoded)
 
 
 def _gather(spark: SparkSession, settings: SinkSettings, decoded: DataFrame, events: DataFrame) -> LakeFacts:
