@@ -68,6 +68,7 @@ from pyspark.sql import functions as F
 from binlake.shared.event.model import ROW_OPS
 from binlake.spark_sink import delta
 from binlake.spark_sink.delta import release
+from binlake.spark_sink.events.order import sequence
 from binlake.spark_sink.events.source import decoded_event
 from binlake.spark_sink.layout import BODY, ORDER_KEY, PROP_TRUNCATED, PROP_TRUNCATED_TS
 from binlake.spark_sink.mirror import fold, history, merge, tombstones
@@ -102,7 +103,11 @@ class RowCounts:
 
 def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str, RowCounts]]:
     """Each source table's distinct column descriptors in the batch's row events (a handful: collected),
-    and its numbers of row events."""
+    and its numbers of row events.
+
+    A table's descriptors come in the order of their first events: the plan meets them in that order, so
+    a new column takes the type of the first event that types it, and a fallback column holds the types that
+    came later (a format without types gives a column a type per value: ``string`` then ``int64``)."""
     found: dict[str, list[Descriptor]] = {}
     counts: dict[str, RowCounts] = {}
     if BODY in rows.columns:
@@ -117,9 +122,10 @@ def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str,
             F.first("primary_key").alias("primary_key"),
             F.count("*").alias("n"),
             F.count_if(F.col("op") != "INSERT").alias("changes"),
+            F.min(sequence()).alias("first"),
         )
     )
-    for row in distinct.collect():
+    for row in sorted(distinct.collect(), key=lambda r: (r["first"], r[DESC])):
         seen = counts.get(row["source_table"], RowCounts())
         counts[row["source_table"]] = RowCounts(seen.rows + int(row["n"]), seen.changes + int(row["changes"]))
         columns = tuple(
@@ -128,8 +134,6 @@ def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str,
         found.setdefault(row["source_table"], []).append(
             Descriptor(int(row[DESC]), columns, tuple(row["primary_key"] or []))
         )
-    for values in found.values():
-        values.sort(key=lambda d: d.desc_id)
     return found, counts
 
 
