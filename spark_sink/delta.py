@@ -12,6 +12,7 @@ skipped by Delta itself, so a micro-batch replayed after a crash changes nothing
 from __future__ import annotations
 
 import json
+import re
 import urllib.parse
 import uuid
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
 from binlake.spark_sink.hadoop_files import HadoopFiles
+from binlake.spark_sink.layout import COMMITTED_LOG_FILE, DELTA_LOG
 
 TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
@@ -54,6 +56,14 @@ def _snapshot(spark: SparkSession, uri: str) -> Any:
     assert jvm is not None
     log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
     return log.update(False, jvm.scala.Option.empty(), jvm.scala.Option.empty())
+
+
+def _forget(spark: SparkSession, uri: str) -> None:
+    """Drop the JVM's cached ``DeltaLog`` of ``uri`` (its log folder was removed under it)."""
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    path = jvm.org.apache.hadoop.fs.Path(uri)
+    jvm.org.apache.spark.sql.delta.DeltaLog.invalidateCache(spark._jsparkSession, path)
 
 
 def state(spark: SparkSession, uri: str) -> TableState | None:
@@ -195,7 +205,42 @@ def create(
     columns = ", ".join(
         f"{quote(f.name)} {f.dataType.simpleString()}{'' if f.nullable else ' NOT NULL'}" for f in schema.fields
     )
-    spark.sql(f"CREATE TABLE IF NOT EXISTS {ref(uri)} ({columns}) USING delta{_layout_sql(partition_by, properties)}")
+    _create(spark, uri, f"({columns}) USING delta{_layout_sql(partition_by, properties)}")
+
+
+def _create(spark: SparkSession, uri: str, clauses: str) -> None:
+    """``CREATE TABLE IF NOT EXISTS <uri> <clauses>``, where a creation killed before its first commit is no table.
+
+    Delta takes a path for an existing table when it holds a ``_delta_log`` folder (commits or not) or any
+    file at all, and ``IF NOT EXISTS`` then does nothing, silently: after a creation killed between making
+    its log folder and its first commit, every retry did nothing (a mirror whose rows never landed; a
+    table created later by an append, without its properties and partitions). Such a location, whose log
+    holds no commit, holds nothing any table version refers to: it is emptied first. A location that is no
+    Delta table and not such a leftover is not touched, and the creation fails saying so.
+    """
+    if state(spark, uri) is None:
+        _clear_uncommitted(spark, uri)
+    spark.sql(f"CREATE TABLE IF NOT EXISTS {ref(uri)} {clauses}")
+    if state(spark, uri) is None:
+        raise RuntimeError(
+            f"Delta created no table at {uri}: the folder holds files but no Delta log; move them away (binlake "
+            "writes only Delta tables there) and restart"
+        )
+
+
+def _clear_uncommitted(spark: SparkSession, uri: str) -> None:
+    """Remove the folder ``uri`` when its ``_delta_log`` holds no commit or checkpoint and its log's folders
+    (``_staged_commits``, ``_commits``: commits not yet backfilled) are empty: a creation killed before its
+    first commit."""
+    files = HadoopFiles(spark)
+    log = f"{uri.rstrip('/')}/{DELTA_LOG}"
+    if not files.exists(log):
+        return
+    for name in files.names(log):
+        if re.match(COMMITTED_LOG_FILE, name) or (name.startswith("_") and files.names(f"{log}/{name}")):
+            return
+    files.delete(uri)
+    _forget(spark, uri)
 
 
 def create_as(
@@ -227,7 +272,7 @@ def create_as(
     rows.createOrReplaceTempView(view)
     try:
         layout = _layout_sql(partition_by, properties)
-        spark.sql(f"CREATE TABLE IF NOT EXISTS {ref(uri)} USING delta{layout} AS SELECT * FROM {quote(view)}")
+        _create(spark, uri, f"USING delta{layout} AS SELECT * FROM {quote(view)}")
     finally:
         spark.catalog.dropTempView(view)
 

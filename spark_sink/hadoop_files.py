@@ -53,3 +53,8 @@ class HadoopFiles:
             stream.write(bytearray(text.encode()))
         finally:
             stream.close()
+
+    def delete(self, uri: str) -> None:
+        """Remove a file or a folder with everything in it (nothing if there is none)."""
+        path, fs = self._path(uri)
+        fs.delete(path, True)

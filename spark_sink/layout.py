@@ -81,6 +81,11 @@ ORIGIN: Final = "_binlake_origin"
 """A key-less mirror row's origin (``topic#partition#offset#row``): appended once per origin."""
 HIDDEN: Final = frozenset({ORDER_KEY, OP, ORIGIN})
 
+DELTA_LOG: Final = "_delta_log"
+COMMITTED_LOG_FILE: Final = r"^\d{20}\.(json|checkpoint\b.*)$|^_last_checkpoint$"
+"""The names (a regular expression) of a Delta log's commit and checkpoint files: a table folder whose
+log holds none is no table (a creation killed before its first commit), whatever else it holds."""
+
 VALID_FROM: Final = "valid_from"
 VALID_TO: Final = "valid_to"
 IS_CURRENT: Final = "is_current"

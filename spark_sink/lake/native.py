@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,7 +38,9 @@ from binlake.spark_sink.lake import entries
 from binlake.spark_sink.lake.entries import SourceTableDirs, TableInfo
 from binlake.spark_sink.lake.errors import LakeError
 from binlake.spark_sink.layout import (
+    COMMITTED_LOG_FILE,
     DELETED_KEYS_DIR,
+    DELTA_LOG,
     IS_CURRENT,
     KINDS,
     ORDER_KEY,
@@ -107,7 +110,10 @@ class LakeReader:
 
     @staticmethod
     def is_table(path: Path | str) -> bool:
-        return Path(path, "_delta_log").is_dir()
+        """A Delta table: its log holds a commit or a checkpoint (a creation killed before its first commit
+        leaves a log folder without either, which Delta readers refuse)."""
+        log = Path(path, DELTA_LOG)
+        return log.is_dir() and any(re.match(COMMITTED_LOG_FILE, child.name) for child in log.iterdir())
 
     def source_tables(self) -> list[SourceTableDirs]:
         """Every source table that has a mirror, tombstones or history table, sorted by name."""

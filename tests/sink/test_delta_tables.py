@@ -12,7 +12,8 @@ that writes none).
 (a creation and an append were two, about twice the driver time): its schema,
 partitions and properties as a ``CREATE TABLE`` gives them (its columns
 nullable: a CTAS declares no NOT NULL); a second call (a replayed batch)
-leaves the table as it is.
+leaves the table as it is; a creation killed before its first commit is made
+again (``create`` too), and a folder of foreign files stops it.
 """
 
 from __future__ import annotations
@@ -105,3 +106,42 @@ def test_create_as_makes_the_table_and_its_rows_one_commit(spark: SparkSession, 
     delta.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
     assert _commits(spark, uri) == ["CREATE TABLE AS SELECT"]
     assert spark.read.format("delta").load(uri).count() == 2
+
+
+def _killed_creation(spark: SparkSession, folder: Path) -> None:
+    """What a creation SIGKILLed before its first commit leaves (seen in make chaos): the log folder with an
+    empty ``_staged_commits`` and the data files it had written."""
+    (folder / "_delta_log" / "_staged_commits").mkdir(parents=True)
+    spark.createDataFrame([(9, "orphan")], "id long, v string").write.parquet(str(tmp := folder.parent / "files"))
+    for written in tmp.iterdir():
+        if written.name.endswith(".parquet"):
+            written.rename(folder / written.name)
+
+
+@pytest.mark.parametrize("how", ["create_as", "create"])
+def test_a_creation_killed_before_its_first_commit_is_made_again(spark: SparkSession, tmp_path: Path, how: str) -> None:
+    """Delta took such a folder for a table, so CREATE TABLE IF NOT EXISTS did nothing, silently, at every
+    replay: the mirror never got its rows (or a later append made a table without its properties)."""
+    folder = tmp_path / "t"
+    _killed_creation(spark, folder)
+    uri = folder.as_uri()
+    props = {"binlake.source_table": "shop.t"}
+    if how == "create_as":
+        rows = spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string")
+        delta.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
+    else:
+        delta.create(spark, uri, KEYED, partition_by=["v"], properties=props)
+    found = delta.state(spark, uri)
+    assert found is not None and found.version == 0
+    assert found.properties.get("binlake.source_table") == "shop.t"
+    expected = [(1, "a"), (2, "b")] if how == "create_as" else []
+    assert sorted(tuple(r) for r in spark.read.format("delta").load(uri).collect()) == expected  # no orphan row
+
+
+def test_files_without_a_delta_log_stop_the_creation(spark: SparkSession, tmp_path: Path) -> None:
+    """A folder of other files is not binlake's to empty: the creation says so instead of doing nothing."""
+    folder = tmp_path / "t"
+    spark.createDataFrame([(9, "x")], "id long, v string").write.parquet(str(folder))
+    with pytest.raises(RuntimeError, match="holds files but no Delta log"):
+        delta.create(spark, folder.as_uri(), KEYED)
+    assert any(p.name.endswith(".parquet") for p in folder.iterdir())

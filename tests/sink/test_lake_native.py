@@ -78,6 +78,11 @@ def lake(tmp_path: Path) -> Path:
         properties={"binlake.source_table": "shop.orders"},
     )
     (root / "mirror" / "not-a-table").mkdir()  # a folder Delta never committed to
+    # A creation killed before its first commit (seen in make chaos): a log folder without a commit, a data
+    # file. delta-rs refuses it ("No files in log segment"); the sink's next batch creates the table anew.
+    killed = root / "mirror" / "shop.killed"
+    (killed / "_delta_log" / "_staged_commits").mkdir(parents=True)
+    (killed / "part-00000-orphan.snappy.parquet").write_bytes(b"PAR1")
     return root
 
 
