@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import json
 import os
 from collections.abc import Mapping
 from typing import Annotated, Literal, TypeVar
@@ -17,6 +16,7 @@ from typing import Annotated, Literal, TypeVar
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from binlake.shared.config.lists import comma_list
 from binlake.spark_sink.layout import (
     CHANGELOG_DIR,
     DELETED_KEYS_DIR,
@@ -247,11 +247,7 @@ class SinkSettings(BaseSettings):
     )
     @classmethod
     def _comma_list(cls, value: object) -> object:
-        if isinstance(value, str):
-            if value.lstrip().startswith("["):
-                return json.loads(value)
-            return [item.strip() for item in value.split(",") if item.strip()]
-        return value
+        return comma_list(value)
 
     # ------------------------------------------------------------ derived locations
 

@@ -7,13 +7,13 @@ models. Secrets are ``SecretStr``: they never appear in logs, reprs or errors.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from binlake.shared.config.lists import comma_list
 from binlake.shared.errors import ConfigError
 from binlake.shared.parsing.context import zone
 
@@ -201,11 +201,7 @@ class NormalizerSettings(BaseSettings):
     @field_validator("input_topics", "include_tables", "exclude_tables", mode="before")
     @classmethod
     def _comma_list(cls, value: object) -> object:
-        if isinstance(value, str):
-            if value.lstrip().startswith("["):
-                return json.loads(value)
-            return [item.strip() for item in value.split(",") if item.strip()]
-        return value
+        return comma_list(value)
 
     @field_validator("source_timezone")
     @classmethod

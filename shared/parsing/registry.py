@@ -16,13 +16,13 @@ detection all reach formats through this registry.
 
 from __future__ import annotations
 
-import importlib
 import traceback
 from dataclasses import dataclass
 from functools import cache
 from typing import Final
 
 from binlake.shared.errors import ConfigError
+from binlake.shared.lazy import load
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import INTERNAL, RejectError
 from binlake.shared.parsing.result import ParseOutcome, Rejected
@@ -96,8 +96,7 @@ def spec(format_id: str) -> FormatSpec:
     target = FORMATS.get(format_id)
     if target is None:
         raise ConfigError(f"unknown format {format_id!r}; known formats: {', '.join(sorted(FORMATS))}")
-    module_name, _, attr = target.partition(":")
-    found: FormatSpec = getattr(importlib.import_module(module_name), attr)
+    found: FormatSpec = load(target)
     assert found.format_id == format_id, (format_id, found.format_id)
     return found
 

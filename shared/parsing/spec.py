@@ -12,12 +12,12 @@ a lane.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from binlake.shared.errors import ConfigError
+from binlake.shared.lazy import load
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Parsed
 
@@ -51,7 +51,7 @@ class FormatSpec:
             )
         from pydantic import ValidationError
 
-        model = _load(self.options)
+        model = load(self.options)
         try:
             model.model_validate(dict(options))
         except ValidationError as exc:
@@ -67,17 +67,12 @@ class FormatSpec:
         """Each option's name and description (empty: the format reads none)."""
         if self.options is None:
             return {}
-        model = _load(self.options)
+        model = load(self.options)
         return {name: field.description or "" for name, field in model.model_fields.items()}
 
     def lane_factory(self) -> LaneFactory | None:
         """The lane factory, imported on first use (None: the format has no lane)."""
         if self.lane is None:
             return None
-        factory: LaneFactory = _load(self.lane)
+        factory: LaneFactory = load(self.lane)
         return factory
-
-
-def _load(target: str) -> Any:
-    module_name, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)

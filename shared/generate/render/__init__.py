@@ -25,6 +25,7 @@ from typing import Any, Final
 
 from binlake.shared.errors import ConfigError
 from binlake.shared.generate.workload import Change
+from binlake.shared.lazy import load
 
 
 @dataclass(slots=True, frozen=True)
@@ -83,8 +84,7 @@ def get(format_id: str) -> RenderFn:
     target = RENDERERS.get(format_id)
     if target is None:
         raise ConfigError(f"no renderer for format {format_id!r}; renderable: {', '.join(sorted(RENDERERS))}")
-    module_name, _, attr = target.partition(":")
-    fn: RenderFn = getattr(importlib.import_module(module_name), attr)
+    fn: RenderFn = load(target)
     return fn
 
 
@@ -93,8 +93,7 @@ def get_batches(format_id: str) -> BatchRenderFn | None:
     target = BATCH_RENDERERS.get(format_id)
     if target is None:
         return None
-    module_name, _, attr = target.partition(":")
-    fn: BatchRenderFn = getattr(importlib.import_module(module_name), attr)
+    fn: BatchRenderFn = load(target)
     return fn
 
 
