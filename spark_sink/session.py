@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -17,6 +18,7 @@ from binlake.spark_sink.settings import SinkSettings
 
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
 PLUGINS = "spark.plugins"
+PYSPARK_PYTHON = "PYSPARK_PYTHON"
 REDACTION = r"(?i)secret|password|token|access[.]?key|jaas|keystore[.]key"
 """``spark.redaction.regex``: Spark hides a setting's or a data source option's value where its name or value
 matches (logs, plans, listener events). Spark's default, plus the Kafka client's key (``kafka.ssl.keystore.key``,
@@ -186,6 +188,11 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.redaction.regex", REDACTION)
     )
+    if settings.master.startswith("local") and not os.environ.get(PYSPARK_PYTHON):
+        # Local Python workers run the sink's own interpreter: pyspark's default, the first python3 on PATH,
+        # may be another version (Spark refuses to mix minor versions) or lack binlake's packages. pyspark
+        # reads the variable when the context starts (spark.pyspark.python is for spark-submit only).
+        os.environ[PYSPARK_PYTHON] = sys.executable
     if plugins:
         # After the user's own plugins, if any (a list: both load).
         own_plugins = settings.spark_conf.get(PLUGINS, "")

@@ -63,3 +63,12 @@ def test_the_session_loads_the_plugin_and_tasks_run_with_it(spark: SparkSession)
     assert "note" in first and first["note"] is None  # NULL: known to be NULL
     assert second["day"]["member_Unparsed"]["text"] == "0000-00-00"
     assert second["note"]["member_string"] == "雪"
+
+
+def test_python_workers_run_the_sinks_interpreter(spark: SparkSession) -> None:
+    # Spark's default worker is the first python3 on PATH: under another Python (3.12, 3.13) the sink's
+    # Python UDFs failed with PYTHON_VERSION_MISMATCH.
+    import sys
+
+    worker = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
+    assert worker == [sys.executable]
