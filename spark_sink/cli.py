@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
     settings, kafka = load_settings({name: getattr(args, name) for name in names})
     logs.setup("INFO")
     log = logging.getLogger("binlake.sink")
+    logging.getLogger(PY4J_LOGGER).addFilter(InterruptedAtStop())
 
     from binlake.shared.kafka import access
     from binlake.spark_sink import job
@@ -119,7 +120,9 @@ def run(args: argparse.Namespace) -> int:
                     if stopping.requested() is not None:
                         log.info("stopping on signal %d", stopping.requested())
                         break
-                queries.stop()  # on a signal, or because one query ended: the sink runs both or none
+                # On a signal (the batches in progress may end first), or because one query ended: the sink
+                # runs both or none.
+                queries.stop(settings.stop_grace_s if stopping.requested() is not None else 0.0)
             finally:
                 server.ready = False
                 error = queries.error()
@@ -132,6 +135,26 @@ def run(args: argparse.Namespace) -> int:
         log.error("the sink query failed: %s", error)
         return 1
     return 0
+
+
+PY4J_LOGGER = "py4j.clientserver"
+INTERRUPTED_AT_STOP = "a micro-batch in progress was cut short by the stop; it runs again at the next start"
+
+
+class InterruptedAtStop(logging.Filter):
+    """After a stop was asked, py4j's ERROR for a micro-batch the stop interrupted (the JVM interrupts the
+    query's thread inside the batch's Python code) is expected: one INFO line, without the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno < logging.ERROR or stopping.requested() is None:
+            return True
+        error = record.exc_info[1] if record.exc_info else None
+        if error is None or "Interrupted" not in str(error):
+            return True
+        record.levelno, record.levelname = logging.INFO, logging.getLevelName(logging.INFO)
+        record.msg, record.args = INTERRUPTED_AT_STOP, ()
+        record.exc_info, record.exc_text = None, None
+        return True
 
 
 def _changelog_made(spark: SparkSession, settings: SinkSettings, log: logging.Logger, server: MetricsServer) -> bool:

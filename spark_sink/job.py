@@ -97,9 +97,16 @@ class SinkQueries:
                 time.sleep(0.1)  # between the changelog query's end and the mirror query's start (``over``)
         return True
 
-    def stop(self) -> None:
-        """Stop every query (an open micro-batch is abandoned; its commits are idempotent on replay)."""
+    def stop(self, grace_s: float = 0.0) -> None:
+        """Stop every query, after waiting up to ``grace_s`` seconds for the micro-batches in progress to end.
+
+        A batch still open then is abandoned (its commits are idempotent, and it runs again at the next start);
+        the wait makes that rare: a query between triggers stops at once.
+        """
         self.then = None
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline and any(_in_trigger(query) for query in self.all()):
+            time.sleep(0.2)
         for query in self.all():
             query.stop()
 
@@ -110,6 +117,11 @@ class SinkQueries:
             if failure is not None:
                 return f"{query.name}: {failure}"
         return None
+
+
+def _in_trigger(query: StreamingQuery) -> bool:
+    """Whether the query is running a trigger (a micro-batch, or looking for one) right now."""
+    return bool(query.isActive and query.status.get("isTriggerActive"))
 
 
 class Hooks(TypedDict, total=False):

@@ -209,6 +209,13 @@ class SinkSettings(BaseSettings):
         description="Address the sink's metrics/health server binds: this host only by default; 0.0.0.0 (every "
         "interface) where Prometheus or probes reach it from elsewhere (a container, a pod).",
     )
+    stop_grace_s: float = Field(
+        30.0,
+        ge=0,
+        description="On SIGTERM/SIGINT, wait up to this many seconds for the micro-batches in progress to end "
+        "before stopping the queries (a batch cut short is safe: it runs again at the next start). Keep it "
+        "below the pod's terminationGracePeriodSeconds.",
+    )
 
     @model_validator(mode="after")
     def _no_renamed_variables(self) -> SinkSettings:

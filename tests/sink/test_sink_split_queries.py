@@ -14,6 +14,7 @@ KeyboardInterrupt: a traceback and status 1), the sink's handler still decides.
 from __future__ import annotations
 
 import asyncio
+import re
 import signal
 import subprocess
 import time
@@ -99,7 +100,7 @@ async def test_changelog_and_mirrors_in_two_applications(
         if mirrors.poll() is None:
             mirrors.kill()
             mirrors.wait()
-    output = log.read_text(errors="replace")
+    output = without_cpython_3130_exit_noise(log.read_text(errors="replace"))
     assert "Traceback" not in output, output[-3000:]
     assert "stopping on signal 2" in output, output[-3000:]
 
@@ -121,3 +122,15 @@ async def test_changelog_and_mirrors_in_two_applications(
     assert sorted(by_id) == sorted([log_id, mirror_id])
     assert by_id[log_id] == [settings.changelog_uri()]
     assert sorted(by_id[mirror_id]) == mirror_uris
+
+
+_DUMMY_THREAD_NOISE = re.compile(
+    r"Exception ignored in: <function _DeleteDummyThreadOnDel\.__del__ at [^>]*>\n"
+    r"Traceback \(most recent call last\):\n(?:  .*\n)*?TypeError: [^\n]*\n"
+)
+
+
+def without_cpython_3130_exit_noise(output: str) -> str:
+    """The output without what CPython 3.13.0 prints at exit for each thread py4j's callback server made
+    (``_DeleteDummyThreadOnDel``: a bug of that release, fixed in 3.13.1), which is not the sink's."""
+    return _DUMMY_THREAD_NOISE.sub("", output)
