@@ -2,7 +2,9 @@
 
 - ``batch``: one micro-batch, exactly once: decode, [mirrors inline,] append, quarantine, statistics;
 - ``table``: the changelog and quarantine tables: creation, the commit a batch made, the rows it appended;
-- ``dedup``: which of a batch's Kafka records the changelog holds already (a replay's).
+- ``dedup``: which of a batch's Kafka records the changelog holds already (a replay's);
+- ``arrow_rows``: the same changelog rows made without Spark (Python, Arrow), for a writer that appends
+  them with delta-rs.
 
 What a changelog row holds is ``spark_sink.events.rows``; the wiring of the query is ``spark_sink.job``.
 """
