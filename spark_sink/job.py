@@ -105,9 +105,16 @@ class SinkQueries:
         """
         self.then = None
         deadline = time.monotonic() + grace_s
-        while time.monotonic() < deadline and any(_in_trigger(query) for query in self.all()):
-            time.sleep(0.2)
-        for query in self.all():
+        # Each query stops the moment it is seen between two triggers: one whose batches take longer than its
+        # trigger interval starts the next at once, so both idle at the same moment may never come in time.
+        pending = self.all()
+        while pending and time.monotonic() < deadline:
+            for query in [q for q in pending if not _in_trigger(q)]:
+                query.stop()
+                pending.remove(query)
+            if pending:
+                time.sleep(0.05)
+        for query in pending:
             query.stop()
 
     def error(self) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import time
 
 import pytest
 
@@ -73,3 +74,47 @@ def test_a_stop_cuts_a_batch_longer_than_the_grace_short() -> None:
     mirrors = _Query(busy_polls=10**9)
     SinkQueries(None, mirrors).stop(grace_s=0.5)  # type: ignore[arg-type]
     assert mirrors.stopped_while_busy is True
+
+
+class _BackToBack(_Query):
+    """A query whose next batch starts right after the last (its batches outlast its trigger interval): idle
+    only for a moment (``idle_s`` after it is made, for ``gap_s``)."""
+
+    def __init__(self, idle_s: float, gap_s: float) -> None:
+        super().__init__(busy_polls=0)
+        self.idle_from = time.monotonic() + idle_s
+        self.idle_until = self.idle_from + gap_s
+
+    def _busy(self) -> bool:
+        return not self.idle_from <= time.monotonic() < self.idle_until
+
+    @property
+    def status(self) -> dict[str, object]:
+        return {"isTriggerActive": self._busy()}
+
+    def stop(self) -> None:
+        self.stopped_while_busy = self._busy()
+        self.isActive = False
+
+
+class _BusyFor(_Query):
+    def __init__(self, busy_s: float) -> None:
+        super().__init__(busy_polls=0)
+        self.until = time.monotonic() + busy_s
+
+    @property
+    def status(self) -> dict[str, object]:
+        return {"isTriggerActive": time.monotonic() < self.until}
+
+    def stop(self) -> None:
+        self.stopped_while_busy = time.monotonic() < self.until
+        self.isActive = False
+
+
+def test_each_query_stops_in_its_own_pause_between_batches() -> None:
+    """The mirror query pauses between two batches while the changelog query is still busy: it is stopped
+    then, rather than cut short at the end of the grace because the two were never idle together."""
+    changelog = _BusyFor(0.6)
+    mirrors = _BackToBack(idle_s=0.2, gap_s=0.15)
+    SinkQueries(changelog, mirrors).stop(grace_s=3)  # type: ignore[arg-type]
+    assert (changelog.stopped_while_busy, mirrors.stopped_while_busy) == (False, False)
