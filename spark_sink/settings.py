@@ -97,6 +97,15 @@ class SinkSettings(BaseSettings):
         "the mirror process at a lower CPU priority (nice), or on other machines, cannot slow the changelog "
         "down. The mirrors process waits for the changelog to exist; it never creates it.",
     )
+    changelog_writer: Literal["spark", "python"] = Field(
+        "spark",
+        description="What writes the changelog in a process with queries=changelog: spark, the changelog query "
+        "(a Spark micro-batch per trigger); python, this process without Spark (aiokafka reads the topic, "
+        "delta-rs appends, offsets kept in the tables' Delta logs): a batch costs it a fraction of a second where "
+        "a Spark micro-batch costs seconds, so the changelog stays fresher. python needs queries=changelog (the mirror "
+        "query runs in a process of its own) and a changelog of layout 2; it creates a missing changelog on a "
+        "local lake only. One such writer per lake.",
+    )
     mirror_trigger_interval_s: float = Field(
         30.0, gt=0, description="Seconds between the mirror query's micro-batches (mirrors=follow, processing-time)."
     )
@@ -231,6 +240,16 @@ class SinkSettings(BaseSettings):
             raise ValueError(
                 "BINLAKE_SINK_QUERIES=mirrors needs BINLAKE_SINK_MIRRORS=follow (inline: the changelog query "
                 "writes the mirrors itself, there is no mirror query)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _python_writer_alone(self) -> SinkSettings:
+        if self.changelog_writer == "python" and (self.queries != "changelog" or self.mirrors != "follow"):
+            raise ValueError(
+                "BINLAKE_SINK_CHANGELOG_WRITER=python runs in a process of its own: set BINLAKE_SINK_QUERIES="
+                "changelog (and BINLAKE_SINK_MIRRORS=follow) here, and run the mirror query in a second process "
+                "with BINLAKE_SINK_QUERIES=mirrors"
             )
         return self
 

@@ -166,6 +166,28 @@ def collect(fresh: DataFrame, *, now_ms: int | None = None) -> BatchStats:
     return summarize(aggregated.collect())
 
 
+def from_values(
+    tables: Sequence[str], ops: Sequence[str], ts_ms: Sequence[int | None], *, now_ms: int | None = None
+) -> BatchStats:
+    """``collect`` of a batch's rows given as columns of Python values (the changelog writer without Spark)."""
+    reference = int(time.time() * 1000) if now_ms is None else now_ms
+    stats = BatchStats()
+    buckets: dict[tuple[int, int], int] = {}
+    for table, op, ts in zip(tables, ops, ts_ms, strict=True):
+        entry = stats.by_table_op.get((table, op))
+        low = ts if entry is None else _combine(ts, entry.min_ts_ms, min)
+        high = ts if entry is None else _combine(ts, entry.max_ts_ms, max)
+        stats.by_table_op[(table, op)] = TableOp((0 if entry is None else entry.rows) + 1, low, high)
+        if ts is None:
+            stats.without_ts += 1
+            continue
+        width = next((ms for below, ms in WIDTHS_MS if reference - ts < below), OLD_WIDTH_MS)
+        start = ts - ts % width  # Python's % is Spark's pmod: a bucket starts at or below its times
+        buckets[(start, width)] = buckets.get((start, width), 0) + 1
+    stats.event_time = sorted((TimeBucket(s, w, n) for (s, w), n in buckets.items()), key=lambda b: b.start_ms)
+    return stats
+
+
 def _width_sql(reference_ms: int) -> str:
     """``bucket_width`` in SQL, of column ``ts_ms`` (NULL for a row without one)."""
     cases = " ".join(f"WHEN {reference_ms} - ts_ms < {below} THEN {ms}" for below, ms in WIDTHS_MS)

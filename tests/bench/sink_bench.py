@@ -68,7 +68,12 @@ keyed and partitioned like the normalizer does (``event_key``,
    runs the mirror query as its own ``binlake sink`` process at nice 10
    (``BINLAKE_SINK_QUERIES``; its freshness is then not reported).
 
-3. **Scale**: ``BINLAKE_BENCH_SINK_SCALE_EVENTS`` events (default 20,000) of
+3. **Writer** (``sink_writer``): the same sustained input, the changelog
+   written without Spark (``spark_sink.changelog.writer``) and the mirror
+   query in a ``binlake sink`` process of its own at nice 10; changelog
+   freshness p50/p90/p99 (target p99 < 5 s).
+
+4. **Scale**: ``BINLAKE_BENCH_SINK_SCALE_EVENTS`` events (default 20,000) of
    1, 10 and 100 tables, each case one changelog batch and one mirror batch
    (``scale``): how the sink's time grows with the tables a batch touches.
 
@@ -114,7 +119,7 @@ from binlake.shared.kafka.records import event_key, partition_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Parsed
-from tests.bench import sink_floors, sink_peer, sink_sustained
+from tests.bench import sink_floors, sink_peer, sink_sustained, sink_writer
 
 PARTITIONS: Final = 4
 TABLES: Final = 8
@@ -871,7 +876,7 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
     }
 
 
-PARTS: Final = ("throughput", "freshness", "scale")
+PARTS: Final = ("throughput", "freshness", "writer", "scale")
 
 
 def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] = PARTS) -> dict[str, Any]:
@@ -906,8 +911,12 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
             del items
             if "scale" in parts:
                 report["scale"] = scale(spark, kafka, config, tmp)
+            fresh_config = config if rate is None else replace(config, rate=rate)
+            if "writer" in parts:
+                writer_topic = f"bench-sink-writer-{os.urandom(4).hex()}"
+                asyncio.run(create_topic(bootstrap, writer_topic))
+                report["writer"] = sink_writer.freshness(kafka, fresh_config, writer_topic, tmp / "writer")
             if "freshness" in parts:
-                fresh_config = config if rate is None else replace(config, rate=rate)
                 if "throughput" not in parts:
                     _warm_up(spark, kafka, config, tmp, generate(config.warmup_events))
                 bare_topic, topic = (f"bench-sink-{name}-{os.urandom(4).hex()}" for name in ("bare", "fresh"))

@@ -64,6 +64,20 @@ def test_sink_queries_split_needs_a_mirror_query(monkeypatch: pytest.MonkeyPatch
     assert SinkSettings().queries == "changelog"
 
 
+def test_the_changelog_writer_without_spark_runs_in_a_changelog_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from binlake.spark_sink.settings import SinkSettings
+
+    monkeypatch.setenv("BINLAKE_SINK_CHANGELOG_WRITER", "python")
+    for queries, mirrors in (("both", "follow"), ("mirrors", "follow"), ("changelog", "inline")):
+        monkeypatch.setenv("BINLAKE_SINK_QUERIES", queries)
+        monkeypatch.setenv("BINLAKE_SINK_MIRRORS", mirrors)
+        with pytest.raises(ValidationError, match="BINLAKE_SINK_CHANGELOG_WRITER=python runs in a process of its own"):
+            SinkSettings()
+    monkeypatch.setenv("BINLAKE_SINK_MIRRORS", "follow")
+    monkeypatch.setenv("BINLAKE_SINK_QUERIES", "changelog")
+    assert SinkSettings().changelog_writer == "python"
+
+
 def test_sasl_needs_credentials_and_hides_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BINLAKE_KAFKA_SECURITY_PROTOCOL", "SASL_SSL")
     with pytest.raises(ValidationError, match="BINLAKE_KAFKA_SASL_USERNAME"):

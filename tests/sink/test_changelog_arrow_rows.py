@@ -23,6 +23,7 @@ from binlake.spark_sink.changelog.arrow_rows import ChangelogBatch, KafkaRecord,
 from binlake.spark_sink.changelog.table import ensure_table
 from binlake.spark_sink.events.rows import changelog_rows
 from binlake.spark_sink.events.source import KAFKA_SCHEMA, REASON, decode
+from binlake.spark_sink.observe import batch_stats
 from tests.bench import sink_bench
 from tests.support.spark_fixtures import spark
 
@@ -139,3 +140,24 @@ def test_arrow_rows_appended_by_delta_rs_read_back_in_spark(spark: SparkSession,
     read = {row["_kafka_offset"]: row.asDict(recursive=True) for row in back.collect()}
     expected, _ = _spark_rows(spark, records)
     assert read == expected
+
+
+def test_batch_statistics_from_python_values_equal_sparks(spark: SparkSession) -> None:
+    """The writer's metrics (``batch_stats.from_values`` of its rows) are those the changelog query computes."""
+    now_ms = 1_764_000_000_000
+    ages = [50, 1_500, 30_000, 600_000, 7_200_000, 3 * 86_400_000]
+    items = sink_bench.generate(120, seed=4)
+    records = [
+        KafkaRecord(TOPIC, 0, i, KAFKA_TS_MS, item.key, item.with_ts(now_ms - ages[i % len(ages)]))
+        for i, item in enumerate(items)
+    ]
+    records += [r for r in _records() if r.offset >= 400]  # events without ts_ms, before 1970, and rejects
+    rows = changelog_batch(records).rows
+    values = {name: rows.column(name).to_pylist() for name in ("source_table", "op", "ts_ms")}
+    ours = batch_stats.from_values(values["source_table"], values["op"], values["ts_ms"], now_ms=now_ms)
+    raw = spark.createDataFrame(
+        [(r.key, r.value, r.topic, r.partition, r.offset, dt.datetime.fromtimestamp(0, dt.UTC), 0) for r in records],
+        KAFKA_SCHEMA,
+    )
+    assert ours == batch_stats.collect(changelog_rows(decode(raw, envelope=True)), now_ms=now_ms)
+    assert ours.without_ts == 1 and len({b.width_ms for b in ours.event_time}) == 4
