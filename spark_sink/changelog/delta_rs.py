@@ -15,10 +15,10 @@ A batch replayed after a crash (the same records, or more) writes only the
 events at or above ``V`` and the rejects at or above ``max(Q, V)``: nothing
 twice, nothing lost. A lake whose changelog the Spark sink wrote (no
 transaction of this app id for a partition) resumes after the highest offset
-each table holds for it (``resume``): the Spark sink appends a partition's
-records in offset order, so what a table holds below its highest offset is
-complete. One writer per lake: two writers would each append what the other
-has not committed yet.
+the changelog holds for it (the Spark sink appends a partition's records in
+offset order, so what it holds below that is complete), and looks for rejects
+again from the quarantine's last one (``resume``). One writer per lake: two
+writers would each append what the other has not committed yet.
 """
 
 from __future__ import annotations
@@ -183,9 +183,9 @@ class DeltaRsChangelog:
             if changelog is None:  # nothing of this app id: a lake the Spark sink wrote, or a new one
                 changelog = _after_highest(self.changelog_uri, topic, partition)
                 if quarantine is None:
+                    # The Spark sink commits a batch's rejects after its events: those of its last batch may be
+                    # missing, so rejects are looked for again from the quarantine's last one (None: the start).
                     quarantine = _after_highest(self.quarantine_uri, topic, partition)
-                    if quarantine is None and changelog is not None and not _exists(self.quarantine_uri):
-                        quarantine = 0  # no quarantine at all: no reject to find again
             found[partition] = self._resume[(topic, partition)] = Resume(changelog, quarantine)
         return found
 
@@ -265,14 +265,6 @@ class DeltaRsChangelog:
         except TableNotFoundError:
             return None
         return None if version is None else int(version)
-
-
-def _exists(uri: str) -> bool:
-    try:
-        DeltaTable(uri)
-    except TableNotFoundError:
-        return False
-    return True
 
 
 def _after_highest(uri: str, topic: str, partition: int) -> int | None:
