@@ -25,6 +25,7 @@ from binlake.shared.codec import avro
 from binlake.shared.config.settings import kafka_settings
 from binlake.spark_sink import job
 from binlake.spark_sink.changelog import delta_rs, writer
+from binlake.spark_sink.checkpoint import app_ids
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
 from tests.bench.sink_sustained import truth_mismatches
@@ -159,6 +160,13 @@ async def test_the_writer_continues_a_changelog_the_spark_sink_began(
     seen, reasons = _landed(spark, settings)
     assert len(seen) == 550 and set(seen.values()) == {1}
     assert reasons == sorted(REASONS * 2)
+
+    # Back to the Spark changelog query: it refuses the lake another writer wrote, until a new checkpoint adopts it.
+    with pytest.raises(app_ids.LakeOwnershipError, match="writer-app/"):
+        await asyncio.to_thread(job.run, spark, spark_only, kafka_settings(kafka_bootstrap))
+    adopting = spark_only.model_copy(update={"adopt_lake": True, "checkpoint_uri": (tmp_path / "new").as_uri()})
+    await asyncio.to_thread(job.run, spark, adopting, kafka_settings(kafka_bootstrap))
+    assert _landed(spark, settings) == (seen, reasons)
 
 
 async def test_binlake_sink_runs_the_writer_in_a_process_without_spark(
