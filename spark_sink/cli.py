@@ -197,8 +197,7 @@ def _run_writer(
 
         async def watch() -> None:
             while stopping.requested() is None:
-                server.beat()  # the process is alive: the writer's loop wakes at least once a second
-                await asyncio.sleep(0.5)
+                await asyncio.sleep(0.2)
             log.info("stopping on signal %d", stopping.requested())
             stop.set()
 
@@ -210,6 +209,7 @@ def _run_writer(
                 app_id,
                 stop=stop,
                 on_batch=on_batch,
+                on_tick=server.beat,  # /healthz: the writer's loop comes round (a stuck write stops it)
                 until_caught_up=settings.trigger == "available-now",
             )
         finally:

@@ -56,10 +56,13 @@ async def run(
     *,
     stop: asyncio.Event,
     on_batch: Callable[[WriterBatch], None] | None = None,
+    on_tick: Callable[[], None] | None = None,
     until_caught_up: bool = False,
 ) -> None:
     """Write the topic's records to the changelog until ``stop`` is set (or, ``until_caught_up``, until every
-    partition is read up to where it ended when the writer started: the available-now trigger)."""
+    partition is read up to where it ended when the writer started: the available-now trigger). ``on_tick``
+    is called each time the loop comes round (at least once a second while it is idle, after every batch): a
+    liveness signal that stops when the writer is stuck."""
     store = DeltaRsChangelog(
         settings.changelog_uri(), settings.quarantine_uri(), app_id, partition_by=list(settings.changelog_partition_by)
     )
@@ -87,6 +90,8 @@ async def run(
         ends = await consumer.end_offsets(assigned) if until_caught_up else {}
         max_records = settings.max_offsets_per_trigger or DEFAULT_MAX_RECORDS
         while not stop.is_set():
+            if on_tick is not None:
+                on_tick()
             if until_caught_up and await _caught_up(consumer, ends):
                 return
             started = time.time()
