@@ -36,12 +36,12 @@ from arro3.core import Array, DataType, Field, RecordBatch, Schema, list_array, 
 from fastavro.types import Schema as AvroSchema
 
 from binlake.shared.codec import avro
+from binlake.spark_sink.events.source import reader_schema
+from binlake.spark_sink.layout import ENVELOPE
 
 MAGIC: Final = avro.MAGIC
 HEADER: Final = 10
 """``C3 01`` + the writer schema's 8-byte fingerprint."""
-IMAGE_FIELDS: Final = frozenset({"columns", "before", "after", "changed_columns"})
-ENVELOPE: Final = ("op", "source", "order_key", "ts_ms", "ingest_ts_ms", "primary_key", "ddl", "origin")
 _SOURCE_TABLE_PARTS: Final = ("tenant", "database", "schema", "table")
 _EPOCH_DAY_MS: Final = 86_400_000
 
@@ -75,14 +75,8 @@ class ChangelogBatch:
 
 @cache
 def _envelope_reader() -> AvroSchema:
-    schema = avro.schema_json()
-    fields = [f for f in schema["fields"] if f["name"] not in IMAGE_FIELDS]
-    return fastavro.parse_schema({**schema, "fields": fields})
-
-
-@cache
-def _writers() -> dict[bytes, AvroSchema]:
-    return {avro.fingerprint(v): avro.parsed_schema(v) for v in avro.released_versions()}
+    """The reader schema Spark's ``from_avro`` decodes the envelope with (``events.source``)."""
+    return fastavro.parse_schema(reader_schema(envelope=True))
 
 
 def _arrow_type(avro_type: Any) -> DataType:
@@ -130,15 +124,16 @@ def reject_reason(value: bytes | None) -> str | None:
         return "shorter than the single-object header"
     if value[:2] != MAGIC:
         return "no Avro single-object marker C3 01"
-    if value[2:HEADER] not in _writers():
+    if value[2:HEADER] not in avro.schema_by_fingerprint():
         return f"unknown schema fingerprint {value[2:HEADER].hex()}"
     return None
 
 
 def decode_envelope(value: bytes) -> dict[str, Any] | None:
     """The envelope of a message whose header ``reject_reason`` accepted; None when its body is corrupt."""
+    writer = avro.parsed_schema(avro.schema_by_fingerprint()[value[2:HEADER]])
     try:
-        record = fastavro.schemaless_reader(io.BytesIO(value[HEADER:]), _writers()[value[2:HEADER]], _envelope_reader())
+        record = fastavro.schemaless_reader(io.BytesIO(value[HEADER:]), writer, _envelope_reader())
     except (EOFError, ValueError, IndexError, UnicodeDecodeError, KeyError, TypeError):
         return None
     if not isinstance(record, dict) or any(record.get(name) is None for name in ("op", "order_key", "origin")):
@@ -178,16 +173,22 @@ def changelog_batch(records: Iterable[KafkaRecord]) -> ChangelogBatch:
     return ChangelogBatch(_batch(good), rejected)
 
 
-def _batch(good: Sequence[tuple[KafkaRecord, dict[str, Any]]]) -> RecordBatch:
-    schema = changelog_schema()
-    records = [r for r, _ in good]
-    envelopes = [e for _, e in good]
-    columns: list[Array] = [
+def kafka_columns(records: Sequence[KafkaRecord]) -> list[Array]:
+    """The records' Kafka topic, partition, offset and timestamp: the first columns of the changelog's and the
+    quarantine's rows."""
+    return [
         Array([r.topic for r in records], DataType.string()),
         Array([r.partition for r in records], DataType.int32()),
         Array([r.offset for r in records], DataType.int64()),
         Array([r.timestamp_ms * 1000 for r in records], DataType.int64()).cast(DataType.timestamp("us", tz="UTC")),
     ]
+
+
+def _batch(good: Sequence[tuple[KafkaRecord, dict[str, Any]]]) -> RecordBatch:
+    schema = changelog_schema()
+    records = [r for r, _ in good]
+    envelopes = [e for _, e in good]
+    columns = kafka_columns(records)
     for name in ENVELOPE:
         columns.append(_column([e.get(name) for e in envelopes], schema.field(name).type))
     columns += [

@@ -30,22 +30,23 @@ import time
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Final
 
 from arro3.core import Array, DataType, Field, RecordBatch, Schema
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 
-from binlake.spark_sink.changelog.arrow_rows import ChangelogBatch, KafkaRecord, Rejected, changelog_schema
-from binlake.spark_sink.layout import CHANGE_FEED, CHANGELOG_VERSION, PROP_VERSION
+from binlake.spark_sink.changelog.arrow_rows import (
+    ChangelogBatch,
+    KafkaRecord,
+    Rejected,
+    changelog_schema,
+    kafka_columns,
+)
+from binlake.spark_sink.layout import CHANGE_FEED, CHANGELOG_VERSION, PROP_VERSION, STATS, STATS_COLUMNS
 from binlake.spark_sink.local_files import local_root
 from binlake.spark_sink.observe import batch_stats
 from binlake.spark_sink.observe.batch_stats import BatchStats
 
-STATS_COLUMNS: Final = "delta.dataSkippingStatsColumns"
-STATS: Final = ("_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_timestamp", "order_key", "ts_ms")
-"""As the Spark sink creates the changelog (``changelog.table``): statistics of the Kafka coordinates, the
-order and the event time only."""
 Partition = tuple[str, int]
 
 
@@ -163,7 +164,8 @@ class DeltaRsChangelog:
         this app id's transactions); kept as the filter of the batches that follow. Creates the changelog where
         there is none (``create_changelog``)."""
         create_changelog(self.changelog_uri, self.partition_by)
-        layout = DeltaTable(self.changelog_uri).metadata().configuration.get(PROP_VERSION, "1")
+        changelog_table, quarantine_table = DeltaTable(self.changelog_uri), _open(self.quarantine_uri)
+        layout = changelog_table.metadata().configuration.get(PROP_VERSION, "1")
         if layout != str(CHANGELOG_VERSION):
             raise ValueError(
                 f"the changelog at {self.changelog_uri} has layout {layout} (an earlier release made it); the writer "
@@ -171,21 +173,21 @@ class DeltaRsChangelog:
             )
         found: dict[int, Resume] = {}
         for partition in partitions:
-            changelog = self._txn(self.changelog_uri, txn_app_id(self.app_id, topic, partition))
+            changelog = _txn(changelog_table, txn_app_id(self.app_id, topic, partition))
             # The quarantine's progress: recorded in the changelog's commit, and in the quarantine's own, which
             # comes first (ahead of the changelog's after a crash between the two).
             recorded = [
-                self._txn(self.changelog_uri, quarantine_app_id(self.app_id, topic, partition)),
-                self._txn(self.quarantine_uri, txn_app_id(self.app_id, topic, partition)),
+                _txn(changelog_table, quarantine_app_id(self.app_id, topic, partition)),
+                _txn(quarantine_table, txn_app_id(self.app_id, topic, partition)),
             ]
             known = [v for v in recorded if v is not None]
             quarantine = max(known) if known else None
             if changelog is None:  # nothing of this app id: a lake the Spark sink wrote, or a new one
-                changelog = _after_highest(self.changelog_uri, topic, partition)
+                changelog = _after_highest(changelog_table, topic, partition)
                 if quarantine is None:
                     # The Spark sink commits a batch's rejects after its events: those of its last batch may be
                     # missing, so rejects are looked for again from the quarantine's last one (None: the start).
-                    quarantine = _after_highest(self.quarantine_uri, topic, partition)
+                    quarantine = _after_highest(quarantine_table, topic, partition)
             found[partition] = self._resume[(topic, partition)] = Resume(changelog, quarantine)
         return found
 
@@ -198,14 +200,14 @@ class DeltaRsChangelog:
             reads[key] = max(reads.get(key, 0), record.offset + 1)
         # A re-read (of a lake the Spark sink began) may start below where a table is written to: never back.
         after = {key: self._after(key, read) for key, read in sorted(reads.items())}
-        rejects = [r for r in batch.rejected if self._new(r.record, quarantine=True)]
+        rejects = [r for r in batch.rejected if self._new(r.record.topic, r.record.partition, r.record.offset, True)]
         coordinates = zip(
             batch.rows.column("_kafka_topic").to_pylist(),
             batch.rows.column("_kafka_partition").to_pylist(),
             batch.rows.column("_kafka_offset").to_pylist(),
             strict=True,
         )
-        keep = [self._new_event(topic, partition, offset) for topic, partition, offset in coordinates]
+        keep = [self._new(topic, partition, offset, False) for topic, partition, offset in coordinates]
         skipped = len(batch.rejected) - len(rejects) + keep.count(False)
         if rejects:
             quarantined = [Transaction(txn_app_id(self.app_id, t, p), q) for (t, p), (_, q) in after.items()]
@@ -248,30 +250,29 @@ class DeltaRsChangelog:
             read if before.quarantine is None else max(before.quarantine, read),
         )
 
-    def _new(self, record: KafkaRecord, *, quarantine: bool) -> bool:
-        resume = self._resume.get((record.topic, record.partition))
-        if resume is None:
-            return True
-        start = resume.quarantine if quarantine else resume.changelog
-        return start is None or record.offset >= start
-
-    def _new_event(self, topic: str, partition: int, offset: int) -> bool:
-        resume = self._resume.get((topic, partition))
-        return resume is None or resume.changelog is None or offset >= resume.changelog
-
-    def _txn(self, uri: str, app_id: str) -> int | None:
-        try:
-            version = DeltaTable(uri).transaction_version(app_id)
-        except TableNotFoundError:
-            return None
-        return None if version is None else int(version)
+    def _new(self, topic: str, partition: int, offset: int, reject: bool) -> bool:
+        """Whether a record (a reject, or an event) is not in its table yet."""
+        resume = self._resume.get((topic, partition), Resume(None, None))
+        start = resume.quarantine if reject else resume.changelog
+        return start is None or offset >= start
 
 
-def _after_highest(uri: str, topic: str, partition: int) -> int | None:
-    """One past the highest offset of the partition the table holds (None: none, or no table)."""
+def _open(uri: str) -> DeltaTable | None:
     try:
-        table = DeltaTable(uri)
+        return DeltaTable(uri)
     except TableNotFoundError:
+        return None
+
+
+def _txn(table: DeltaTable | None, app_id: str) -> int | None:
+    """The version of the table's transaction ``app_id`` (None: none, or no table)."""
+    version = None if table is None else table.transaction_version(app_id)
+    return None if version is None else int(version)
+
+
+def _after_highest(table: DeltaTable | None, topic: str, partition: int) -> int | None:
+    """One past the highest offset of the partition the table holds (None: none, or no table)."""
+    if table is None:
         return None
     quoted = topic.replace("'", "''")
     reader = (
@@ -291,10 +292,7 @@ def _quarantine_rows(rejects: list[Rejected]) -> RecordBatch:
     records = [r.record for r in rejects]
     return RecordBatch.from_arrays(
         [
-            Array([r.topic for r in records], DataType.string()),
-            Array([r.partition for r in records], DataType.int32()),
-            Array([r.offset for r in records], DataType.int64()),
-            Array([r.timestamp_ms * 1000 for r in records], DataType.int64()).cast(DataType.timestamp("us", tz="UTC")),
+            *kafka_columns(records),
             Array([r.key for r in records], DataType.binary()),
             Array([r.value for r in records], DataType.binary()),
             Array([r.reason for r in rejects], DataType.string()),

@@ -16,7 +16,7 @@ so replaying a topic range under a new checkpoint adds nothing (``dedup``).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -27,16 +27,10 @@ from binlake.spark_sink.changelog.dedup import in_ranges
 from binlake.spark_sink.checkpoint.offset_log import OffsetRange
 from binlake.spark_sink.events.rows import changelog_rows
 from binlake.spark_sink.events.source import KAFKA_COLUMNS, KAFKA_SCHEMA, REASON, decode
-from binlake.spark_sink.layout import CHANGE_FEED, CHANGELOG_VERSION, PROP_FEED_FROM, PROP_VERSION
+from binlake.spark_sink.layout import CHANGE_FEED, CHANGELOG_VERSION, PROP_FEED_FROM, PROP_VERSION, STATS, STATS_COLUMNS
 from binlake.spark_sink.local_files import local_root
 from binlake.spark_sink.observe import batch_stats
 from binlake.spark_sink.observe.batch_stats import BatchStats
-
-STATS_COLUMNS: Final = "delta.dataSkippingStatsColumns"
-STATS: Final = ("_kafka_topic", "_kafka_partition", "_kafka_offset", "_kafka_timestamp", "order_key", "ts_ms")
-"""The columns a new changelog keeps per-file statistics of: the Kafka coordinates (the "not yet written"
-read skips files by them), the order and the event time. Statistics of every column cost about a
-fifth of an append."""
 
 
 def batch_commit(

@@ -31,8 +31,8 @@ from typing import Final
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
-from binlake.spark_sink.events.source import EVENT, IMAGE_FIELDS, KAFKA_COLUMNS, REASON, decoded_event
-from binlake.spark_sink.layout import BODY, CHANGELOG_VERSION
+from binlake.spark_sink.events.source import EVENT, KAFKA_COLUMNS, REASON, decoded_event
+from binlake.spark_sink.layout import BODY, CHANGELOG_VERSION, ENVELOPE, IMAGE_FIELDS
 
 BAD: Final = "bad"
 """An observed metric of ``changelog_rows``: unreadable records in the batch."""
@@ -47,9 +47,6 @@ def source_table(event: Column) -> Column:
     return F.when(name == "", F.lit("_none")).otherwise(name)
 
 
-_ENVELOPE: Final = ("op", "source", "order_key", "ts_ms", "ingest_ts_ms", "primary_key", "ddl", "origin")
-
-
 def _with_reason(decoded: DataFrame, version: int = CHANGELOG_VERSION) -> DataFrame:
     """Changelog columns of every decoded record, and its ``_reason`` (NULL for a good one)."""
     event = F.col(EVENT)
@@ -57,7 +54,7 @@ def _with_reason(decoded: DataFrame, version: int = CHANGELOG_VERSION) -> DataFr
     fields = [F.col(f"{EVENT}.*")]
     tail: list[Column] = []
     if version != 1:  # the envelope as columns; the images only in the body
-        fields = [event[name].alias(name) for name in _ENVELOPE]
+        fields = [event[name].alias(name) for name in ENVELOPE]
         tail = [F.col("key").cast("string").alias("key"), F.col("value").alias(BODY)]
     return decoded.select(
         *KAFKA_COLUMNS,

@@ -21,6 +21,7 @@ from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, Str
 from binlake.shared.codec import avro
 from binlake.shared.config.settings import KafkaSettings
 from binlake.spark_sink.events.pem import ssl_options
+from binlake.spark_sink.layout import IMAGE_FIELDS
 from binlake.spark_sink.settings import SinkSettings
 
 EVENT: Final = "_event"
@@ -70,10 +71,6 @@ def read_stream(spark: SparkSession, settings: SinkSettings, kafka: KafkaSetting
     if settings.max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(settings.max_offsets_per_trigger))
     return reader.load()
-
-
-IMAGE_FIELDS: Final = frozenset({"columns", "before", "after", "changed_columns"})
-"""The event's per-row payload: what the changelog keeps in the Avro body only (``events.rows``)."""
 
 
 def reader_schema(*, envelope: bool = False, only: frozenset[str] | None = None) -> dict[str, object]:
