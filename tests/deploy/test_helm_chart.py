@@ -92,6 +92,47 @@ def test_sink_local_mode_is_a_statefulset_with_a_volume_probes_and_a_metrics_ser
     )
 
 
+def test_sink_with_the_python_writer_is_two_containers_each_with_its_metrics() -> None:
+    docs = render("--set", "sink.changelogWriter=python")
+    pod = one(docs, "StatefulSet", "binlake-sink")["spec"]["template"]["spec"]
+    containers = {c["name"]: c for c in pod["containers"]}
+    assert set(containers) == {"changelog", "mirrors"}
+    writer, mirrors = env_of(containers["changelog"]), env_of(containers["mirrors"])
+    assert (writer["BINLAKE_SINK_QUERIES"], writer["BINLAKE_SINK_CHANGELOG_WRITER"]) == ("changelog", "python")
+    assert mirrors["BINLAKE_SINK_QUERIES"] == "mirrors"
+    assert "BINLAKE_SINK_CHANGELOG_WRITER" not in mirrors
+    # The same lake and checkpoints, on the pod's one volume; each container its own metrics port and probes.
+    for name in ("BINLAKE_SINK_LAKE_URI", "BINLAKE_SINK_CHECKPOINT_URI", "BINLAKE_SINK_MIRROR_CHECKPOINT_URI"):
+        assert writer[name] == mirrors[name]
+    assert (writer["BINLAKE_SINK_METRICS_PORT"], mirrors["BINLAKE_SINK_METRICS_PORT"]) == ("9109", "9110")
+    for container, port in ((containers["changelog"], "metrics"), (containers["mirrors"], "mirror-metrics")):
+        assert container["ports"][0]["name"] == port
+        assert {"name": "data", "mountPath": "/var/lib/binlake"} in container["volumeMounts"]
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            assert container[probe]["httpGet"]["port"] == port
+    assert containers["changelog"]["resources"]["requests"]["cpu"] == "1"
+    service = one(docs, "Service", "binlake-sink")
+    assert [p["port"] for p in service["spec"]["ports"]] == [9109, 9110]
+    urls = one(docs, "Pod", "binlake-test-readyz")["spec"]["containers"][0]["args"][1:]
+    assert urls[-2:] == ["http://binlake-sink:9109/readyz", "http://binlake-sink:9110/readyz"]
+    monitor = one(
+        render("--set", "sink.changelogWriter=python", "--set", "serviceMonitor.enabled=true"), "ServiceMonitor"
+    )
+    assert [e["port"] for e in monitor["spec"]["endpoints"]] == ["metrics", "mirror-metrics"]
+    done = run(
+        tool("helm"),
+        "template",
+        "binlake",
+        str(CHART),
+        "-f",
+        str(SPARK_OPERATOR),
+        "--set",
+        "sink.changelogWriter=python",
+        check=False,
+    )
+    assert done.returncode != 0 and "local mode" in done.stderr
+
+
 def test_sink_on_an_object_store_takes_credentials_from_a_secret() -> None:
     docs = render("-f", str(FULL))
     container = one(docs, "StatefulSet")["spec"]["template"]["spec"]["containers"][0]
