@@ -783,6 +783,7 @@ def _throughput(
     # The current-state reads too: the first reads in a JVM took 3x the later ones (21 s against 6-7 s for
     # 50,000 events), a cost the other contenders' warm-up runs spare them.
     merge_on_read(spark, kafka, config, warm, tmp / "warm-mor", tables=[t.name for t in peer_tables])
+    sink_writer.merge_on_read(spark, kafka, config, warm, tmp / "warm-writer", tables=[t.name for t in peer_tables])
     bare_s = bare_copy(spark, kafka, config, main, tmp / "bare")
     shutil.rmtree(tmp / "bare", ignore_errors=True)
     sink = sink_copy(spark, kafka, config, main, tmp / "sink")
@@ -798,6 +799,13 @@ def _throughput(
     if mor["current_rows"] != peer_rows:
         raise RuntimeError(f"the current-state reads found {mor['current_rows']} rows, the peer {peer_rows}")
     mor_s = mor["changelog_s"] + mor["current_read_s"]
+    by_writer = sink_writer.merge_on_read(
+        spark, kafka, config, main, tmp / "writer", tables=[t.name for t in peer_tables]
+    )
+    if by_writer["current_rows"] != peer_rows or by_writer["changelog_rows"] != events:
+        raise RuntimeError(f"the writer's lake differs: {by_writer}, the peer's mirrors hold {peer_rows} rows")
+    writer_mor_s = by_writer["changelog_s"] + by_writer["current_read_s"]
+    writer_sink_s = by_writer["changelog_s"] + by_writer["mirrors_written_s"]
     sink_settings = _sink_settings(config, lake=(tmp / "sink").as_uri(), topic=main)
     sink_rows = sum(spark.read.format("delta").load(sink_settings.mirror_uri(t.name)).count() for t in peer_tables)
     bare_rate, sink_rate, peer_rate = _rate(events, bare_s), _rate(events, sink.seconds), _rate(events, peer_s)
@@ -824,6 +832,14 @@ def _throughput(
         "merge_on_read": mor,
         "ratio_merge_on_read_vs_bare": round(bare_s / mor_s, 3) if mor_s else None,
         "ratio_merge_on_read_vs_textbook_peer": round(peer_s / mor_s, 3) if mor_s else None,
+        # The same with the changelog written without Spark (sink_writer.merge_on_read): the writer, then the
+        # reads, then the mirror query over its changelog. The whole sink's ratio adds the writer's time and
+        # the mirror query's, one after the other (deployed, they overlap).
+        "writer_merge_on_read": by_writer,
+        "ratio_writer_merge_on_read_vs_bare": round(bare_s / writer_mor_s, 3) if writer_mor_s else None,
+        "ratio_writer_merge_on_read_vs_textbook_peer": round(peer_s / writer_mor_s, 3) if writer_mor_s else None,
+        "ratio_writer_sink_vs_bare": round(bare_s / writer_sink_s, 3) if writer_sink_s else None,
+        "ratio_writer_sink_vs_textbook_peer": round(peer_s / writer_sink_s, 3) if writer_sink_s else None,
         "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
         "ratio_sink_vs_textbook_peer": round(sink_rate / peer_rate, 3) if peer_rate else None,
         "ratio_textbook_peer_vs_bare": round(peer_rate / bare_rate, 3) if bare_rate else None,
@@ -912,13 +928,18 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
             if "scale" in parts:
                 report["scale"] = scale(spark, kafka, config, tmp)
             fresh_config = config if rate is None else replace(config, rate=rate)
+            # The sustained parts' JVM warmed up as the throughput part's contenders are (its reads too).
+            warm = None
+            if "throughput" not in parts and ("writer" in parts or "freshness" in parts):
+                warm = _warm_up(spark, kafka, config, tmp, generate(config.warmup_events))
             if "writer" in parts:
+                if warm is not None:
+                    tables = [f"bench.t{index:02d}" for index in range(TABLES)]
+                    sink_writer.merge_on_read(spark, kafka, config, warm, tmp / "warm-writer", tables=tables)
                 writer_topic = f"bench-sink-writer-{os.urandom(4).hex()}"
                 asyncio.run(create_topic(bootstrap, writer_topic))
-                report["writer"] = sink_writer.freshness(kafka, fresh_config, writer_topic, tmp / "writer")
+                report["writer"] = sink_writer.freshness(spark, kafka, fresh_config, writer_topic, tmp / "writer")
             if "freshness" in parts:
-                if "throughput" not in parts:
-                    _warm_up(spark, kafka, config, tmp, generate(config.warmup_events))
                 bare_topic, topic = (f"bench-sink-{name}-{os.urandom(4).hex()}" for name in ("bare", "fresh"))
                 for name in (bare_topic, topic):
                     asyncio.run(create_topic(bootstrap, name))

@@ -257,3 +257,103 @@ def commit_freshness(
             first = last
         before = cumulative
     return out
+
+
+def free_port() -> int:
+    """A TCP port free on loopback now (for a child process' metrics server, whose port the bench must know)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class MirrorPoller:
+    """Polls a mirror process' ``/metrics`` every ``every_s`` seconds for the newest event every mirror holds
+    (the least of ``binlake_sink_mirror_last_event_timestamp_seconds`` over ``tables``) and its last mirror
+    commit: the mirrors' lag as their operator sees it, from a process whose batches this one cannot see."""
+
+    port: int
+    tables: list[str]
+    every_s: float = 1.0
+    polls: list[tuple[float, float | None, float | None]] = field(default_factory=list)
+    """(wall time polled, newest event time every mirror holds, last mirror commit) per answered poll."""
+    last_text: str = ""
+    """The last answered poll's Prometheus text."""
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="bench-mirror-poller", daemon=True)
+        self._thread.start()
+
+    def poll_once(self) -> tuple[float, float | None, float | None] | None:
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/metrics", timeout=5) as answer:
+                text = answer.read().decode()
+        except OSError:
+            return None  # not serving yet, or busy: the next poll tries again
+        self.last_text = text
+        return (time.time(), *parse_mirror_metrics(text, self.tables))
+
+    def step_seconds(self) -> dict[str, float]:
+        """The mirror batches' seconds per step (``binlake_sink_batch_step_seconds``) at the last poll."""
+        steps: dict[str, float] = {}
+        for line in self.last_text.splitlines():
+            if line.startswith("binlake_sink_batch_step_seconds_total{"):
+                labels, value = line.rsplit(" ", 1)
+                steps[labels.split('step="', 1)[1].split('"', 1)[0]] = round(float(value), 1)
+        return steps
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            polled = self.poll_once()
+            if polled is not None:
+                self.polls.append(polled)
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def parse_mirror_metrics(text: str, tables: Sequence[str]) -> tuple[float | None, float | None]:
+    """(the least newest-event time over ``tables``, None until every one has a mirror commit; the last mirror
+    commit's wall time, None before the first) from a sink's Prometheus text."""
+    newest: dict[str, float] = {}
+    last_commit: float | None = None
+    for line in text.splitlines():
+        if line.startswith("binlake_sink_mirror_last_event_timestamp_seconds{"):
+            labels, value = line.rsplit(" ", 1)
+            table = labels.split('table="', 1)[1].split('"', 1)[0]
+            newest[table] = float(value)
+        elif line.startswith("binlake_sink_mirror_last_commit_timestamp_seconds "):
+            last_commit = float(line.rsplit(" ", 1)[1]) or None
+    held = [newest[table] for table in tables if table in newest]
+    return (min(held) if held and len(held) == len(tables) else None), last_commit
+
+
+def mirror_freshness(
+    ticks: Sequence[tuple[int, int]],
+    polls: Sequence[tuple[float, float | None, float | None]],
+    *,
+    sent_from_ms: float = -math.inf,
+    sent_before_ms: float = math.inf,
+) -> list[tuple[float, int]]:
+    """(mirror freshness s, events) of the events the producer sent (``ticks``) between ``sent_from_ms`` and
+    ``sent_before_ms``: the first poll (``MirrorPoller.polls``) whose newest event every mirror holds reaches
+    the event's ``ts_ms``, minus that ``ts_ms``. Exact to a poll's interval; events no poll saw are left out."""
+    seen = sorted((at, held) for at, held, _ in polls if held is not None)
+    out: list[tuple[float, int]] = []
+    before = 0
+    at = 0
+    for cumulative, ts_ms in ticks:  # in send order: ts_ms never decreases
+        while at < len(seen) and seen[at][1] * 1000 < ts_ms:
+            at += 1
+        if at < len(seen) and sent_from_ms <= ts_ms < sent_before_ms:
+            out.append((max(0.0, seen[at][0] - ts_ms / 1000), cumulative - before))
+        before = cumulative
+    return out

@@ -8,6 +8,15 @@ A producer thread sends canonical events at a steady rate (``PacedProducer``,
 event's freshness is the wall time at which the writer's changelog commit
 holding it became visible minus its ``ts_ms`` (target p99 < 5 s), over the
 events sent after the first ``BINLAKE_BENCH_SINK_WARMUP_S`` seconds.
+
+Beside them, as in the Spark sink's sustained part (``sink_sustained``): a
+reader in this process' SparkSession reads every table's current state
+(merge on read) ``BINLAKE_BENCH_SINK_READ_PAUSE_S`` after its previous read
+(target p99 < 10 s), the mirrors' lag is polled from the mirror process'
+metrics every second (``MirrorPoller``; bounded: the second half of the input
+against the first), every table's current state is compared with the
+generator's truth at the end, and the resident memory of this process (with
+its JVM) and of the mirror process is sampled.
 """
 
 from __future__ import annotations
@@ -28,13 +37,17 @@ from tests.support.signal_probe import binlake_command
 from tests.support.sink_process import sink_env
 
 TARGET_P99_S = 5.0
+TARGET_CURRENT_P99_S = 10.0
+SEED = 13
 
 
-def freshness(kafka: KafkaSettings, config: Any, topic: str, tmp: Path) -> dict[str, Any]:
-    """Run the writer and the mirror process under ``config.rate`` events/s for ``config.seconds``."""
+def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Path) -> dict[str, Any]:
+    """Run the writer and the mirror process under ``config.rate`` events/s for ``config.seconds``, reading
+    the current states with ``spark`` meanwhile."""
     from binlake.spark_sink.changelog import writer
+    from binlake.spark_sink.mirror import current_state
 
-    items = sink_bench.encode_events(int(config.rate * config.seconds), seed=13)
+    items = sink_bench.encode_events(int(config.rate * config.seconds), seed=SEED)
     settings = sink_bench._sink_settings(
         config,
         lake=(tmp / "lake").as_uri(),
@@ -65,17 +78,26 @@ def freshness(kafka: KafkaSettings, config: Any, topic: str, tmp: Path) -> dict[
     changelog = tmp / "lake" / "changelog" / "_delta_log"
     while not changelog.exists() and thread.is_alive():
         time.sleep(0.1)  # the writer creates the changelog; the mirror process waits for it anyway
+    port = sink_sustained.free_port()
     env = sink_env(
         settings,
         kafka.bootstrap_servers,
         BINLAKE_SINK_QUERIES="mirrors",
         BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S="30",
         BINLAKE_SINK_LOG_LEVEL="WARN",
+        BINLAKE_SINK_METRICS_PORT=str(port),
     )
     with (tmp / "mirrors.log").open("w") as log:
         mirrors = subprocess.Popen(["nice", "-n", "10", *binlake_command("sink")], env=env, stdout=log, stderr=log)
+    tables = [f"bench.t{index:02d}" for index in range(sink_bench.TABLES)]
+    poller = sink_sustained.MirrorPoller(port, tables)
+    reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s)
+    rss = sink_sustained.RssSampler()
     producer = sink_bench.PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     try:
+        poller.start()
+        rss.start()
+        reader.start()
         producer.start()
         producer.join()
         deadline = time.monotonic() + max(120, config.seconds)
@@ -83,6 +105,9 @@ def freshness(kafka: KafkaSettings, config: Any, topic: str, tmp: Path) -> dict[
             time.sleep(0.5)
         caught_up_after_s = time.time() - producer.finished_at
     finally:
+        reader.stop()
+        poller.stop()
+        memory = rss.stop()
         if loops:
             loops[0].call_soon_threadsafe(stop.set)
         thread.join(60)
@@ -94,6 +119,7 @@ def freshness(kafka: KafkaSettings, config: Any, topic: str, tmp: Path) -> dict[
             mirrors.wait()
     if failures:
         raise RuntimeError(f"the changelog writer failed: {failures[0]!r}") from failures[0]
+    reader.check()
     written = sum(b.written.changelog_rows for b in batches)
     commits: list[tuple[float, int]] = []
     total = 0
@@ -105,6 +131,21 @@ def freshness(kafka: KafkaSettings, config: Any, topic: str, tmp: Path) -> dict[
     samples = sink_sustained.commit_freshness(producer.ticks, commits, sent_from_ms=steady_from_ms)
     gaps = sorted(b[0] - a[0] for a, b in itertools.pairwise(commits))
     mirror_batches = (tmp / "mirrors.log").read_text().count('"mirror batch ')
+    half_ms = (producer.started_at + producer.finished_at) / 2 * 1000
+    reports = [b.written for b in batches]
+    read_seconds = sorted(ended - started for started, ended, _ in reader.reads)
+    mirror_commits = sorted({commit for _, _, commit in poller.polls if commit is not None})
+    wrong = (
+        sink_sustained.truth_mismatches(
+            current_state.current_tables(spark, settings, tables),
+            events=len(items),
+            seed=SEED,
+            tables=sink_bench.TABLES,
+            database="bench",
+        )
+        if written == len(items)
+        else ["not caught up: not compared"]
+    )
     return {
         "rate": config.rate,
         "seconds": config.seconds,
@@ -117,5 +158,74 @@ def freshness(kafka: KafkaSettings, config: Any, topic: str, tmp: Path) -> dict[
         "commit_gap_s_p50_max": [round(gaps[len(gaps) // 2], 2), round(gaps[-1], 2)] if gaps else None,
         "caught_up_s_after_input_stopped": round(caught_up_after_s, 1) if written == len(items) else None,
         "mirror_process_batches": mirror_batches,
+        # The mirror process' own figures, polled from its /metrics (mirrors=follow, 30 s trigger, nice 10).
+        "mirror_freshness_steady": sink_bench._summary(
+            sink_sustained.mirror_freshness(producer.ticks, poller.polls, sent_from_ms=steady_from_ms)
+        ),
+        # Bounded lag: the mirrors' freshness over the second half of the input against the first half.
+        "mirror_freshness_first_half": sink_bench._summary(
+            sink_sustained.mirror_freshness(
+                producer.ticks, poller.polls, sent_from_ms=steady_from_ms, sent_before_ms=half_ms
+            )
+        ),
+        "mirror_freshness_second_half": sink_bench._summary(
+            sink_sustained.mirror_freshness(producer.ticks, poller.polls, sent_from_ms=half_ms)
+        ),
+        "mirror_commit_gap_s": [round(b - a, 1) for a, b in itertools.pairwise(mirror_commits)],
+        "mirror_seconds_by_step": poller.step_seconds(),
+        "current_state": {
+            "reads": len(reader.reads),
+            "read_s_p50_max": [round(read_seconds[len(read_seconds) // 2], 2), round(read_seconds[-1], 2)]
+            if read_seconds
+            else None,
+            "freshness_steady": sink_bench._summary(
+                list(sink_sustained.read_freshness(reports, reader.reads, sent_from_ms=steady_from_ms))
+            ),
+            "target_p99_s": TARGET_CURRENT_P99_S,
+            "events_no_read_saw": sink_sustained.unseen_events(reports, reader.reads),
+            "tables_not_equal_to_truth": wrong,
+        },
+        # This process (the writer, the reader's SparkSession and its JVM, the mirror process as its child).
+        "rss": memory,
         "cpus": os.cpu_count(),
+    }
+
+
+def merge_on_read(
+    spark: Any, kafka: KafkaSettings, config: Any, topic: str, lake: Path, *, tables: list[str]
+) -> dict[str, Any]:
+    """``sink_bench.merge_on_read`` with the changelog written without Spark: the writer, available-now
+    (``until_caught_up``), in this process; then every table's current state read in full with ``spark``;
+    then the mirror query, available-now, over the writer's changelog. Each timed."""
+    from binlake.spark_sink import job
+    from binlake.spark_sink.changelog import writer
+    from binlake.spark_sink.mirror import current_state
+
+    settings = sink_bench._sink_settings(
+        config, lake=lake.as_uri(), topic=topic, queries="changelog", changelog_writer="python"
+    )
+    batches: list[writer.WriterBatch] = []
+    started = time.perf_counter()
+    asyncio.run(
+        writer.run(settings, kafka, "bench-writer", stop=asyncio.Event(), on_batch=batches.append, until_caught_up=True)
+    )
+    changelog_s = time.perf_counter() - started
+    frames = current_state.current_tables(spark, settings, tables)
+    rows = sum(sink_sustained.read_in_full(frame) for frame in frames.values())
+    current_s = time.perf_counter() - started - changelog_s
+    # As the mirror process of this deployment runs it (queries=mirrors): a checkpoint of its own.
+    mirror_settings = settings.model_copy(update={"queries": "mirrors", "changelog_writer": "spark"})
+    ids = job.owned_app_ids(spark, mirror_settings)
+    mirrors = job.start_mirrors(spark, mirror_settings, ids.mirrors)
+    mirrors.awaitTermination()
+    if mirrors.exception() is not None:
+        raise RuntimeError(f"the mirror query failed: {mirrors.exception()}")
+    mirrors_s = time.perf_counter() - started - changelog_s - current_s
+    return {
+        "changelog_s": round(changelog_s, 3),
+        "changelog_rows": sum(b.written.changelog_rows for b in batches),
+        "writer_batches": len(batches),
+        "current_read_s": round(current_s, 3),
+        "current_rows": rows,
+        "mirrors_written_s": round(mirrors_s, 3),
     }
