@@ -1,6 +1,7 @@
 """Types of the Rust extension (shared/fastlane/src/lib.rs)."""
 
 from collections.abc import Callable
+from typing import Any
 
 KIND_CODES: dict[str, int]
 """Column kind name -> code, the one definition (values.rs) that plan.py is checked against."""
@@ -161,3 +162,10 @@ class OmsAvroLane:
 
 def detect_format(raw: bytes) -> str | None: ...
 def auto_format(raw: bytes) -> str | None: ...
+
+class AvroShape:
+    """An Avro schema in ``avro_shape.rs``'s notation: bodies read into Python values (records as tuples,
+    enums as indexes), skipped fields unbuilt; None for a body fastavro must read."""
+
+    def __init__(self, notation: str) -> None: ...
+    def read_many(self, bodies: list[bytes], offset: int) -> list[tuple[Any, ...] | None]: ...

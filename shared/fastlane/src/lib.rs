@@ -12,6 +12,7 @@
 
 mod avro;
 mod avro_reader;
+mod avro_shape;
 mod canal;
 mod ckafka;
 mod debezium;
@@ -1114,6 +1115,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(render_json, m)?)?;
     m.add_function(wrap_pyfunction!(auto_format, m)?)?;
+    m.add_class::<avro_shape::AvroShape>()?;
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;
     m.add_class::<DrsAvroLane>()?;
