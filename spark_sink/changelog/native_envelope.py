@@ -173,5 +173,5 @@ def for_schema(schema: dict[str, Any], skip: frozenset[str]) -> Envelopes | None
     """``Envelopes`` of ``schema``, or None without the native extension or for a schema it cannot read."""
     try:
         return Envelopes(schema, skip)
-    except (ImportError, UnsupportedSchema):
+    except (ImportError, ValueError):  # UnsupportedSchema, or a notation the native side refuses (an empty record)
         return None

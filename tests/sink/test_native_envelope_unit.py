@@ -76,6 +76,10 @@ def test_what_fastavro_reads_its_own_way_is_declined() -> None:
     assert AvroShape("<(N,L)>").read_many([b"\x04"], 0) == [None]
     assert AvroShape("<E2;>").read_many([b"\x04"], 0) == [None]
     assert AvroShape("<[L>").read_many([b"\x01\x02\x02\x00"], 0) == [None]
+    # Blocks asking for more than 2**20 items in all (of nulls: no bytes each), as a corrupt count.
+    many = b"\x80\x80\x40" * 3 + b"\x00"  # three blocks of 2**19 nulls
+    assert AvroShape("<[N>").read_many([many], 0) == [None]
+    assert AvroShape("<[N>").read_many([b"\x80\x80\x40\x00"], 0) == [([None] * 2**19,)]
     # A skipped string is not checked (nor is it by fastavro's skipping); kept values as fastavro gives them.
     assert AvroShape("<!S,L,E3;,{D,[B>").read_many(
         [b"\x02\xff\x07\x04\x02\x02k" + bytes(8) + b"\x00\x02\x02z\x00"], 0
@@ -97,3 +101,5 @@ def test_a_schema_without_a_notation_is_left_to_fastavro() -> None:
         "fields": [{"name": "t", "type": {"type": "long", "logicalType": "timestamp-millis"}}],
     }
     assert native_envelope.for_schema(logical, frozenset()) is None
+    empty = {"type": "record", "name": "R", "fields": []}
+    assert native_envelope.for_schema(empty, frozenset()) is None

@@ -110,13 +110,19 @@ fn float(r: &mut Reader<'_>) -> Option<f32> {
     Some(f32::from_le_bytes(four))
 }
 
+/// Items of one array or map beyond this many in all decline (a corrupt count; items of no bytes, such
+/// as nulls, would otherwise let a short body ask for millions).
+const ITEMS_LIMIT: usize = 1 << 20;
+
 /// Blocks of an array or map: calls `each` once per item.
 fn blocks(r: &mut Reader<'_>, mut each: impl FnMut(&mut Reader<'_>) -> Option<()>) -> Option<()> {
+    let mut total: usize = 0;
     loop {
         let n = r.count()?;
         if n == 0 {
             return Some(());
         }
+        total = total.checked_add(n).filter(|&t| t <= ITEMS_LIMIT)?;
         for _ in 0..n {
             each(r)?;
         }
