@@ -18,13 +18,14 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from binlake.shared.codec import avro
-from binlake.shared.event.model import ChangeEvent, Columns, Ddl, Origin, Source
+from binlake.shared.event.model import Source
 from binlake.spark_sink.changelog.arrow_rows import ChangelogBatch, KafkaRecord, changelog_batch
 from binlake.spark_sink.changelog.table import ensure_table
 from binlake.spark_sink.events.rows import changelog_rows
 from binlake.spark_sink.events.source import KAFKA_SCHEMA, REASON, decode
 from binlake.spark_sink.observe import batch_stats
 from tests.bench import sink_bench
+from tests.support.changelog_events import ddl_event
 from tests.support.spark_fixtures import spark
 
 pytestmark = pytest.mark.integration
@@ -34,32 +35,15 @@ TOPIC = "binlake.events"
 KAFKA_TS_MS = 1_764_000_000_123  # 2025-11-24 UTC
 
 
-def _ddl(source: Source, ts_ms: int | None) -> ChangeEvent:
-    return ChangeEvent(
-        op="DDL",
-        source=source,
-        order_key="00000000000000000009.00000000000000000001.000000",
-        ts_ms=ts_ms,
-        ingest_ts_ms=None,
-        primary_key=[],
-        columns=Columns([]),
-        before=None,
-        after=None,
-        changed_columns=None,
-        ddl=Ddl("ALTER TABLE t ADD COLUMN c INT", "ALTER"),
-        origin=Origin("vendor", 3, 41, 0),
-    )
-
-
 def _records() -> list[KafkaRecord]:
     """Events of the benchmark's workload (8 tables, every row op), odd envelopes, and every kind of reject."""
     items = sink_bench.generate(400, seed=11)
     values: list[tuple[bytes | None, bytes | None]] = [(item.key, item.value) for item in items]
     values += [
         # A tenant and a schema in the name; no event time (the Kafka timestamp dates the row); no key.
-        (None, avro.encode(_ddl(Source("oms", "oceanbase", "db", "sch", "t", tenant="ten"), None))),
+        (None, avro.encode(ddl_event(Source("oms", "oceanbase", "db", "sch", "t", tenant="ten"), None))),
         # No name at all: the table is "_none"; an event time before the epoch.
-        (b'["k"]', avro.encode(_ddl(Source("oms", "oceanbase", None, None, None), -86_400_001))),
+        (b'["k"]', avro.encode(ddl_event(Source("oms", "oceanbase", None, None, None), -86_400_001))),
         (b"tombstone", None),
         (None, b"\xc3\x01\x00"),
         (None, b'{"json": true, "not": "avro"}'),

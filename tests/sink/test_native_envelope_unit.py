@@ -7,31 +7,18 @@ import random
 import pytest
 
 from binlake.shared.codec import avro
-from binlake.shared.event.model import ChangeEvent, Columns, Ddl, Origin, Source
+from binlake.shared.event.model import Source
 from binlake.spark_sink.changelog import arrow_rows, native_envelope
 from binlake.spark_sink.layout import IMAGE_FIELDS
 from tests.bench import sink_bench
+from tests.support.changelog_events import ddl_event
 from tests.support.fastlane_support import NEEDS_LANE
 
 pytestmark = [pytest.mark.unit, NEEDS_LANE]
 
 
 def _ddl(source: Source, ts_ms: int | None) -> bytes:
-    event = ChangeEvent(
-        op="DDL",
-        source=source,
-        order_key="00000000000000000009.00000000000000000001.000000",
-        ts_ms=ts_ms,
-        ingest_ts_ms=None,
-        primary_key=[],
-        columns=Columns([]),
-        before=None,
-        after=None,
-        changed_columns=None,
-        ddl=Ddl("ALTER TABLE t ADD COLUMN c INT", "ALTER"),
-        origin=Origin("vendor", 3, 41, 0),
-    )
-    return avro.encode(event)
+    return avro.encode(ddl_event(source, ts_ms))
 
 
 def _values() -> list[bytes]:
