@@ -15,9 +15,19 @@ and every body goes through fastavro.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 Namer = Callable[[Any], Any]
+_LETTERS: Final = {
+    "null": "N",
+    "boolean": "Z",
+    "int": "I",
+    "long": "L",
+    "float": "F",
+    "double": "D",
+    "string": "S",
+    "bytes": "B",
+}
 
 
 class UnsupportedSchema(ValueError):
@@ -32,11 +42,8 @@ def notation(avro_type: Any, named: dict[str, Any], *, skip: frozenset[str] = fr
     if isinstance(avro_type, list):
         return "(" + ",".join(notation(t, named) for t in avro_type) + ")"
     if isinstance(avro_type, str):
-        simple = {"null": "N", "boolean": "Z", "int": "I", "long": "L", "float": "F", "double": "D"}
-        if avro_type in simple:
-            return simple[avro_type]
-        if avro_type in ("string", "bytes"):
-            return "S" if avro_type == "string" else "B"
+        if avro_type in _LETTERS:
+            return _LETTERS[avro_type]
         if avro_type in named:
             if named[avro_type] is None:
                 raise UnsupportedSchema(f"recursive type {avro_type}")
@@ -57,7 +64,7 @@ def notation(avro_type: Any, named: dict[str, Any], *, skip: frozenset[str] = fr
         return "[" + notation(avro_type["items"], named)
     if kind == "map":
         return "{" + notation(avro_type["values"], named)
-    if kind in ("string", "bytes", "null", "boolean", "int", "long", "float", "double"):
+    if kind in _LETTERS:
         return notation(kind, named)  # a primitive with a logical type: its plain value
     raise UnsupportedSchema(f"no notation for {kind}")
 
@@ -69,7 +76,7 @@ def namer(avro_type: Any, named: dict[str, Any]) -> Namer | None:
         branches = [namer(t, named) for t in avro_type]
         if all(b is None for b in branches):
             return None
-        return _union(avro_type, branches, named)
+        return _union(avro_type, branches)
     if isinstance(avro_type, str):
         return namer(named[avro_type], named) if avro_type in named else None
     if "logicalType" in avro_type:
@@ -126,7 +133,7 @@ def _record(fields: list[tuple[str, Namer | None]]) -> Namer:
     return name_record
 
 
-def _union(avro_types: list[Any], branches: list[Namer | None], named: dict[str, Any]) -> Namer:
+def _union(avro_types: list[Any], branches: list[Namer | None]) -> Namer:
     # The native side returns the branch's value without its index: a union whose branches need naming must
     # tell them apart by the value's Python type (the canonical schema's unions are null plus one type).
     kinds = [t for t, b in zip(avro_types, branches, strict=True) if b is not None]
