@@ -158,8 +158,13 @@ def event_day(ts_ms: int | None, kafka_timestamp_ms: int) -> int:
 
 @cache
 def _native_envelopes(fingerprint: bytes) -> native_envelope.Envelopes | None:
-    """The native reader of the envelopes of writer schema ``fingerprint`` (None: fastavro reads them)."""
-    return native_envelope.for_schema(avro.schema_json(avro.schema_by_fingerprint()[fingerprint]), IMAGE_FIELDS)
+    """The native reader of the envelopes of writer schema ``fingerprint`` (None: fastavro reads them).
+
+    The current schema's only: the native reader reads a body with its writer schema alone, where fastavro
+    resolves an older writer schema against the current one (defaults of fields it lacks, promotions)."""
+    if fingerprint != avro.fingerprint():
+        return None
+    return native_envelope.for_schema(avro.schema_json(), IMAGE_FIELDS)
 
 
 def envelopes(values: Sequence[bytes]) -> list[dict[str, Any] | None]:

@@ -36,6 +36,8 @@ def test_the_native_reader_is_used_and_reads_what_fastavro_reads() -> None:
     assert None not in native  # none declined: each one read natively
     assert native == [arrow_rows.decode_envelope(v) for v in values]
     assert arrow_rows.envelopes(values) == native
+    # Bodies of an older writer schema are fastavro's to resolve against the current one.
+    assert arrow_rows._native_envelopes(bytes(8)) is None
 
 
 def test_broken_bodies_get_fastavros_answer_whichever_reader_reads_them() -> None:
