@@ -139,9 +139,12 @@ def decode_envelope(value: bytes) -> dict[str, Any] | None:
         record = fastavro.schemaless_reader(io.BytesIO(value[HEADER:]), writer, _envelope_reader())
     except (EOFError, ValueError, IndexError, UnicodeDecodeError, KeyError, TypeError):
         return None
-    if not isinstance(record, dict) or any(record.get(name) is None for name in ("op", "order_key", "origin")):
-        return None
-    return record
+    return record if isinstance(record, dict) and _complete(record) else None
+
+
+def _complete(envelope: dict[str, Any]) -> bool:
+    """Whether a decoded envelope has what every changelog row needs (its op, order key and origin)."""
+    return all(envelope.get(name) is not None for name in ("op", "order_key", "origin"))
 
 
 def source_table(source: dict[str, Any] | None) -> str:
@@ -180,7 +183,7 @@ def envelopes(values: Sequence[bytes]) -> list[dict[str, Any] | None]:
         for i, envelope in zip(indexes, found, strict=True):
             if envelope is None:
                 out[i] = decode_envelope(values[i])  # declined by the native reader: fastavro decides
-            elif all(envelope.get(name) is not None for name in ("op", "order_key", "origin")):
+            elif _complete(envelope):
                 out[i] = envelope
     return out
 
