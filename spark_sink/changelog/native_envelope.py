@@ -34,38 +34,46 @@ class UnsupportedSchema(ValueError):
     """A schema construct the notation has no letter for (fixed, a recursive reference): use fastavro."""
 
 
-def notation(avro_type: Any, named: dict[str, Any], *, skip: frozenset[str] = frozenset()) -> str:
-    """``avro_shape.rs``'s notation of an Avro type (the top record's fields in ``skip`` read past).
+def tagged(union: list[Any]) -> bool:
+    """Whether ``notation(..., tag=True)`` reads a union with its branch index: one of more than two branches
+    (the canonical schema's image values), where the value's Python type cannot tell ``Date`` from ``Time``."""
+    return len(union) > 2
+
+
+def notation(avro_type: Any, named: dict[str, Any], *, skip: frozenset[str] = frozenset(), tag: bool = False) -> str:
+    """``avro_shape.rs``'s notation of an Avro type (the top record's fields in ``skip`` read past; with
+    ``tag``, the ``tagged`` unions read as ``(branch index, value)``).
 
     ``named`` collects the named types defined so far (a later reference by name reads the same shape).
     """
     if isinstance(avro_type, list):
-        return "(" + ",".join(notation(t, named) for t in avro_type) + ")"
+        head = "|(" if tag and tagged(avro_type) else "("
+        return head + ",".join(notation(t, named, tag=tag) for t in avro_type) + ")"
     if isinstance(avro_type, str):
         if avro_type in _LETTERS:
             return _LETTERS[avro_type]
         if avro_type in named:
             if named[avro_type] is None:
                 raise UnsupportedSchema(f"recursive type {avro_type}")
-            return notation(named[avro_type], named)
+            return notation(named[avro_type], named, tag=tag)
         raise UnsupportedSchema(f"unknown type {avro_type}")
     kind = avro_type["type"]
     if isinstance(kind, (dict, list)):
-        return notation(kind, named)
+        return notation(kind, named, tag=tag)
     if kind == "record":
         named[avro_type["name"]] = None  # a reference inside itself: recursive
-        fields = [("!" if f["name"] in skip else "") + notation(f["type"], named) for f in avro_type["fields"]]
+        fields = [("!" if f["name"] in skip else "") + notation(f["type"], named, tag=tag) for f in avro_type["fields"]]
         named[avro_type["name"]] = avro_type
         return "<" + ",".join(fields) + ">"
     if kind == "enum":
         named[avro_type["name"]] = avro_type
         return f"E{len(avro_type['symbols'])};"
     if kind == "array":
-        return "[" + notation(avro_type["items"], named)
+        return "[" + notation(avro_type["items"], named, tag=tag)
     if kind == "map":
-        return "{" + notation(avro_type["values"], named)
+        return "{" + notation(avro_type["values"], named, tag=tag)
     if kind in _LETTERS:
-        return notation(kind, named)  # a primitive with a logical type: its plain value
+        return notation(kind, named, tag=tag)  # a primitive with a logical type: its plain value
     raise UnsupportedSchema(f"no notation for {kind}")
 
 

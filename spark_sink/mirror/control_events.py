@@ -15,12 +15,13 @@ and turned into per-table instructions:
   a RENAME the events arrive under the new name and fill a new mirror; a dropped
   column keeps its last values (see docs/spark-sink.md).
 
-``added_columns`` is pure (no Spark) and unit-tested.
+``added_columns`` and ``controls`` are pure (no Spark, the mirror without Spark uses them) and unit-tested.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
@@ -134,14 +135,32 @@ def collect(rows: DataFrame) -> dict[str, TableControl]:
         F.col("ddl.kind").alias("kind"),
         F.col("ddl.sql").alias("sql"),
     )
+    found = control.orderBy("seq").collect()
+    return controls(ControlRow(r["source_table"], r["op"], r["seq"], r["ts_ms"], r["kind"], r["sql"]) for r in found)
+
+
+@dataclass(frozen=True, slots=True)
+class ControlRow:
+    """A TRUNCATE or DDL event: its table, op, sequence, ``ts_ms`` and DDL kind and statement."""
+
+    table: str
+    op: str
+    seq: str
+    ts_ms: int | None
+    kind: str | None
+    sql: str | None
+
+
+def controls(rows: Iterable[ControlRow]) -> dict[str, TableControl]:
+    """Per source table, what TRUNCATE and DDL events (in sequence order) ask of it."""
     out: dict[str, TableControl] = {}
-    for row in control.orderBy("seq").collect():
-        table = out.setdefault(row["source_table"], TableControl())
-        if row["op"] == "TRUNCATE" or row["kind"] in EMPTYING_DDL:
-            table.truncations.append((row["seq"], row["ts_ms"]))
-            if table.truncated_at is None or row["seq"] > table.truncated_at:
-                table.truncated_at = row["seq"]
-                table.truncated_ts_ms = row["ts_ms"]
-        elif row["kind"] == "ALTER_TABLE" and row["sql"]:
-            table.added.extend(added_columns(row["sql"]))
+    for row in rows:
+        table = out.setdefault(row.table, TableControl())
+        if row.op == "TRUNCATE" or row.kind in EMPTYING_DDL:
+            table.truncations.append((row.seq, row.ts_ms))
+            if table.truncated_at is None or row.seq > table.truncated_at:
+                table.truncated_at = row.seq
+                table.truncated_ts_ms = row.ts_ms
+        elif row.kind == "ALTER_TABLE" and row.sql:
+            table.added.extend(added_columns(row.sql))
     return out

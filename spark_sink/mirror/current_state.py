@@ -13,7 +13,7 @@ mirror query has applied in full (its checkpoint says which: the Delta
 source's end offset of its last committed batch, ``applied_through``), read as
 the changelog's change data feed. The fold and its combination with the mirror
 are the mirror's own rules (``merge.folded_with_floors``,
-``merge.MergeClauses``): columns absent from an image keep the mirror's
+``merge_rules.MergeClauses``): columns absent from an image keep the mirror's
 value, a key's tombstone keeps an older event from bringing it back,
 TRUNCATE, ADD COLUMN and type widening apply. The tail may overlap what the
 mirror holds (a batch may end inside a changelog version; the mirror query may
@@ -45,7 +45,7 @@ from binlake.spark_sink.checkpoint import offset_log
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.hadoop_files import HadoopFiles
 from binlake.spark_sink.layout import ORDER_KEY, ORIGIN, PROP_TRUNCATED
-from binlake.spark_sink.mirror import apply, fold, merge, tombstones
+from binlake.spark_sink.mirror import apply, fold, merge, merge_rules, tombstones
 from binlake.spark_sink.mirror.control_events import TableControl, collect
 from binlake.spark_sink.mirror.fold import FoldTable
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
@@ -247,7 +247,7 @@ def merged(held: DataFrame, folded: DataFrame, *, schema: StructType, physical: 
     """The mirror's rows (``held``, with ``schema``) after the MERGE of ``folded`` (its folded events with
     their floors), computed as a full outer join: what ``merge.merge`` would leave in the table."""
     key_index = [physical.index(k) for k in key]
-    clauses = merge.merge_clauses([f.name for f in schema.fields], physical=physical, key_index=key_index)
+    clauses = merge_rules.merge_clauses([f.name for f in schema.fields], physical=physical, key_index=key_index)
     in_mirror = f"t.{quote(physical[key_index[0]])} IS NOT NULL"
     in_batch = f"s._v{key_index[0]} IS NOT NULL"
     keep = (

@@ -43,8 +43,9 @@ from binlake.spark_sink.events.order import sequence_sql
 from binlake.spark_sink.events.rows import expand, mirror_fields
 from binlake.spark_sink.layout import ORDER_KEY
 from binlake.spark_sink.mirror import tombstones
+from binlake.spark_sink.mirror.merge_rules import LAST_DELETE
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
-from binlake.spark_sink.mirror.project import DESC, IMAGE, LAST_DELETE, with_descriptor_id
+from binlake.spark_sink.mirror.project import DESC, IMAGE, with_descriptor_id
 from binlake.spark_sink.mirror.typemap import convert, sql_string
 
 TABLE: Final = "source_table"

@@ -3,14 +3,13 @@ table's append). The mirror's rules, shared by the mirror query (``apply``) and 
 (``current_state``).
 
 Each key's events are folded in sequence order (``fold_per_key``): the last event that knows a column gives
-its value, a key whose last event is a DELETE is deleted. The MERGE (``merge_clauses``) then applies each
-column above the key's *floor* (the mirror row's or the tombstone's sequence, ``with_floors``), so an old
+its value, a key whose last event is a DELETE is deleted. The MERGE (``merge_rules.merge_clauses``) then applies
+each column above the key's *floor* (the mirror row's or the tombstone's sequence, ``with_floors``), so an old
 event never overwrites newer state and never resurrects a deleted row.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Final
 
 from delta.tables import DeltaTable
@@ -23,11 +22,11 @@ from binlake.spark_sink.events.order import origin_sql, sequence
 from binlake.spark_sink.events.rows import expand, mirror_fields
 from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN
 from binlake.spark_sink.mirror import tombstones
+from binlake.spark_sink.mirror.merge_rules import LAST_DELETE, merge_clauses
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
 from binlake.spark_sink.mirror.project import (
     IMAGE,
     IS_DELETE,
-    LAST_DELETE,
     project,
     project_with_moves,
     with_descriptor_id,
@@ -208,7 +207,7 @@ def merge(
     """MERGE the folded batch: each key's newer events, column by column, above the key's floor.
 
     A matched row's floor is its sequence; an unmatched key's is its
-    tombstone's (``tombstones.FLOOR``, NULL when it has none). ``probe``: first ask
+    tombstone's (``merge_rules.FLOOR``, NULL when it has none). ``probe``: first ask
     whether the mirror holds any of the keys, and append if it holds none. Worth
     a job only for a batch of INSERTs: one that updates or deletes rows the
     mirror almost always holds is MERGEd at once (the answer would cost about
@@ -241,55 +240,6 @@ def merge(
             .whenNotMatchedInsert(condition=inserted, values=insert)
             .execute()
         )
-
-
-@dataclass(frozen=True, slots=True)
-class MergeClauses:
-    """How a mirror's row (``t``) and a key's folded batch (``s``, with its floor) combine, as SQL text: the
-    clauses of the MERGE (``merge``), and what a current-state read computes (``current_state``)."""
-
-    condition: str
-    """The key columns equal."""
-    newer: str
-    """A matched key's batch is newer than its mirror row (else the row stays as it is)."""
-    inserted: str
-    """An unmatched key's batch makes a row (its newest event is no DELETE, newer than its tombstone)."""
-    update: dict[str, str]
-    """Target column -> its value in a matched row the batch updates (the batch deletes it when ``s._delete``)."""
-    insert: dict[str, str]
-    """Target column -> its value in an inserted row (columns missing here are NULL)."""
-
-
-def merge_clauses(target_columns: list[str], *, physical: list[str], key_index: list[int]) -> MergeClauses:
-    """The clauses of a folded batch's MERGE into a mirror with ``target_columns`` (see ``merge``)."""
-    condition = " AND ".join(f"t.{quote(physical[i])} = s._v{i}" for i in key_index)
-    floor = f"coalesce(t.{ORDER_KEY}, '')"
-    reset = f"s.{LAST_DELETE} > {floor}"
-    tomb = f"coalesce(s.{tombstones.FLOOR}, '')"
-    index = {phys: i for i, phys in enumerate(physical)}
-    update: dict[str, str] = {ORDER_KEY: f"s.{ORDER_KEY}"}
-    insert: dict[str, str] = {ORDER_KEY: f"s.{ORDER_KEY}"}
-    for name in target_columns:
-        if name == ORDER_KEY or name not in index:
-            if name != ORDER_KEY:
-                update[quote(name)] = f"CASE WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
-            continue
-        i = index[name]
-        if i in key_index:
-            insert[quote(name)] = f"s._v{i}"
-            continue
-        live = f"(s.{LAST_DELETE} IS NULL OR s._o{i} > s.{LAST_DELETE})"
-        update[quote(name)] = (
-            f"CASE WHEN s._o{i} > {floor} AND {live} THEN s._v{i} WHEN {reset} THEN NULL ELSE t.{quote(name)} END"
-        )
-        insert[quote(name)] = f"CASE WHEN s._o{i} > {tomb} AND {live} THEN s._v{i} END"
-    return MergeClauses(
-        condition=condition,
-        newer=f"{floor} < s.{ORDER_KEY}",
-        inserted=f"NOT s._delete AND {tomb} < s.{ORDER_KEY}",
-        update=update,
-        insert=insert,
-    )
 
 
 def _holds_any(spark: SparkSession, uri: str, *, source: DataFrame, key_index: list[int], physical: list[str]) -> bool:

@@ -33,8 +33,6 @@ DESC: Final = "_desc"
 IS_DELETE: Final = "_is_delete"
 TS_MS: Final = "_ts_ms"
 IMAGE: Final = "_image"
-LAST_DELETE: Final = "_ld"
-"""The folded row's newest DELETE in the batch (its sequence), NULL when the batch deletes nothing."""
 
 
 def with_descriptor_id(rows: DataFrame) -> DataFrame:

@@ -60,8 +60,8 @@ from pyspark.sql.types import (
 from binlake.spark_sink import delta
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.layout import ORDER_KEY, TOMBSTONE_KEY, TOMBSTONE_TABLE
+from binlake.spark_sink.mirror.merge_rules import FLOOR
 
-FLOOR: Final = "_floor"
 TABLE: Final = TOMBSTONE_TABLE
 KEY: Final = TOMBSTONE_KEY
 TEXT_KEY: Final = "_tombstone_key"

@@ -42,7 +42,8 @@ from binlake.spark_sink.lake import facts as lake_facts
 from binlake.spark_sink.lake import verify
 from binlake.spark_sink.layout import ORDER_KEY
 from binlake.spark_sink.mirror import tombstones
-from binlake.spark_sink.mirror.tombstones import FLOOR, KEY, TABLE, TEXT_KEY, key_text
+from binlake.spark_sink.mirror.merge_rules import FLOOR
+from binlake.spark_sink.mirror.tombstones import KEY, TABLE, TEXT_KEY, key_text
 from binlake.spark_sink.settings import SinkSettings
 from tests.sink.test_sink_semantics import _event, _sorted
 from tests.support import kafka_tools

@@ -9,8 +9,10 @@
 //! symbol's index), which the caller names.
 //!
 //! Notation: `N` null, `Z` boolean, `I` int, `L` long, `F` float, `D` double, `S` string, `B`
-//! bytes, `E` enum, `[T` array, `{T` map, `(T,T...)` union, `<T,T...>` record, `!T` a record
-//! field read past, not built. Where fastavro reads a value its own way (a negative block
+//! bytes, `E` enum, `[T` array, `{T` map, `(T,T...)` union, `|(T,T...)` a union whose value
+//! comes with its branch index (`(index, value)`: the mirror without Spark tells an image value's
+//! kind by it, `Date` from `Time`, where fastavro's plain values could not), `<T,T...>` record, `!T`
+//! a record field read past, not built. Where fastavro reads a value its own way (a negative block
 //! count, a varint beyond 64 bits, a boolean byte other than 0/1, a kept string that is not
 //! UTF-8, a union index out of range, an enum index out of its symbols) `read` returns None and the
 //! caller asks fastavro: the result is fastavro's for every body either way. A skipped string is
@@ -36,6 +38,8 @@ pub enum Shape {
     Array(Box<Shape>),
     Map(Box<Shape>),
     Union(Vec<Shape>),
+    /// A union read as `(branch index, value)`.
+    Tagged(Vec<Shape>),
     /// Each field and whether it is built (false: read past).
     Record(Vec<(Shape, bool)>),
 }
@@ -96,6 +100,18 @@ impl Shape {
                     .map(|(s, _)| s)
                     .collect(),
             ),
+            b'|' => {
+                if text.get(*at) != Some(&b'(') {
+                    return None;
+                }
+                *at += 1;
+                Shape::Tagged(
+                    Shape::list(text, at, b')', false)?
+                        .into_iter()
+                        .map(|(s, _)| s)
+                        .collect(),
+                )
+            }
             b'<' => Shape::Record(Shape::list(text, at, b'>', true)?),
             _ => return None,
         })
@@ -156,7 +172,7 @@ fn skip(r: &mut Reader<'_>, shape: &Shape) -> Option<()> {
             r.raw()?;
             skip(r, values)
         })?,
-        Shape::Union(branches) => {
+        Shape::Union(branches) | Shape::Tagged(branches) => {
             let i = r.index(branches.len())?;
             skip(r, &branches[i])?;
         }
@@ -200,6 +216,11 @@ fn build(py: Python<'_>, r: &mut Reader<'_>, shape: &Shape) -> Option<Py<PyAny>>
         Shape::Union(branches) => {
             let i = r.index(branches.len())?;
             build(py, r, &branches[i])?
+        }
+        Shape::Tagged(branches) => {
+            let i = r.index(branches.len())?;
+            let value = build(py, r, &branches[i])?;
+            (i, value).into_py_any(py).ok()?
         }
         Shape::Record(fields) => {
             let mut items = Vec::with_capacity(fields.len());

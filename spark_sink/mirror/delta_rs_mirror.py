@@ -1,0 +1,441 @@
+"""A batch of changelog events applied to the mirrors and the tombstones by delta-rs (no Spark).
+
+The twin of ``apply.apply`` for ``BINLAKE_SINK_MIRROR_WRITER=python``, with the same rules
+(``merge_rules``, ``fold_rows``) and the same lake: per batch and table,
+
+1. schema: the mirror is created by its first write (key, source table and fallbacks in its properties,
+   the configured partitions), or gets the columns the batch's descriptors and ``ALTER TABLE ... ADD``
+   DDL name (``plan``); a type the column does not hold goes to a fallback column ``<column>__<type>``:
+   delta-rs cannot write a table with Delta's type widening, so this mirror never widens;
+2. TRUNCATE: mirror rows and the table's tombstones older than it are deleted, the table remembers it
+   (``binlake.truncated_at``), and row events not newer are ignored;
+3. the row events are folded per key (``fold_rows``) and MERGEd with the clauses of ``merge_rules``
+   (each column above the key's floor: the mirror row's sequence, or the key's tombstone); a new mirror
+   is created holding the rows the MERGE would insert; a key-less table appends the origins it does not
+   hold yet;
+4. the batch's deleted keys of all tables are appended to ``deleted_keys/`` in one commit.
+
+Exactly once: every commit of a batch carries the Delta transaction (app id, batch id), the TRUNCATE's
+under the app id with ``.truncate``; a batch replayed after a crash skips each table whose mirror
+already holds its transaction, and folds the others against the same state as before (the tombstones
+are appended last, so they have not moved). Schema changes carry none: each is idempotent by value.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Final
+
+from arro3.core import Array, DataType, Field, RecordBatch, Schema, Table
+from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
+from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
+from pyspark.sql.types import DataType as SparkType
+from pyspark.sql.types import StringType
+
+from binlake.shared.errors import BinlakeError
+from binlake.spark_sink.layout import (
+    OP,
+    ORDER_KEY,
+    ORIGIN,
+    PROP_FALLBACKS,
+    PROP_KEY,
+    PROP_SOURCE,
+    PROP_TRUNCATED,
+    PROP_TRUNCATED_TS,
+    TOMBSTONE_KEY,
+    TOMBSTONE_TABLE,
+)
+from binlake.spark_sink.mirror.arrow_columns import array, arrow_type, delta_field, spark_schema
+from binlake.spark_sink.mirror.control_events import TableControl, controls
+from binlake.spark_sink.mirror.fold_rows import Folded, Projection, fold, inserted, keyless_rows
+from binlake.spark_sink.mirror.image_events import Events, RowEvent
+from binlake.spark_sink.mirror.image_values import key_text
+from binlake.spark_sink.mirror.merge_rules import FLOOR, LAST_DELETE, double_quotes, merge_clauses
+from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan, choose_key, plan
+from binlake.spark_sink.settings import SinkSettings
+
+log = logging.getLogger("binlake.sink.mirrors")
+TRUNCATE_APP: Final = ".truncate"
+_DDL_DESCRIPTOR: Final = 0
+SHARED_NAME_HINT: Final = (
+    'BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own ("{table}" in '
+    "a glob's name helps)"
+)
+
+
+class MirrorWriteError(BinlakeError):
+    """A mirror the writer without Spark cannot write (a table feature delta-rs lacks, a name clash)."""
+
+
+@dataclass(slots=True)
+class Applied:
+    """What a batch did: rows read, tables touched, keys deleted, tables skipped as already written."""
+
+    rows: int = 0
+    tables: list[str] = field(default_factory=list)
+    deleted: int = 0
+    skipped: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """One table's mirror as the batch finds it."""
+
+    uri: str
+    delta: DeltaTable | None
+    plan: Plan
+    key: list[str]
+    truncated_at: str | None
+    new_properties: dict[str, str]
+    partition_by: list[str]
+
+
+def _open(uri: str) -> DeltaTable | None:
+    try:
+        return DeltaTable(uri)
+    except TableNotFoundError:
+        return None
+
+
+def _commit(app_id: str, batch_id: int) -> CommitProperties:
+    return CommitProperties(app_transactions=[Transaction(app_id, batch_id)])
+
+
+def _done(table: DeltaTable | None, app_id: str, batch_id: int) -> bool:
+    if table is None:
+        return False
+    version = table.transaction_version(app_id)
+    return version is not None and int(version) >= batch_id
+
+
+def _sql_text(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class DeltaRsMirrors:
+    """The lake's mirrors and tombstones, written by delta-rs under ``app_id``."""
+
+    def __init__(self, settings: SinkSettings, app_id: str) -> None:
+        if settings.history_tables:
+            raise MirrorWriteError(
+                "BINLAKE_SINK_MIRROR_WRITER=python does not write history (SCD2) tables: unset "
+                "BINLAKE_SINK_HISTORY_TABLES or use the Spark mirror (BINLAKE_SINK_MIRROR_WRITER=spark)"
+            )
+        self.settings = settings
+        self.app_id = app_id
+
+    def apply(self, events: Events, batch_id: int) -> Applied:
+        """Apply one batch's events (module doc)."""
+        settings = self.settings
+        applied = Applied(rows=sum(len(v) for v in events.rows.values()) + len(events.control))
+        control = controls(events.control)
+        tables = sorted(set(events.rows) | set(control))
+        owners: dict[str, str] = {}
+        for table in tables:
+            owner = owners.setdefault(settings.mirror_uri(table), table)
+            if owner != table:
+                raise MirrorWriteError(
+                    f"source tables {owner} and {table} both map to the mirror {settings.mirror_uri(table)}: "
+                    f"{SHARED_NAME_HINT}"
+                )
+        tombstones_uri = settings.tombstones_uri()
+        deleted: list[tuple[str, str, str]] = []
+        truncations: dict[str, str] = {}
+        for table in tables:
+            ctl = control.get(table, TableControl())
+            descs = events.descriptors.get(table, [])
+            state = self._prepare(table, descs, ctl)
+            if state is None:
+                continue  # a TRUNCATE or DDL of a table no row event has described yet
+            state, fresh = self._truncate(table, state, ctl, batch_id)
+            if fresh is not None:
+                truncations[table] = fresh
+            applied.tables.append(table)
+            rows = events.rows.get(table, [])
+            if not rows:
+                continue
+            if _done(state.delta, self.app_id, batch_id):
+                applied.skipped.append(table)
+                continue
+            if not state.key:
+                self._append_keyless(state, rows, batch_id)
+                continue
+            gone = self._merge(table, state, rows, batch_id)
+            deleted += gone
+        if truncations:
+            self._truncate_tombstones(tombstones_uri, truncations, batch_id)
+        self._record(tombstones_uri, deleted, batch_id)
+        applied.deleted = len(deleted)
+        return applied
+
+    # ------------------------------------------------------------ schema
+
+    def _prepare(self, table: str, descs: list[Descriptor], ctl: TableControl) -> _Table | None:
+        settings = self.settings
+        uri = settings.mirror_uri(table)
+        declared = [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
+        every = descs + declared
+        found = _open(uri)
+        if found is None:
+            if not descs:
+                return None
+            key = choose_key(table, None, every, settings.primary_keys)
+            result = plan({}, {}, every, widening=False)
+            missing = [k for k in key if k not in result.types]
+            if missing:
+                raise MirrorWriteError(f"{table}: key columns {missing} are not described by its events")
+            partition_by = list(settings.mirror_partition_by(table))
+            absent = [name for name in partition_by if name not in result.types]
+            if absent:
+                raise MirrorWriteError(
+                    f"{table}: partition columns {absent} (BINLAKE_SINK_PARTITION_BY) are not among its columns "
+                    f"{sorted(result.types)}; name columns its events carry"
+                )
+            props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
+            ordered = key + [n for n in result.types if n not in key]
+            result.types = {n: result.types[n] for n in ordered}
+            return _Table(uri, None, result, key, None, props, partition_by)
+        self._writable(found, uri)
+        props = found.metadata().configuration
+        owner = props.get(PROP_SOURCE)
+        if owner is not None and owner != table:
+            raise MirrorWriteError(f"the mirror {uri} belongs to source table {owner}, not {table}: {SHARED_NAME_HINT}")
+        key = choose_key(table, json.loads(props.get(PROP_KEY) or "[]"), every, settings.primary_keys)
+        fallbacks: dict[str, str] = json.loads(props.get(PROP_FALLBACKS) or "{}")
+        existing = {f.name: f.dataType for f in spark_schema(found.schema()).fields}
+        result = plan(existing, fallbacks, every, widening=False)
+        added: list[tuple[str, SparkType]] = [(name, result.types[name]) for name in result.added]
+        if not key and ORIGIN not in existing:
+            added.append((ORIGIN, StringType()))
+        if added:
+            found.alter.add_columns([delta_field(name, t) for name, t in added])
+        if result.fallbacks != fallbacks:
+            found.alter.set_table_properties({PROP_FALLBACKS: json.dumps(result.fallbacks)}, raise_if_not_exists=False)
+        if descs:
+            missing = [k for k in key if k not in result.types]
+            if missing:
+                raise MirrorWriteError(f"{table}: key columns {missing} are not described by its events")
+        return _Table(uri, found, result, key, props.get(PROP_TRUNCATED), {}, [])
+
+    @staticmethod
+    def _writable(table: DeltaTable, uri: str) -> None:
+        features = set(table.protocol().writer_features or [])
+        if "typeWidening" in features or "typeWidening-preview" in features:
+            raise MirrorWriteError(
+                f"the mirror {uri} has Delta's type widening on (the Spark mirror made it with "
+                "BINLAKE_SINK_TYPE_WIDENING=true), which delta-rs cannot write: keep BINLAKE_SINK_MIRROR_WRITER=spark "
+                "for this lake, or rebuild its mirrors with the writer without Spark"
+            )
+
+    # ------------------------------------------------------------ TRUNCATE
+
+    def _truncate(self, table: str, state: _Table, ctl: TableControl, batch_id: int) -> tuple[_Table, str | None]:
+        """Apply the batch's TRUNCATE when newer than the mirror's; return the state and the TRUNCATE's
+        sequence when it is new (its tombstones are deleted with the other tables', ``_truncate_tombstones``)."""
+        wanted = ctl.truncated_at
+        previous = state.truncated_at
+        if wanted is None or (previous is not None and wanted <= previous):
+            return state, None
+        marks = {
+            PROP_TRUNCATED: wanted,
+            PROP_TRUNCATED_TS: "" if ctl.truncated_ts_ms is None else str(ctl.truncated_ts_ms),
+        }
+        if state.delta is None:
+            props = {**state.new_properties, **marks}
+            return _Table(state.uri, None, state.plan, state.key, wanted, props, state.partition_by), wanted
+        app = self.app_id + TRUNCATE_APP
+        if not _done(state.delta, app, batch_id):
+            state.delta.delete(
+                f"{double_quotes(ORDER_KEY)} < {_sql_text(wanted)}", commit_properties=_commit(app, batch_id)
+            )
+        state.delta.alter.set_table_properties(marks, raise_if_not_exists=False)
+        return _Table(state.uri, state.delta, state.plan, state.key, wanted, {}, []), wanted
+
+    def _truncate_tombstones(self, uri: str, truncations: dict[str, str], batch_id: int) -> None:
+        found = _open(uri)
+        app = self.app_id + TRUNCATE_APP
+        if found is None or _done(found, app, batch_id):
+            return
+        older = " OR ".join(
+            f"({double_quotes(TOMBSTONE_TABLE)} = {_sql_text(t)} AND {double_quotes(ORDER_KEY)} < {_sql_text(at)})"
+            for t, at in sorted(truncations.items())
+        )
+        found.delete(older, commit_properties=_commit(app, batch_id))
+
+    # ------------------------------------------------------------ rows
+
+    def _merge(self, table: str, state: _Table, rows: list[RowEvent], batch_id: int) -> list[tuple[str, str, str]]:
+        """Fold and MERGE a keyed table's row events; return its deleted keys as tombstone rows."""
+        projection = Projection(state.plan, state.key)
+        folded = fold(rows, projection, state.key, truncated_at=state.truncated_at)
+        key_types = [projection.types[i] for i in projection.key_index]
+        texts = [key_text(list(row.key), key_types) for row in folded]
+        floors = self._floors(table, set(texts))
+        gone = [(table, text, row.seq) for row, text in zip(folded, texts, strict=True) if row.delete]
+        if not folded:
+            return gone
+        width = len(projection.physical)
+        mirror = state.delta if state.delta is not None else self._create(state, projection.types, keyless=False)
+        if not mirror.file_uris():
+            # A new mirror (or one a crash left empty after its creation): the MERGE could only insert.
+            made = [
+                inserted(row, width, projection.key_index, floors.get(t)) for row, t in zip(folded, texts, strict=True)
+            ]
+            kept = [(r, row.seq) for r, row in zip(made, folded, strict=True) if r is not None]
+            columns = [array([r[i] for r, _ in kept], t) for i, t in enumerate(projection.types)]
+            columns.append(Array([seq for _, seq in kept], DataType.string()))
+            batch = RecordBatch.from_arrays(columns, names=[*projection.physical, ORDER_KEY])
+            write_deltalake(mirror, batch, mode="append", commit_properties=_commit(self.app_id, batch_id))
+            return gone
+        source = _source(folded, projection, [floors.get(t) for t in texts])
+        target = [f.name for f in spark_schema(mirror.schema()).fields]
+        clauses = merge_clauses(
+            target, physical=projection.physical, key_index=projection.key_index, quote=double_quotes
+        )
+        (
+            mirror.merge(
+                source,
+                clauses.condition,
+                source_alias="s",
+                target_alias="t",
+                commit_properties=_commit(self.app_id, batch_id),
+            )
+            .when_matched_delete(predicate=f"s._delete AND {clauses.newer}")
+            .when_matched_update(updates=clauses.update, predicate=f"NOT s._delete AND {clauses.newer}")
+            .when_not_matched_insert(updates=clauses.insert, predicate=clauses.inserted)
+            .execute()
+        )
+        return gone
+
+    def _create(self, state: _Table, types: list[SparkType], *, keyless: bool) -> DeltaTable:
+        """Create a mirror (no rows yet) with its properties, one commit without a transaction: a batch replayed
+        after it finds the mirror there, empty, and writes its rows as to any mirror."""
+        fields = [Field(name, arrow_type(t), True) for name, t in zip(state.plan.types, types, strict=True)]
+        fields.append(Field(ORDER_KEY, DataType.string(), True))
+        if keyless:
+            fields += [Field(OP, DataType.string(), True), Field(ORIGIN, DataType.string(), True)]
+        try:
+            return DeltaTable.create(
+                state.uri,
+                Schema(fields),
+                mode="ignore",
+                partition_by=state.partition_by or None,
+                configuration=state.new_properties,
+                raise_if_key_not_exists=False,
+            )
+        except (CommitFailedError, DeltaError) as exc:
+            raise MirrorWriteError(f"creating the mirror {state.uri} failed: {exc}") from exc
+
+    def _append_keyless(self, state: _Table, rows: list[RowEvent], batch_id: int) -> None:
+        projection = Projection(state.plan, [])
+        made = keyless_rows(rows, projection, truncated_at=state.truncated_at)
+        if state.delta is not None and made:
+            origins = [event.origin for _, event in made]
+            held = self._held_origins(state.delta, min(origins), max(origins))
+            made = [(values, event) for values, event in made if event.origin not in held]
+        if not made:
+            return
+        columns = [array([values[i] for values, _ in made], t) for i, t in enumerate(projection.types)]
+        names = list(projection.physical)
+        for name, values in (
+            (ORDER_KEY, [e.seq for _, e in made]),
+            (OP, [e.op for _, e in made]),
+            (ORIGIN, [e.origin for _, e in made]),
+        ):
+            columns.append(Array(values, DataType.string()))
+            names.append(name)
+        mirror = state.delta
+        if mirror is None:
+            mirror = self._create(state, projection.types, keyless=True)
+        target = spark_schema(mirror.schema())
+        have = dict(zip(names, columns, strict=True))
+        full = [have[f.name] if f.name in have else array([None] * len(made), f.dataType) for f in target.fields]
+        write_deltalake(
+            mirror,
+            RecordBatch.from_arrays(full, names=[f.name for f in target.fields]),
+            mode="append",
+            commit_properties=_commit(self.app_id, batch_id),
+        )
+
+    @staticmethod
+    def _held_origins(table: DeltaTable, low: str, high: str) -> set[str]:
+        column = double_quotes(ORIGIN)
+        reader = (
+            QueryBuilder()
+            .register("m", table)
+            .execute(f"SELECT {column} AS o FROM m WHERE {column} BETWEEN {_sql_text(low)} AND {_sql_text(high)}")
+        )
+        return {v for batch in reader.read_all().to_batches() for v in batch.column("o").to_pylist()}
+
+    # ------------------------------------------------------------ tombstones
+
+    def _floors(self, table: str, keys: set[str]) -> dict[str, str]:
+        """The newest tombstone of each of ``keys`` of ``table`` (keys without one are left out)."""
+        found = _open(self.settings.tombstones_uri())
+        if found is None or not keys:
+            return {}
+        quoted_table = double_quotes(TOMBSTONE_TABLE)
+        reader = (
+            QueryBuilder()
+            .register("d", found)
+            .execute(
+                f"SELECT {double_quotes(TOMBSTONE_KEY)} AS k, max({double_quotes(ORDER_KEY)}) AS f FROM d "
+                f"WHERE {quoted_table} = {_sql_text(table)} GROUP BY {double_quotes(TOMBSTONE_KEY)}"
+            )
+        )
+        out: dict[str, str] = {}
+        for batch in reader.read_all().to_batches():
+            for k, f in zip(batch.column("k").to_pylist(), batch.column("f").to_pylist(), strict=True):
+                if k in keys:
+                    out[k] = f
+        return out
+
+    def _record(self, uri: str, deleted: list[tuple[str, str, str]], batch_id: int) -> None:
+        if not deleted:
+            return
+        found = _open(uri)
+        if _done(found, self.app_id, batch_id):
+            return
+        batch = RecordBatch.from_arrays(
+            [Array([d[i] for d in deleted], DataType.string()) for i in range(3)],
+            names=[TOMBSTONE_TABLE, TOMBSTONE_KEY, ORDER_KEY],
+        )
+        write_deltalake(
+            found if found is not None else uri,
+            batch,
+            mode="append",
+            partition_by=None if found is not None else [TOMBSTONE_TABLE],
+            commit_properties=_commit(self.app_id, batch_id),
+        )
+
+
+def _source(folded: list[Folded], projection: Projection, floors: list[str | None]) -> Table:
+    """The MERGE's source (``merge_rules``' ``s``): per key its values, their sequences and its floor."""
+    columns: list[Array] = []
+    names: list[str] = []
+    key_index = projection.key_index
+    for i, spark_type in enumerate(projection.types):
+        if i in key_index:
+            position = key_index.index(i)
+            columns.append(array([row.key[position] for row in folded], spark_type))
+            names.append(f"_v{i}")
+            continue
+        known = [row.known.get(i) for row in folded]
+        columns.append(array([None if k is None else k[0] for k in known], spark_type))
+        names.append(f"_v{i}")
+        columns.append(Array([None if k is None else k[1] for k in known], DataType.string()))
+        names.append(f"_o{i}")
+    columns.append(Array([row.seq for row in folded], DataType.string()))
+    names.append(ORDER_KEY)
+    columns.append(Array([row.delete for row in folded], DataType.bool()))
+    names.append("_delete")
+    columns.append(Array([row.last_delete for row in folded], DataType.string()))
+    names.append(LAST_DELETE)
+    columns.append(Array(floors, DataType.string()))
+    names.append(FLOOR)
+    return Table.from_arrays(columns, names=names)
+
+
+__all__ = ["Applied", "ColumnDesc", "DeltaRsMirrors", "MirrorWriteError", "arrow_type"]

@@ -1,0 +1,192 @@
+"""The mirror query without Spark: follow the changelog's versions, apply each range with ``delta_rs_mirror``.
+
+A batch is a range of changelog versions (``from``..``to``). Before it runs, the range is logged in the
+mirror checkpoint as Structured Streaming's Delta source logs it (``offsets/<batch id>``: the version
+after the batch); once every commit of the batch is made, ``commits/<batch id>``. A batch logged but not
+committed (a crash) is run again with the same range and id, so its commits are skipped where made
+(``delta_rs_mirror``'s transactions) and made where not; the next batch starts after the last committed
+one. The log is the one ``current_state.applied_through`` reads, so current-state reads fold only the
+changelog's tail past what the mirrors hold, whichever mirror writer made them.
+
+The changelog's rows of a range are read from its change data feed (inserted rows), or, for a first
+batch or where the feed does not reach back, from the table as of ``to`` (its first batch reads every
+row up to then). The checkpoint must be a local path (the writer without Spark runs beside the lake's
+volume, as the changelog writer does).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from deltalake import DeltaTable, QueryBuilder
+from deltalake.exceptions import TableNotFoundError
+
+from binlake.spark_sink.changelog.table import change_feed_from
+from binlake.spark_sink.layout import BODY
+from binlake.spark_sink.local_files import local_root
+from binlake.spark_sink.mirror import image_events
+from binlake.spark_sink.mirror.delta_rs_mirror import Applied, DeltaRsMirrors, MirrorWriteError
+from binlake.spark_sink.settings import SinkSettings
+
+log = logging.getLogger("binlake.sink.mirrors")
+MAX_VERSIONS: Final = 200
+"""Changelog versions per batch at most (a writer commits about one a second: minutes of catching up)."""
+
+
+@dataclass(frozen=True, slots=True)
+class FollowedBatch:
+    """One batch of the mirror writer: its id, changelog range, what it applied, and when."""
+
+    batch_id: int
+    first_version: int
+    last_version: int
+    applied: Applied
+    started_at_s: float
+    ended_at_s: float
+
+
+class Progress:
+    """The mirror checkpoint's offset and commit logs (module doc)."""
+
+    def __init__(self, checkpoint: str) -> None:
+        root = local_root(checkpoint)
+        if root is None:
+            raise MirrorWriteError(
+                f"the mirror checkpoint {checkpoint} is not a local path: the mirror writer without Spark keeps its "
+                "progress on a file system (set BINLAKE_SINK_MIRROR_CHECKPOINT_URI to a path)"
+            )
+        self.offsets = root / "offsets"
+        self.commits = root / "commits"
+
+    @staticmethod
+    def _ids(folder: Path) -> list[int]:
+        return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit()) if folder.is_dir() else []
+
+    def next_version(self, batch_id: int) -> int:
+        """The first changelog version after batch ``batch_id`` (its offset log entry)."""
+        lines = (self.offsets / str(batch_id)).read_text().splitlines()
+        offset = json.loads(lines[-1])
+        return int(offset["reservoirVersion"])
+
+    def state(self) -> tuple[int | None, int | None]:
+        """(the last committed batch, a logged batch after it not committed yet)."""
+        done = self._ids(self.commits)
+        committed = done[-1] if done else None
+        logged = [b for b in self._ids(self.offsets) if committed is None or b > committed]
+        return committed, (logged[0] if logged else None)
+
+    def log(self, batch_id: int, table_id: str, next_version: int) -> None:
+        offset = {
+            "sourceVersion": 1,
+            "reservoirId": table_id,
+            "reservoirVersion": next_version,
+            "index": -1,
+            "isStartingVersion": False,
+        }
+        metadata = {"batchWatermarkMs": 0, "batchTimestampMs": int(time.time() * 1000), "conf": {}}
+        _write_new(self.offsets / str(batch_id), f"v1\n{json.dumps(metadata)}\n{json.dumps(offset)}")
+
+    def commit(self, batch_id: int) -> None:
+        _write_new(self.commits / str(batch_id), 'v1\n{"nextBatchWatermarkMs":0}')
+
+
+def _write_new(path: Path, text: str) -> None:
+    """Write ``path`` whole (a temporary file renamed: a reader never sees half of it)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def _changelog(uri: str) -> DeltaTable | None:
+    try:
+        return DeltaTable(uri)
+    except TableNotFoundError:
+        return None
+
+
+def read_range(changelog: DeltaTable, first: int, last: int) -> image_events.Events:
+    """The events of changelog versions ``first``..``last`` (``first`` 0: every row up to ``last``)."""
+    feed_from = change_feed_from(changelog.metadata().configuration)
+    if first == 0 or feed_from is None or first < feed_from:
+        # The whole changelog as of ``last``: events the mirrors hold already are ignored by their floors.
+        snapshot = DeltaTable(changelog.table_uri, version=last)
+        query = QueryBuilder().register("c", snapshot).execute(f"SELECT source_table, {BODY} FROM c")
+        batches = query.read_all().to_batches()
+    else:
+        feed = changelog.load_cdf(starting_version=first, ending_version=last, columns=["source_table", BODY])
+        batches = feed.read_all().to_batches()
+    tables: list[str] = []
+    bodies: list[bytes] = []
+    for batch in batches:
+        kinds = batch.column("_change_type").to_pylist() if "_change_type" in batch.schema.names else None
+        for i, (table, body) in enumerate(
+            zip(batch.column("source_table").to_pylist(), batch.column(BODY).to_pylist(), strict=True)
+        ):
+            if kinds is not None and kinds[i] != "insert":
+                continue
+            tables.append(table)
+            bodies.append(body)
+    return image_events.events(tables, bodies)
+
+
+def run(
+    settings: SinkSettings,
+    app_id: str,
+    *,
+    stop: threading.Event,
+    on_batch: Callable[[FollowedBatch], None] | None = None,
+    on_tick: Callable[[], None] | None = None,
+    until_caught_up: bool = False,
+) -> None:
+    """Apply the changelog to the mirrors until ``stop`` is set (``until_caught_up``: until a batch finds no
+    version it has not applied). ``on_tick``: called each time the loop comes round (liveness)."""
+    store = DeltaRsMirrors(settings, app_id)
+    progress = Progress(settings.mirror_checkpoint())
+    while not stop.is_set():
+        if on_tick is not None:
+            on_tick()
+        changelog = _changelog(settings.changelog_uri())
+        if changelog is None:
+            stop.wait(settings.trigger_interval_s)
+            continue
+        committed, pending = progress.state()
+        first = 0 if committed is None else progress.next_version(committed)
+        if pending is not None:
+            batch_id = pending
+            last = progress.next_version(pending) - 1
+        else:
+            latest = changelog.version()
+            if latest < first:
+                if until_caught_up:
+                    return
+                stop.wait(settings.trigger_interval_s)
+                continue
+            batch_id = 0 if committed is None else committed + 1
+            last = min(latest, first + MAX_VERSIONS - 1)
+            progress.log(batch_id, str(changelog.metadata().id), last + 1)
+        started = time.time()
+        events = read_range(changelog, first, last)
+        applied = store.apply(events, batch_id)
+        progress.commit(batch_id)
+        ended = time.time()
+        log.info(
+            "mirror batch %d: changelog versions %d-%d, %d events, %d tables, %d keys deleted (%.2f s)",
+            batch_id,
+            first,
+            last,
+            applied.rows,
+            len(applied.tables),
+            applied.deleted,
+            ended - started,
+        )
+        if on_batch is not None:
+            on_batch(FollowedBatch(batch_id, first, last, applied, started, ended))
