@@ -94,9 +94,10 @@ def run(args: argparse.Namespace) -> int:
     metrics = SinkMetrics()
     server = MetricsServer(metrics.registry)
     port = server.start(settings.metrics_host, settings.metrics_port)
-    if settings.changelog_writer == "python":
+    if settings.changelog_writer == "python" or settings.mirror_writer == "python":
+        run_one = _run_writer if settings.changelog_writer == "python" else _run_mirror_writer
         try:
-            return _run_writer(settings, kafka, log, metrics=metrics, server=server, port=port)
+            return run_one(settings, kafka, log, metrics=metrics, server=server, port=port)
         finally:
             server.ready = False
             server.stop()
@@ -225,6 +226,69 @@ def _run_writer(
         log.error("the changelog writer failed: %s", exc, exc_info=True)
         return 1
     finally:
+        metrics.query_active.set(0)
+    return 0
+
+
+MIRROR_WRITER_APP_ID = "binlake-mirror-writer"
+"""The mirror writer's app id where ``BINLAKE_SINK_APP_ID`` is not set (``<app id>.mirrors`` where it is): the
+transaction id of its commits; its batches are numbered in the mirror checkpoint."""
+
+
+def _run_mirror_writer(
+    settings: SinkSettings,
+    kafka: KafkaSettings,
+    log: logging.Logger,
+    *,
+    metrics: SinkMetrics,
+    server: MetricsServer,
+    port: int,
+) -> int:
+    """``mirror_writer=python``: the mirrors written without Spark until a signal (or, available-now, until they
+    hold the whole changelog); the mirror metrics, health and readiness of the Spark mirror process."""
+    import threading
+
+    from binlake.spark_sink.mirror import follower
+    from binlake.spark_sink.mirror.batch import MirrorReport
+
+    del kafka  # the mirrors read the changelog, not the topic
+    app_id = f"{settings.app_id}.mirrors" if settings.app_id else MIRROR_WRITER_APP_ID
+
+    def on_batch(batch: follower.FollowedBatch) -> None:
+        applied = batch.applied
+        report = MirrorReport(batch.batch_id, rows=applied.rows, tables=applied.tables, stats=applied.stats)
+        report.started_at_s, report.visible_at_s = batch.started_at_s, batch.ended_at_s
+        metrics.observe_mirror_batch(report)
+        server.beat()
+
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.wait(0.2):
+            if stopping.requested() is not None:
+                log.info("stopping on signal %d", stopping.requested())
+                stop.set()
+
+    watcher = threading.Thread(target=watch, name="binlake-stop-watch", daemon=True)
+    watcher.start()
+    server.ready = True
+    metrics.query_active.set(1)
+    started = {"topic": settings.topic, "lake": settings.lake(), "queries": "mirrors", "app_id": app_id}
+    log.info("sink started", extra={**started, "mirror_writer": "python", "metrics_port": port})
+    try:
+        follower.run(
+            settings,
+            app_id,
+            stop=stop,
+            on_batch=on_batch,
+            on_tick=server.beat,
+            until_caught_up=settings.trigger == "available-now",
+        )
+    except Exception as exc:  # reported as the Spark sink reports a failed query: exit 1
+        log.error("the mirror writer failed: %s", exc, exc_info=True)
+        return 1
+    finally:
+        stop.set()
         metrics.query_active.set(0)
     return 0
 

@@ -97,6 +97,16 @@ class SinkSettings(BaseSettings):
         "the mirror process at a lower CPU priority (nice), or on other machines, cannot slow the changelog "
         "down. The mirrors process waits for the changelog to exist; it never creates it.",
     )
+    mirror_writer: Literal["spark", "python"] = Field(
+        "spark",
+        description="What writes the mirrors in a process with queries=mirrors: spark, the mirror query (a Spark "
+        "micro-batch per trigger); python, this process without Spark (the changelog's new versions read with "
+        "delta-rs, bodies decoded by the native fast lane, the fold in Python, delta-rs MERGEs under per-batch "
+        "transaction ids, progress in the mirror checkpoint): the same mirrors and tombstones, record for record, at "
+        "a fraction of the CPU. python needs queries=mirrors, type_widening=false (a wider type goes to a fallback "
+        "column), no history_tables, a local mirror checkpoint, and mirrors it made or that Spark made without type "
+        "widening.",
+    )
     changelog_writer: Literal["spark", "python"] = Field(
         "spark",
         description="What writes the changelog in a process with queries=changelog: spark, the changelog query "
@@ -240,6 +250,27 @@ class SinkSettings(BaseSettings):
             raise ValueError(
                 "BINLAKE_SINK_QUERIES=mirrors needs BINLAKE_SINK_MIRRORS=follow (inline: the changelog query "
                 "writes the mirrors itself, there is no mirror query)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _python_mirror_writer(self) -> SinkSettings:
+        if self.mirror_writer != "python":
+            return self
+        if self.queries != "mirrors" or self.mirrors != "follow":
+            raise ValueError(
+                "BINLAKE_SINK_MIRROR_WRITER=python runs in a process of its own: set BINLAKE_SINK_QUERIES=mirrors (and "
+                "BINLAKE_SINK_MIRRORS=follow) here, and write the changelog in another process"
+            )
+        if self.type_widening:
+            raise ValueError(
+                "BINLAKE_SINK_MIRROR_WRITER=python does not widen column types (delta-rs cannot write Delta's type "
+                "widening): set BINLAKE_SINK_TYPE_WIDENING=false, and a wider type goes to a fallback column"
+            )
+        if self.history_tables:
+            raise ValueError(
+                "BINLAKE_SINK_MIRROR_WRITER=python does not write history (SCD2) tables: unset "
+                "BINLAKE_SINK_HISTORY_TABLES, or keep BINLAKE_SINK_MIRROR_WRITER=spark"
             )
         return self
 

@@ -54,6 +54,8 @@ from binlake.spark_sink.mirror.image_events import Events, RowEvent
 from binlake.spark_sink.mirror.image_values import key_text
 from binlake.spark_sink.mirror.merge_rules import FLOOR, LAST_DELETE, double_quotes, merge_clauses
 from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan, choose_key, plan
+from binlake.spark_sink.observe import batch_stats
+from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.settings import SinkSettings
 
 log = logging.getLogger("binlake.sink.mirrors")
@@ -77,6 +79,8 @@ class Applied:
     tables: list[str] = field(default_factory=list)
     deleted: int = 0
     skipped: list[str] = field(default_factory=list)
+    stats: BatchStats = field(default_factory=BatchStats)
+    """Events per (table, op) and their event times (the mirrors' freshness)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,18 +122,19 @@ class DeltaRsMirrors:
     """The lake's mirrors and tombstones, written by delta-rs under ``app_id``."""
 
     def __init__(self, settings: SinkSettings, app_id: str) -> None:
-        if settings.history_tables:
-            raise MirrorWriteError(
-                "BINLAKE_SINK_MIRROR_WRITER=python does not write history (SCD2) tables: unset "
-                "BINLAKE_SINK_HISTORY_TABLES or use the Spark mirror (BINLAKE_SINK_MIRROR_WRITER=spark)"
-            )
         self.settings = settings
         self.app_id = app_id
 
     def apply(self, events: Events, batch_id: int) -> Applied:
         """Apply one batch's events (module doc)."""
         settings = self.settings
-        applied = Applied(rows=sum(len(v) for v in events.rows.values()) + len(events.control))
+        row_events = [e for rows in events.rows.values() for e in rows]
+        applied = Applied(rows=len(row_events) + len(events.control))
+        applied.stats = batch_stats.from_values(
+            [e.table for e in row_events] + [c.table for c in events.control],
+            [e.op for e in row_events] + [c.op for c in events.control],
+            [e.ts_ms for e in row_events] + [c.ts_ms for c in events.control],
+        )
         control = controls(events.control)
         tables = sorted(set(events.rows) | set(control))
         owners: dict[str, str] = {}

@@ -146,10 +146,12 @@ def run(
     on_batch: Callable[[FollowedBatch], None] | None = None,
     on_tick: Callable[[], None] | None = None,
     until_caught_up: bool = False,
+    store: DeltaRsMirrors | None = None,
 ) -> None:
     """Apply the changelog to the mirrors until ``stop`` is set (``until_caught_up``: until a batch finds no
-    version it has not applied). ``on_tick``: called each time the loop comes round (liveness)."""
-    store = DeltaRsMirrors(settings, app_id)
+    version it has not applied). ``on_tick``: called each time the loop comes round (liveness). ``store``: the
+    mirrors to write (tests give one that fails)."""
+    store = store if store is not None else DeltaRsMirrors(settings, app_id)
     progress = Progress(settings.mirror_checkpoint())
     while not stop.is_set():
         if on_tick is not None:

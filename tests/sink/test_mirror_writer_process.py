@@ -1,0 +1,193 @@
+"""The mirror writer without Spark (``BINLAKE_SINK_MIRROR_WRITER=python``) as a process, on a real broker and Delta.
+
+The changelog writer (in this process) writes the topic to the changelog in many small versions while the
+mirror writer runs as ``binlake sink`` in its own process, and is SIGKILLed at random points (inside a
+batch, between its commits, between a batch's commits and its commit log entry) and started again. Once
+it has caught up, every mirror equals the generator's truth: no change lost, none applied twice. The
+process exposes the mirror metrics and health the Spark mirror process does and starts no JVM. A batch
+that fails halfway (a table's MERGE refused) is replayed by the next run with the same range.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from binlake.shared.config.settings import kafka_settings
+from binlake.spark_sink.changelog import writer
+from binlake.spark_sink.mirror import follower
+from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors
+from binlake.spark_sink.mirror.image_events import Events
+from binlake.spark_sink.settings import SinkSettings
+from tests.bench import sink_bench
+from tests.bench.sink_sustained import truth_mismatches
+from tests.sink.test_sink_metrics_scraped import _by_label, _get, _samples
+from tests.support import kafka_tools
+from tests.support.signal_probe import binlake_command
+from tests.support.sink_process import sink_env
+from tests.support.spark_fixtures import sink_settings_for_tests, spark
+
+pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+__all__ = ["spark"]
+
+TABLES = 4
+EVENTS = 2_400
+CHUNKS = 8
+
+
+def _settings(topic: str, tmp_path: Path) -> SinkSettings:
+    return sink_settings_for_tests(
+        topic=topic,
+        lake_uri=str(tmp_path / "lake"),
+        max_offsets_per_trigger=100,
+        trigger_interval_s=0.2,
+        type_widening=False,
+    )
+
+
+async def _produce_and_write(bootstrap: str, settings: SinkSettings, first: int, last: int) -> None:
+    items = sink_bench.generate(last, seed=9, tables=TABLES)[first:]
+    await kafka_tools.produce(bootstrap, settings.topic, [(i.key, i.value) for i in items])
+    await writer.run(settings, kafka_settings(bootstrap), "writer-app", stop=asyncio.Event(), until_caught_up=True)
+
+
+def _start(settings: SinkSettings, bootstrap: str, output: Path, **extra: str) -> subprocess.Popen[bytes]:
+    env = sink_env(
+        settings,
+        bootstrap,
+        BINLAKE_SINK_QUERIES="mirrors",
+        BINLAKE_SINK_MIRROR_WRITER="python",
+        BINLAKE_SINK_TYPE_WIDENING="false",
+        BINLAKE_SINK_TRIGGER_INTERVAL_S="0.2",
+        **extra,
+    )
+    before = _started(output)
+    with output.open("a") as log_file:
+        process = subprocess.Popen(binlake_command("sink"), env=env, stdout=log_file, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 60
+    while len(_started(output)) == len(before) and time.monotonic() < deadline and process.poll() is None:
+        time.sleep(0.1)  # killed only once it runs: a kill during the interpreter's start tests nothing
+    return process
+
+
+def _started(output: Path) -> list[dict[str, Any]]:
+    text = output.read_text() if output.exists() else ""
+    return [json.loads(line) for line in text.splitlines() if '"sink started"' in line]
+
+
+def _mismatches(spark: SparkSession, settings: SinkSettings) -> list[str]:
+    names = [f"bench.t{i:02d}" for i in range(TABLES)]
+    frames = {name: spark.read.format("delta").load(settings.mirror_uri(name)) for name in names}
+    return truth_mismatches(frames, events=EVENTS, seed=9, tables=TABLES, database="bench")
+
+
+async def test_the_mirror_writer_survives_sigkills_and_equals_the_truth(
+    kafka_bootstrap: str, spark: SparkSession, tmp_path: Path
+) -> None:
+    topic = kafka_tools.unique("mirror-writer")
+    await kafka_tools.create_topics(kafka_bootstrap, {topic: 2})
+    settings = _settings(topic, tmp_path)
+    await _produce_and_write(kafka_bootstrap, settings, 0, EVENTS // CHUNKS)
+    output = tmp_path / "mirrors.log"
+    rng = random.Random(3)
+    process = _start(settings, kafka_bootstrap, output)
+    try:
+        for chunk in range(1, CHUNKS):
+            first, last = chunk * EVENTS // CHUNKS, (chunk + 1) * EVENTS // CHUNKS
+            await _produce_and_write(kafka_bootstrap, settings, first, last)
+            await asyncio.sleep(rng.uniform(0.1, 1.5))
+            if chunk % 2:
+                process.send_signal(signal.SIGKILL)
+                await asyncio.to_thread(process.wait, 30)
+                process = _start(settings, kafka_bootstrap, output)
+        process.send_signal(signal.SIGKILL)
+        await asyncio.to_thread(process.wait, 30)
+        # Catch up (available-now): the last batch a kill cut short runs again, then the rest.
+        process = _start(settings, kafka_bootstrap, output, BINLAKE_SINK_TRIGGER="available-now")
+        assert await asyncio.to_thread(process.wait, 120) == 0, output.read_text()[-3000:]
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert _mismatches(spark, settings) == []
+    logged = _started(output)
+    assert len(logged) == CHUNKS // 2 + 2 and all(entry.get("mirror_writer") == "python" for entry in logged)
+
+
+async def test_the_mirror_writer_process_reports_its_batches_and_stops_on_sigterm(
+    kafka_bootstrap: str, tmp_path: Path
+) -> None:
+    topic = kafka_tools.unique("mirror-writer")
+    await kafka_tools.create_topics(kafka_bootstrap, {topic: 2})
+    settings = _settings(topic, tmp_path)
+    await _produce_and_write(kafka_bootstrap, settings, 0, 600)
+    output = tmp_path / "mirrors.log"
+    process = _start(settings, kafka_bootstrap, output)
+    try:
+        started: dict[str, Any] = {}
+        deadline = time.monotonic() + 60
+        while not started and time.monotonic() < deadline and process.poll() is None:
+            lines = [line for line in output.read_text().splitlines() if '"sink started"' in line]
+            started = json.loads(lines[0]) if lines else {}
+            await asyncio.sleep(0.2)
+        assert started.get("mirror_writer") == "python", output.read_text()
+        port = int(started["metrics_port"])
+        scraped: dict[Any, float] = {}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            scraped = _samples((await asyncio.to_thread(_get, port, "/metrics"))[1])
+            if sum(_by_label(scraped, "binlake_sink_mirror_rows_total", "table", "op").values()) >= 600:
+                break
+            await asyncio.sleep(0.5)
+        rows = _by_label(scraped, "binlake_sink_mirror_rows_total", "table", "op")
+        assert sum(rows.values()) == 600 and {t for t, _ in rows} == {f"bench.t{i:02d}" for i in range(TABLES)}
+        assert scraped[("binlake_sink_mirror_last_commit_timestamp_seconds", ())] > 0
+        assert (await asyncio.to_thread(_get, port, "/readyz"))[0] == 200
+        assert (await asyncio.to_thread(_get, port, "/healthz"))[0] == 200
+        children = subprocess.run(
+            ["ps", "-o", "args=", "--ppid", str(process.pid)], capture_output=True, text=True, check=False
+        ).stdout
+        assert "java" not in children  # no Spark: no JVM
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(process.wait, 30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+class _FailingMirrors(DeltaRsMirrors):
+    """Mirrors whose batch fails after its first table's MERGE (a broker of storage refusing a commit)."""
+
+    def apply(self, events: Events, batch_id: int) -> Any:
+        first = sorted(events.rows)[:1]
+        partial = Events({t: events.rows[t] for t in first}, [], {t: events.descriptors[t] for t in first})
+        super().apply(partial, batch_id)
+        raise OSError("the storage refused a commit")
+
+
+async def test_a_batch_that_failed_halfway_runs_again_with_its_range(
+    kafka_bootstrap: str, spark: SparkSession, tmp_path: Path
+) -> None:
+    topic = kafka_tools.unique("mirror-writer")
+    await kafka_tools.create_topics(kafka_bootstrap, {topic: 2})
+    settings = _settings(topic, tmp_path)
+    await _produce_and_write(kafka_bootstrap, settings, 0, EVENTS)
+    stop = threading.Event()
+    with pytest.raises(OSError, match="refused"):
+        follower.run(settings, "mirror-app", stop=stop, store=_FailingMirrors(settings, "mirror-app"))
+    progress = follower.Progress(settings.mirror_checkpoint())
+    assert progress.state() == (None, 0)  # logged, not committed
+    follower.run(settings, "mirror-app", stop=stop, until_caught_up=True)
+    assert progress.state() == (0, None)
+    assert _mismatches(spark, settings) == []
