@@ -117,7 +117,10 @@ class SinkSettings(BaseSettings):
         "local lake only. One such writer per lake.",
     )
     mirror_trigger_interval_s: float = Field(
-        30.0, gt=0, description="Seconds between the mirror query's micro-batches (mirrors=follow, processing-time)."
+        30.0,
+        gt=0,
+        description="Seconds between the mirror query's micro-batches (mirrors=follow, processing-time); with "
+        "mirror_writer=python, between the starts of its batches (a batch that takes longer is followed at once).",
     )
     mirror_max_files_per_trigger: int | None = Field(
         None,

@@ -13,7 +13,8 @@ The twin of ``apply.apply`` for ``BINLAKE_SINK_MIRROR_WRITER=python``, with the 
    (each column above the key's floor: the mirror row's sequence, or the key's tombstone); a new mirror
    is created holding the rows the MERGE would insert; a key-less table appends the origins it does not
    hold yet;
-4. the batch's deleted keys of all tables are appended to ``deleted_keys/`` in one commit.
+4. the batch's deleted keys of all tables are appended to ``deleted_keys/`` in one commit, and the table is
+   compacted when its files pile up (``_compact``, as ``tombstones.compact``).
 
 Exactly once: every commit of a batch carries the Delta transaction (app id, batch id), the TRUNCATE's
 under the app id with ``.truncate``; a batch replayed after a crash skips each table whose mirror
@@ -26,7 +27,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from arro3.core import Array, DataType, Field, RecordBatch, Schema, Table
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
@@ -60,6 +61,7 @@ from binlake.spark_sink.settings import SinkSettings
 
 log = logging.getLogger("binlake.sink.mirrors")
 TRUNCATE_APP: Final = ".truncate"
+COMPACT_APP: Final = ".compact"
 _DDL_DESCRIPTOR: Final = 0
 SHARED_NAME_HINT: Final = (
     'BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own ("{table}" in '
@@ -172,6 +174,7 @@ class DeltaRsMirrors:
         if truncations:
             self._truncate_tombstones(tombstones_uri, truncations, batch_id)
         self._record(tombstones_uri, deleted, batch_id)
+        self._compact(tombstones_uri, batch_id)
         applied.deleted = len(deleted)
         return applied
 
@@ -376,6 +379,25 @@ class DeltaRsMirrors:
 
     # ------------------------------------------------------------ tombstones
 
+    def _compact(self, uri: str, batch_id: int) -> None:
+        """Rewrite the tombstone table as one row per deleted key (its newest delete), one commit under the app id
+        with ``.compact``, when it holds more than ``tombstone_compact_files`` files beyond one per source table
+        (``tombstones.compact``: the floors read the same values before and after)."""
+        found = _open(uri)
+        if found is None:
+            return
+        files = len(found.file_uris())
+        tables = len(found.partitions())
+        if files <= self.settings.tombstone_compact_files or files - tables <= self.settings.tombstone_compact_files:
+            return
+        app = self.app_id + COMPACT_APP
+        if _done(found, app, batch_id):
+            return
+        newest = _compact_query(found).read_all()
+        write_deltalake(
+            found, newest, mode="overwrite", partition_by=[TOMBSTONE_TABLE], commit_properties=_commit(app, batch_id)
+        )
+
     def _floors(self, table: str, keys: set[str]) -> dict[str, str]:
         """The newest tombstone of each of ``keys`` of ``table`` (keys without one are left out)."""
         found = _open(self.settings.tombstones_uri())
@@ -414,6 +436,18 @@ class DeltaRsMirrors:
             partition_by=None if found is not None else [TOMBSTONE_TABLE],
             commit_properties=_commit(self.app_id, batch_id),
         )
+
+
+def _compact_query(table: DeltaTable) -> Any:
+    names = [double_quotes(n) for n in (TOMBSTONE_TABLE, TOMBSTONE_KEY)]
+    return (
+        QueryBuilder()
+        .register("d", table)
+        .execute(
+            f"SELECT {names[0]} AS {names[0]}, {names[1]} AS {names[1]}, max({double_quotes(ORDER_KEY)}) AS "
+            f"{double_quotes(ORDER_KEY)} FROM d GROUP BY {names[0]}, {names[1]}"
+        )
+    )
 
 
 def _source(folded: list[Folded], projection: Projection, floors: list[str | None]) -> Table:

@@ -153,12 +153,20 @@ def run(
     mirrors to write (tests give one that fails)."""
     store = store if store is not None else DeltaRsMirrors(settings, app_id)
     progress = Progress(settings.mirror_checkpoint())
+    interval = settings.mirror_trigger_interval_s
+    next_start = 0.0
     while not stop.is_set():
         if on_tick is not None:
             on_tick()
+        # A batch starts at most every ``mirror_trigger_interval_s`` (a processing-time trigger): a longer one
+        # is followed at once; between them the loop still comes round each second (liveness, a stop).
+        wait = min(1.0, next_start - time.monotonic())
+        if wait > 0 and not until_caught_up:
+            stop.wait(wait)
+            continue
         changelog = _changelog(settings.changelog_uri())
         if changelog is None:
-            stop.wait(settings.trigger_interval_s)
+            stop.wait(min(1.0, interval))
             continue
         committed, pending = progress.state()
         first = 0 if committed is None else progress.next_version(committed)
@@ -170,12 +178,13 @@ def run(
             if latest < first:
                 if until_caught_up:
                     return
-                stop.wait(settings.trigger_interval_s)
+                next_start = time.monotonic() + interval
                 continue
             batch_id = 0 if committed is None else committed + 1
             last = min(latest, first + MAX_VERSIONS - 1)
             progress.log(batch_id, str(changelog.metadata().id), last + 1)
         started = time.time()
+        next_start = time.monotonic() + interval
         events = read_range(changelog, first, last)
         applied = store.apply(events, batch_id)
         progress.commit(batch_id)

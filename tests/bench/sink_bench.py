@@ -156,6 +156,10 @@ class BenchConfig:
     trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_TRIGGER_S", 1.0))
     warmup_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_WARMUP_S", 10.0))
     read_pause_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_READ_PAUSE_S", 5.0))
+    mirror_writer: str = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRROR_WRITER", "python"))
+    """The writer part's mirror process: python (the mirror writer without Spark) or spark (the mirror query)."""
+    mirror_trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_MIRROR_TRIGGER_S", 2.0))
+    """The python mirror process' trigger (the Spark mirror query's is 30 s: its batches cost seconds each)."""
     mirrors_apart: bool = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRRORS_APART") == "1")
     shuffle_partitions: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS", CORES))
     warmup_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_WARMUP_EVENTS", 5_000))
@@ -804,8 +808,11 @@ def _throughput(
     )
     if by_writer["current_rows"] != peer_rows or by_writer["changelog_rows"] != events:
         raise RuntimeError(f"the writer's lake differs: {by_writer}, the peer's mirrors hold {peer_rows} rows")
+    if by_writer["python_mirror_rows"] != peer_rows:
+        raise RuntimeError(f"the mirror writer's mirrors differ: {by_writer}, the peer's hold {peer_rows} rows")
     writer_mor_s = by_writer["changelog_s"] + by_writer["current_read_s"]
     writer_sink_s = by_writer["changelog_s"] + by_writer["mirrors_written_s"]
+    python_sink_s = by_writer["changelog_s"] + by_writer["python_mirrors_written_s"]
     sink_settings = _sink_settings(config, lake=(tmp / "sink").as_uri(), topic=main)
     sink_rows = sum(spark.read.format("delta").load(sink_settings.mirror_uri(t.name)).count() for t in peer_tables)
     bare_rate, sink_rate, peer_rate = _rate(events, bare_s), _rate(events, sink.seconds), _rate(events, peer_s)
@@ -840,6 +847,9 @@ def _throughput(
         "ratio_writer_merge_on_read_vs_textbook_peer": round(peer_s / writer_mor_s, 3) if writer_mor_s else None,
         "ratio_writer_sink_vs_bare": round(bare_s / writer_sink_s, 3) if writer_sink_s else None,
         "ratio_writer_sink_vs_textbook_peer": round(peer_s / writer_sink_s, 3) if writer_sink_s else None,
+        # The whole sink without Spark: the writer, then the mirror writer without Spark over its changelog.
+        "ratio_writer_python_mirrors_vs_bare": round(bare_s / python_sink_s, 3) if python_sink_s else None,
+        "ratio_writer_python_mirrors_vs_textbook_peer": round(peer_s / python_sink_s, 3) if python_sink_s else None,
         "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
         "ratio_sink_vs_textbook_peer": round(sink_rate / peer_rate, 3) if peer_rate else None,
         "ratio_textbook_peer_vs_bare": round(peer_rate / bare_rate, 3) if bare_rate else None,

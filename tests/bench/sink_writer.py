@@ -2,9 +2,11 @@
 
 A producer thread sends canonical events at a steady rate (``PacedProducer``,
 ``ts_ms`` = send time) while the writer runs in this process on a
-``BINLAKE_BENCH_SINK_TRIGGER_S`` trigger and the mirror query runs as a
+``BINLAKE_BENCH_SINK_TRIGGER_S`` trigger and the mirrors are written by a
 ``binlake sink`` process of its own (``BINLAKE_SINK_QUERIES=mirrors``, nice
-10, its 30 s trigger): the deployment docs/spark-sink.md describes. An
+10): the mirror writer without Spark on a ``BINLAKE_BENCH_SINK_MIRROR_TRIGGER_S``
+trigger (``BINLAKE_BENCH_SINK_MIRROR_WRITER=python``, the default) or the Spark
+mirror query on a 30 s one (``spark``): the deployments docs/spark-sink.md describes. An
 event's freshness is the wall time at which the writer's changelog commit
 holding it became visible minus its ``ts_ms`` (target p99 < 5 s), over the
 events sent after the first ``BINLAKE_BENCH_SINK_WARMUP_S`` seconds.
@@ -24,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import shutil
 import signal
 import subprocess
 import threading
@@ -79,6 +82,11 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
     while not changelog.exists() and thread.is_alive():
         time.sleep(0.1)  # the writer creates the changelog; the mirror process waits for it anyway
     port = sink_sustained.free_port()
+    by_writer = {
+        "BINLAKE_SINK_MIRROR_WRITER": "python",
+        "BINLAKE_SINK_TYPE_WIDENING": "false",
+        "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": str(config.mirror_trigger_s),
+    }
     env = sink_env(
         settings,
         kafka.bootstrap_servers,
@@ -86,6 +94,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S="30",
         BINLAKE_SINK_LOG_LEVEL="WARN",
         BINLAKE_SINK_METRICS_PORT=str(port),
+        **(by_writer if config.mirror_writer == "python" else {}),
     )
     with (tmp / "mirrors.log").open("w") as log:
         mirrors = subprocess.Popen(["nice", "-n", "10", *binlake_command("sink")], env=env, stdout=log, stderr=log)
@@ -157,8 +166,10 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         "target_p99_s": TARGET_P99_S,
         "commit_gap_s_p50_max": [round(gaps[len(gaps) // 2], 2), round(gaps[-1], 2)] if gaps else None,
         "caught_up_s_after_input_stopped": round(caught_up_after_s, 1) if written == len(items) else None,
+        "mirror_writer": config.mirror_writer,
         "mirror_process_batches": mirror_batches,
-        # The mirror process' own figures, polled from its /metrics (mirrors=follow, 30 s trigger, nice 10).
+        # The mirror process' own figures, polled from its /metrics (nice 10; the mirror writer without Spark on a
+        # ``mirror_trigger_s`` trigger, or the Spark mirror query on a 30 s one).
         "mirror_freshness_steady": sink_bench._summary(
             sink_sustained.mirror_freshness(producer.ticks, poller.polls, sent_from_ms=steady_from_ms)
         ),
@@ -196,10 +207,11 @@ def merge_on_read(
 ) -> dict[str, Any]:
     """``sink_bench.merge_on_read`` with the changelog written without Spark: the writer, available-now
     (``until_caught_up``), in this process; then every table's current state read in full with ``spark``;
-    then the mirror query, available-now, over the writer's changelog. Each timed."""
+    then the mirror query, available-now, over the writer's changelog; then the mirror writer without Spark over
+    a copy of that changelog (a lake of its own). Each timed."""
     from binlake.spark_sink import job
     from binlake.spark_sink.changelog import writer
-    from binlake.spark_sink.mirror import current_state
+    from binlake.spark_sink.mirror import current_state, follower
 
     settings = sink_bench._sink_settings(
         config, lake=lake.as_uri(), topic=topic, queries="changelog", changelog_writer="python"
@@ -221,6 +233,29 @@ def merge_on_read(
     if mirrors.exception() is not None:
         raise RuntimeError(f"the mirror query failed: {mirrors.exception()}")
     mirrors_s = time.perf_counter() - started - changelog_s - current_s
+    # The mirror writer without Spark over the same changelog (a copy, in a lake of its own), timed alone.
+    python_lake = lake.with_name(f"{lake.name}-python-mirrors")
+    shutil.copytree(lake / "changelog", python_lake / "changelog")
+    python_settings = settings.model_copy(
+        update={
+            "lake_uri": python_lake.as_uri(),
+            "queries": "mirrors",
+            "changelog_writer": "spark",
+            "mirror_writer": "python",
+            "type_widening": False,
+        }
+    )
+    python_batches: list[follower.FollowedBatch] = []
+    python_started = time.perf_counter()
+    follower.run(
+        python_settings,
+        "bench-mirror-writer",
+        stop=threading.Event(),
+        on_batch=python_batches.append,
+        until_caught_up=True,
+    )
+    python_s = time.perf_counter() - python_started
+    python_rows = sum(spark.read.format("delta").load(python_settings.mirror_uri(table)).count() for table in tables)
     return {
         "changelog_s": round(changelog_s, 3),
         "changelog_rows": sum(b.written.changelog_rows for b in batches),
@@ -228,4 +263,7 @@ def merge_on_read(
         "current_read_s": round(current_s, 3),
         "current_rows": rows,
         "mirrors_written_s": round(mirrors_s, 3),
+        "python_mirrors_written_s": round(python_s, 3),
+        "python_mirror_batches": len(python_batches),
+        "python_mirror_rows": python_rows,
     }
