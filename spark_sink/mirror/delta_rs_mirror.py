@@ -116,6 +116,11 @@ def _done(table: DeltaTable | None, app_id: str, batch_id: int) -> bool:
     return version is not None and int(version) >= batch_id
 
 
+def _truncation_marks(sequence: str, ts_ms: int | None) -> dict[str, str]:
+    """A mirror's properties recording its last TRUNCATE applied (``apply.truncation_properties``)."""
+    return {PROP_TRUNCATED: sequence, PROP_TRUNCATED_TS: "" if ts_ms is None else str(ts_ms)}
+
+
 def _sql_text(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -150,6 +155,7 @@ class DeltaRsMirrors:
         tombstones_uri = settings.tombstones_uri()
         deleted: list[tuple[str, str, str]] = []
         truncations: dict[str, str] = {}
+        marked: list[tuple[DeltaTable, dict[str, str]]] = []
         for table in tables:
             ctl = control.get(table, TableControl())
             descs = events.descriptors.get(table, [])
@@ -159,20 +165,27 @@ class DeltaRsMirrors:
             state, fresh = self._truncate(table, state, ctl, batch_id)
             if fresh is not None:
                 truncations[table] = fresh
+                if state.delta is not None:  # a new mirror records it in its creation
+                    marked.append((state.delta, _truncation_marks(fresh, ctl.truncated_ts_ms)))
             applied.tables.append(table)
             rows = events.rows.get(table, [])
             if not rows:
                 continue
-            if _done(state.delta, self.app_id, batch_id):
+            done = _done(state.delta, self.app_id, batch_id)
+            if done:
                 applied.skipped.append(table)
-                continue
             if not state.key:
-                self._append_keyless(state, rows, batch_id)
+                if not done:
+                    self._append_keyless(state, rows, batch_id)
                 continue
-            gone = self._merge(table, state, rows, batch_id)
-            deleted += gone
+            # Folded even when written already (a replay): its deleted keys go to the tombstones below.
+            deleted += self._merge(table, state, rows, batch_id, write=not done)
         if truncations:
             self._truncate_tombstones(tombstones_uri, truncations, batch_id)
+            # Last: a crash before these replays the TRUNCATEs' deletes (skipped by their transactions) and
+            # comes here again (a mirror whose mark is set would not apply its TRUNCATE again).
+            for mirror, marks in marked:
+                mirror.alter.set_table_properties(marks, raise_if_not_exists=False)
         self._record(tombstones_uri, deleted, batch_id)
         self._compact(tombstones_uri, batch_id)
         applied.deleted = len(deleted)
@@ -246,19 +259,14 @@ class DeltaRsMirrors:
         previous = state.truncated_at
         if wanted is None or (previous is not None and wanted <= previous):
             return state, None
-        marks = {
-            PROP_TRUNCATED: wanted,
-            PROP_TRUNCATED_TS: "" if ctl.truncated_ts_ms is None else str(ctl.truncated_ts_ms),
-        }
         if state.delta is None:
-            props = {**state.new_properties, **marks}
+            props = {**state.new_properties, **_truncation_marks(wanted, ctl.truncated_ts_ms)}
             return _Table(state.uri, None, state.plan, state.key, wanted, props, state.partition_by), wanted
         app = self.app_id + TRUNCATE_APP
         if not _done(state.delta, app, batch_id):
             state.delta.delete(
                 f"{double_quotes(ORDER_KEY)} < {_sql_text(wanted)}", commit_properties=_commit(app, batch_id)
             )
-        state.delta.alter.set_table_properties(marks, raise_if_not_exists=False)
         return _Table(state.uri, state.delta, state.plan, state.key, wanted, {}, []), wanted
 
     def _truncate_tombstones(self, uri: str, truncations: dict[str, str], batch_id: int) -> None:
@@ -274,16 +282,19 @@ class DeltaRsMirrors:
 
     # ------------------------------------------------------------ rows
 
-    def _merge(self, table: str, state: _Table, rows: list[RowEvent], batch_id: int) -> list[tuple[str, str, str]]:
-        """Fold and MERGE a keyed table's row events; return its deleted keys as tombstone rows."""
+    def _merge(
+        self, table: str, state: _Table, rows: list[RowEvent], batch_id: int, *, write: bool = True
+    ) -> list[tuple[str, str, str]]:
+        """Fold and MERGE a keyed table's row events (``write`` False: only fold); return its deleted keys as
+        tombstone rows."""
         projection = Projection(state.plan, state.key)
         folded = fold(rows, projection, state.key, truncated_at=state.truncated_at)
         key_types = [projection.types[i] for i in projection.key_index]
         texts = [key_text(list(row.key), key_types) for row in folded]
-        floors = self._floors(table, set(texts))
         gone = [(table, text, row.seq) for row, text in zip(folded, texts, strict=True) if row.delete]
-        if not folded:
+        if not folded or not write:
             return gone
+        floors = self._floors(table, set(texts))
         width = len(projection.physical)
         mirror = state.delta if state.delta is not None else self._create(state, projection.types, keyless=False)
         if not mirror.file_uris():

@@ -21,23 +21,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from deltalake import DeltaTable, QueryBuilder
 from pyspark.sql import SparkSession
 
+from binlake.shared.codec import avro
 from binlake.shared.config.settings import kafka_settings
 from binlake.spark_sink.changelog import writer
-from binlake.spark_sink.mirror import follower
+from binlake.spark_sink.changelog.arrow_rows import KafkaRecord, changelog_batch
+from binlake.spark_sink.mirror import follower, image_events
 from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors
 from binlake.spark_sink.mirror.image_events import Events
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
 from tests.bench.sink_sustained import truth_mismatches
 from tests.sink.test_sink_metrics_scraped import _by_label, _get, _samples
+from tests.sink.test_sink_semantics import ROUND_1
 from tests.support import kafka_tools
 from tests.support.signal_probe import binlake_command
 from tests.support.sink_process import sink_env
 from tests.support.spark_fixtures import sink_settings_for_tests, spark
 
-pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+pytestmark = pytest.mark.integration
 __all__ = ["spark"]
 
 TABLES = 4
@@ -91,6 +95,7 @@ def _mismatches(spark: SparkSession, settings: SinkSettings) -> list[str]:
     return truth_mismatches(frames, events=EVENTS, seed=9, tables=TABLES, database="bench")
 
 
+@pytest.mark.asyncio
 async def test_the_mirror_writer_survives_sigkills_and_equals_the_truth(
     kafka_bootstrap: str, spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -124,6 +129,7 @@ async def test_the_mirror_writer_survives_sigkills_and_equals_the_truth(
     assert len(logged) == CHUNKS // 2 + 2 and all(entry.get("mirror_writer") == "python" for entry in logged)
 
 
+@pytest.mark.asyncio
 async def test_the_mirror_writer_process_reports_its_batches_and_stops_on_sigterm(
     kafka_bootstrap: str, tmp_path: Path
 ) -> None:
@@ -176,6 +182,7 @@ class _FailingMirrors(DeltaRsMirrors):
         raise OSError("the storage refused a commit")
 
 
+@pytest.mark.asyncio
 async def test_a_batch_that_failed_halfway_runs_again_with_its_range(
     kafka_bootstrap: str, spark: SparkSession, tmp_path: Path
 ) -> None:
@@ -191,3 +198,36 @@ async def test_a_batch_that_failed_halfway_runs_again_with_its_range(
     follower.run(settings, "mirror-app", stop=stop, until_caught_up=True)
     assert progress.state() == (0, None)
     assert _mismatches(spark, settings) == []
+
+
+class _CrashBeforeTombstones(DeltaRsMirrors):
+    """Mirrors whose batch stops after every mirror's commit, before the tombstones' append (a SIGKILL there)."""
+
+    def _record(self, uri: str, deleted: list[tuple[str, str, str]], batch_id: int) -> None:
+        raise OSError("killed before the tombstones' append")
+
+
+def test_a_replay_after_the_mirror_commits_still_appends_their_tombstones(tmp_path: Path) -> None:
+    """A replayed batch skips the mirrors holding its transaction but still records their deleted keys."""
+    messages = [avro.encode(e) for e in ROUND_1]
+    records = [KafkaRecord("t", 0, i, 1_764_000_000_000 + i, None, m) for i, m in enumerate(messages)]
+    batch = changelog_batch(records).rows
+    tables, bodies = batch.column("source_table").to_pylist(), batch.column("event_avro").to_pylist()
+    clean = sink_settings_for_tests(lake_uri=str(tmp_path / "clean"), type_widening=False)
+    DeltaRsMirrors(clean, "app").apply(image_events.events(tables, bodies), 0)
+    crashed = sink_settings_for_tests(lake_uri=str(tmp_path / "crashed"), type_widening=False)
+    with pytest.raises(OSError, match="killed"):
+        _CrashBeforeTombstones(crashed, "app").apply(image_events.events(tables, bodies), 0)
+    replayed = DeltaRsMirrors(crashed, "app").apply(image_events.events(tables, bodies), 0)
+    assert replayed.skipped == sorted(set(tables))
+    assert replayed.deleted == 4
+    assert _tombstones(crashed) == _tombstones(clean) != []
+
+
+def _tombstones(settings: SinkSettings) -> list[tuple[str, str, str]]:
+    reader = QueryBuilder().register("d", DeltaTable(settings.tombstones_uri())).execute("SELECT * FROM d")
+    rows: list[tuple[str, str, str]] = []
+    for part in reader.read_all().to_batches():
+        columns = [part.column(name).to_pylist() for name in ("source_table", "key", "_binlake_order_key")]
+        rows += list(zip(*columns, strict=True))
+    return sorted(rows)
