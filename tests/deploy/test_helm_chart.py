@@ -133,6 +133,22 @@ def test_sink_with_the_python_writer_is_two_containers_each_with_its_metrics() -
     assert done.returncode != 0 and "local mode" in done.stderr
 
 
+def test_sink_with_the_python_mirror_writer_writes_mirrors_without_spark_on_the_pvc() -> None:
+    docs = render("--set", "sink.changelogWriter=python", "--set", "sink.mirrorWriter=python")
+    containers = {
+        c["name"]: c for c in one(docs, "StatefulSet", "binlake-sink")["spec"]["template"]["spec"]["containers"]
+    }
+    mirrors = env_of(containers["mirrors"])
+    assert (mirrors["BINLAKE_SINK_MIRROR_WRITER"], mirrors["BINLAKE_SINK_TYPE_WIDENING"]) == ("python", "false")
+    assert "BINLAKE_SINK_MIRROR_WRITER" not in env_of(containers["changelog"])
+    for refused in (
+        ["--set", "sink.mirrorWriter=python"],
+        ["-f", str(FULL), "--set", "sink.changelogWriter=python", "--set", "sink.mirrorWriter=python"],
+    ):
+        done = run(tool("helm"), "template", "binlake", str(CHART), *refused, check=False)
+        assert done.returncode != 0 and "sink.mirrorWriter python" in done.stderr
+
+
 def test_sink_on_an_object_store_takes_credentials_from_a_secret() -> None:
     docs = render("-f", str(FULL))
     container = one(docs, "StatefulSet")["spec"]["template"]["spec"]["containers"][0]
