@@ -39,6 +39,9 @@ from binlake.spark_sink.settings import SinkSettings
 log = logging.getLogger("binlake.sink.mirrors")
 MAX_VERSIONS: Final = 200
 """Changelog versions per batch at most (a writer commits about one a second: minutes of catching up)."""
+MAX_ROWS: Final = 100_000
+"""Changelog rows per batch at most, where the versions' commit files say (at least one version per batch): a
+batch's events are held decoded in memory, about 2 KB each."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,27 @@ def _changelog(uri: str) -> DeltaTable | None:
         return None
 
 
+def _last_version(uri: str, first: int, last: int) -> int:
+    """The last version of a batch starting at ``first``: up to ``last``, as long as the versions' added rows
+    (their commit files' statistics) stay within ``MAX_ROWS``; ``last`` where the log is not on a local disk."""
+    root = local_root(uri)
+    if root is None:
+        return last
+    rows = 0
+    for version in range(first, last + 1):
+        try:
+            lines = (root / "_delta_log" / f"{version:020d}.json").read_text().splitlines()
+        except OSError:
+            return last  # a version only in a checkpoint: no statistics to go by
+        for line in lines:
+            added = json.loads(line).get("add")
+            if added and added.get("stats"):
+                rows += int(json.loads(added["stats"]).get("numRecords", 0))
+        if rows > MAX_ROWS and version > first:
+            return version - 1
+    return last
+
+
 def read_range(changelog: DeltaTable, first: int, last: int) -> image_events.Events:
     """The events of changelog versions ``first``..``last`` (``first`` 0: every row up to ``last``)."""
     feed_from = change_feed_from(changelog.metadata().configuration)
@@ -181,7 +205,7 @@ def run(
                 next_start = time.monotonic() + interval
                 continue
             batch_id = 0 if committed is None else committed + 1
-            last = min(latest, first + MAX_VERSIONS - 1)
+            last = _last_version(settings.changelog_uri(), first, min(latest, first + MAX_VERSIONS - 1))
             progress.log(batch_id, str(changelog.metadata().id), last + 1)
         started = time.time()
         next_start = time.monotonic() + interval

@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -27,7 +29,7 @@ from pyspark.sql.types import (
 from binlake.shared.codec import avro
 from binlake.shared.event.model import ChangeEvent, Column, Columns, Origin, Source
 from binlake.shared.event.values import BigInt, SqlTime, Unparsed, Value
-from binlake.spark_sink.mirror import image_events
+from binlake.spark_sink.mirror import follower, image_events
 from binlake.spark_sink.mirror.control_events import ControlRow, controls
 from binlake.spark_sink.mirror.fold_rows import Projection, fold, inserted, keyless_rows
 from binlake.spark_sink.mirror.image_values import converter, java_double, key_text
@@ -218,3 +220,15 @@ def test_the_mirror_writer_settings_refuse_what_it_cannot_do() -> None:
     for wrong, says in wrongs:
         with pytest.raises(ValidationError, match=says):
             sink_settings_for_tests(mirror_writer="python", **wrong)
+
+
+def test_a_batch_takes_versions_while_their_rows_stay_within_the_cap(tmp_path: Path) -> None:
+    log = tmp_path / "_delta_log"
+    log.mkdir()
+    for version, rows in enumerate([0, 60_000, 30_000, 20_000, 150_000, 10]):
+        add = {"add": {"path": f"{version}.parquet", "stats": json.dumps({"numRecords": rows})}}
+        (log / f"{version:020d}.json").write_text(json.dumps({"commitInfo": {}}) + "\n" + json.dumps(add))
+    assert follower._last_version(str(tmp_path), 0, 5) == 2  # 90,000 rows; a third version passes 100,000
+    assert follower._last_version(str(tmp_path), 3, 5) == 3  # the next version alone passes it
+    assert follower._last_version(str(tmp_path), 4, 5) == 4  # one version at least, however big
+    assert follower._last_version(str(tmp_path), 5, 5) == 5
