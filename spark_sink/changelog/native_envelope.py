@@ -40,9 +40,17 @@ def tagged(union: list[Any]) -> bool:
     return len(union) > 2
 
 
-def notation(avro_type: Any, named: dict[str, Any], *, skip: frozenset[str] = frozenset(), tag: bool = False) -> str:
-    """``avro_shape.rs``'s notation of an Avro type (the top record's fields in ``skip`` read past; with
-    ``tag``, the ``tagged`` unions read as ``(branch index, value)``).
+def notation(
+    avro_type: Any,
+    named: dict[str, Any],
+    *,
+    skip: frozenset[str] = frozenset(),
+    raw: frozenset[str] = frozenset(),
+    tag: bool = False,
+) -> str:
+    """``avro_shape.rs``'s notation of an Avro type (the top record's fields in ``skip`` read past, those in
+    ``raw`` returned as their encoded bytes; with ``tag``, the ``tagged`` unions read as ``(branch index,
+    value)``).
 
     ``named`` collects the named types defined so far (a later reference by name reads the same shape).
     """
@@ -62,7 +70,8 @@ def notation(avro_type: Any, named: dict[str, Any], *, skip: frozenset[str] = fr
         return notation(kind, named, tag=tag)
     if kind == "record":
         named[avro_type["name"]] = None  # a reference inside itself: recursive
-        fields = [("!" if f["name"] in skip else "") + notation(f["type"], named, tag=tag) for f in avro_type["fields"]]
+        marks = {**dict.fromkeys(skip, "!"), **dict.fromkeys(raw, "^")}
+        fields = [marks.get(f["name"], "") + notation(f["type"], named, tag=tag) for f in avro_type["fields"]]
         named[avro_type["name"]] = avro_type
         return "<" + ",".join(fields) + ">"
     if kind == "enum":

@@ -34,6 +34,9 @@ Tagged: TypeAlias = tuple[int, Any]
 Image: TypeAlias = dict[str, Tagged]
 _SKIPPED: Final = frozenset({"source", "ingest_ts_ms", "changed_columns"})
 """Fields the mirror does not read (the changelog row has the source table as a column)."""
+_RAW: Final = frozenset({"columns"})
+"""Fields the native reader returns as their encoded bytes: a table's events repeat one column descriptor, so
+``events`` interns the bytes and builds each distinct descriptor once (``_columns``), a third of the reading."""
 
 
 class CorruptBody(ValueError):
@@ -84,7 +87,8 @@ def _reader(fingerprint: bytes) -> tuple[Any, Any, dict[str, Any]]:
         try:
             from binlake.shared.fastlane._native import AvroShape
 
-            shape = AvroShape(native_envelope.notation(avro.schema_json(), {}, skip=_SKIPPED, tag=True))
+            notation = native_envelope.notation(avro.schema_json(), {}, skip=_SKIPPED, raw=_RAW, tag=True)
+            shape = AvroShape(notation)
         except (ImportError, ValueError):
             shape = None
     return shape, avro.parsed_schema(version), avro.schema_json()
@@ -157,8 +161,9 @@ _PRIMITIVE_BRANCHES: Final = (
 )
 
 
-def decode_bodies(bodies: Sequence[bytes]) -> list[tuple[Any, ...]]:
-    """Each body (a single-object message) as the native reader's tuple of the current schema's fields."""
+def decode_bodies(bodies: Sequence[bytes], *, native: bool = True) -> list[tuple[Any, ...]]:
+    """Each body (a single-object message) as the native reader's tuple of the current schema's fields (its
+    ``columns`` as their encoded bytes where the native reader read it; ``native`` False: fastavro's, all)."""
     out: list[tuple[Any, ...] | None] = [None] * len(bodies)
     by_fingerprint: dict[bytes, list[int]] = {}
     for i, body in enumerate(bodies):
@@ -169,7 +174,7 @@ def decode_bodies(bodies: Sequence[bytes]) -> list[tuple[Any, ...]]:
             raise CorruptBody(f"a changelog body of unknown schema fingerprint {fingerprint.hex()}")
         shape, writer, current = _reader(fingerprint)
         read: list[Any] = [None] * len(indexes)
-        if shape is not None:
+        if shape is not None and native:
             read = shape.read_many([bodies[i] for i in indexes], HEADER)
         for i, value in zip(indexes, read, strict=True):
             out[i] = value if value is not None else _fastavro(bodies[i], writer, current)
@@ -193,6 +198,35 @@ def _fastavro(body: bytes, writer: Any, current: dict[str, Any]) -> tuple[Any, .
 
 
 @cache
+def _columns_reader() -> tuple[Any, Any]:
+    """The native reader of an encoded ``columns`` field (None without the fast lane), and fastavro's schema."""
+    columns_type = next(f["type"] for f in avro.schema_json()["fields"] if f["name"] == "columns")
+    try:
+        from binlake.shared.fastlane._native import AvroShape
+
+        shape: Any = AvroShape(native_envelope.notation(columns_type, {}))
+    except (ImportError, ValueError):
+        shape = None
+    return shape, fastavro.parse_schema(columns_type)
+
+
+def _columns(encoded: bytes) -> list[tuple[Any, ...]]:
+    """An encoded ``columns`` field (the native reader's ``_RAW``) as a list of ``Column`` tuples."""
+    shape, schema = _columns_reader()
+    found = shape.read_many([encoded], 0)[0] if shape is not None else None
+    if found is not None:
+        return list(found)
+    try:
+        records = fastavro.schemaless_reader(io.BytesIO(encoded), schema, schema)
+    except (EOFError, ValueError, IndexError, UnicodeDecodeError, KeyError, TypeError) as exc:
+        raise CorruptBody(f"a changelog body whose column descriptors fastavro cannot read: {exc}") from exc
+    assert isinstance(records, list)
+    return [
+        (c["name"], c["source_type"], c["logical_type"], c["precision"], c["scale"], c["inferred"]) for c in records
+    ]
+
+
+@cache
 def _field_index() -> dict[str, int]:
     return {f["name"]: i for i, f in enumerate(avro.schema_json()["fields"])}
 
@@ -202,8 +236,9 @@ def _ops() -> tuple[str, ...]:
     return tuple(avro.schema_json()["fields"][_field_index()["op"]]["type"]["symbols"])
 
 
-def events(tables: Sequence[str], bodies: Sequence[bytes]) -> Events:
-    """The events of changelog rows (``source_table``, ``event_avro``), in the given (changelog) order."""
+def events(tables: Sequence[str], bodies: Sequence[bytes], *, native: bool = True) -> Events:
+    """The events of changelog rows (``source_table``, ``event_avro``), in the given (changelog) order
+    (``native`` False: every body read by fastavro, for tests)."""
     at = _field_index()
     ops = _ops()
     i_op, i_key, i_ts, i_pk, i_cols = at["op"], at["order_key"], at["ts_ms"], at["primary_key"], at["columns"]
@@ -213,7 +248,7 @@ def events(tables: Sequence[str], bodies: Sequence[bytes]) -> Events:
     by_id: dict[int, Descriptor] = {}
     known: dict[tuple[Any, ...], Descriptor] = {}
     first: dict[tuple[str, int], str] = {}
-    for table, event in zip(tables, decode_bodies(bodies), strict=True):
+    for table, event in zip(tables, decode_bodies(bodies, native=native), strict=True):
         op = ops[event[i_op]]
         topic, partition, offset, row = event[i_origin]
         origin = SEPARATOR.join((topic, f"{partition:010d}", f"{offset:020d}", f"{row:010d}"))
@@ -223,10 +258,13 @@ def events(tables: Sequence[str], bodies: Sequence[bytes]) -> Events:
             sql, kind = (None, None) if ddl is None else ddl
             out.control.append(ControlRow(table, op, seq, event[i_ts], kind, sql))
             continue
-        raw = (tuple(event[i_cols]), tuple(event[i_pk]))
+        listed = event[i_cols]
+        raw = (listed if isinstance(listed, bytes) else tuple(listed), tuple(event[i_pk]))
         descriptor = interned.get(raw)
         if descriptor is None:
-            columns = tuple(ColumnDesc(c[0], c[2], c[3], c[4]) for c in raw[0])
+            if isinstance(listed, bytes):
+                listed = _columns(listed)
+            columns = tuple(ColumnDesc(c[0], c[2], c[3], c[4]) for c in listed)
             descriptor = Descriptor(len(by_id) + 1, columns, raw[1])
             # Another raw descriptor (a source type, an inferred flag) may describe the same columns: one id.
             descriptor = interned[raw] = known.setdefault((columns, raw[1]), descriptor)

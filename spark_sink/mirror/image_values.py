@@ -26,6 +26,7 @@ import base64
 import decimal
 import json
 import math
+import re
 from collections.abc import Callable
 from functools import cache
 from typing import Any, Final
@@ -57,7 +58,7 @@ _RANGES: Final[dict[type[DataType], tuple[int, int]]] = {
     LongType: (-(2**63), 2**63 - 1),
 }
 _DECIMALS: Final = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP, Emax=10**6, Emin=-(10**6))
-_EPOCH_DAY_S: Final = 86_400
+_PLAIN: Final = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?")
 
 
 @cache
@@ -147,6 +148,9 @@ def _decimal(value: Tagged | None, precision: int, scale: int) -> str | None:
     branch, raw = value
     exact: decimal.Decimal | None
     if branch in (_kind("BigInteger"), _kind("Decimal")):
+        fast = _plain_digits(raw[0], precision, scale)
+        if fast is not None:
+            return fast
         try:
             exact = decimal.Decimal(raw[0].strip(), context=_DECIMALS)
         except decimal.InvalidOperation:
@@ -155,13 +159,29 @@ def _decimal(value: Tagged | None, precision: int, scale: int) -> str | None:
             return None
     else:
         whole = _whole(value)
-        exact = None if whole is None else decimal.Decimal(whole)
-    if exact is None:
-        return None
+        if whole is None or abs(whole) >= 10 ** (precision - scale):
+            return None
+        return f"{whole}.{'0' * scale}" if scale else str(whole)
     rounded = exact.quantize(decimal.Decimal(1).scaleb(-scale), context=_DECIMALS)
     if abs(rounded) >= decimal.Decimal(10) ** (precision - scale):
         return None
-    return format(rounded, "f")
+    return format(rounded.copy_abs() if rounded.is_zero() else rounded, "f")  # one zero: 0.00, never -0.00
+
+
+def _plain_digits(text: str, precision: int, scale: int) -> str | None:
+    """``_decimal`` of digits that need no rounding (at most ``scale`` of them after the point, the rest
+    within ``precision``), without ``decimal``: most values, a third of the conversion's time; None
+    where the general path must decide."""
+    match = _PLAIN.fullmatch(text)
+    if match is None:
+        return None
+    sign, whole, fraction = match.group(1), match.group(2).lstrip("0") or "0", match.group(3) or ""
+    if len(fraction) > scale or (whole != "0" and len(whole) > precision - scale):
+        return None
+    fraction += "0" * (scale - len(fraction))
+    if whole == "0" and not fraction.strip("0"):
+        sign = ""
+    return f"{sign}{whole}.{fraction}" if scale else f"{sign}{whole}"
 
 
 def _floating(value: Tagged | None) -> float | None:

@@ -82,19 +82,20 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
     while not changelog.exists() and thread.is_alive():
         time.sleep(0.1)  # the writer creates the changelog; the mirror process waits for it anyway
     port = sink_sustained.free_port()
-    by_writer = {
-        "BINLAKE_SINK_MIRROR_WRITER": "python",
-        "BINLAKE_SINK_TYPE_WIDENING": "false",
-        "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": str(config.mirror_trigger_s),
-    }
+    mirror_env = {"BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": "30"}
+    if config.mirror_writer == "python":
+        mirror_env = {
+            "BINLAKE_SINK_MIRROR_WRITER": "python",
+            "BINLAKE_SINK_TYPE_WIDENING": "false",
+            "BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": str(config.mirror_trigger_s),
+        }
     env = sink_env(
         settings,
         kafka.bootstrap_servers,
         BINLAKE_SINK_QUERIES="mirrors",
-        BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S="30",
         BINLAKE_SINK_LOG_LEVEL="WARN",
         BINLAKE_SINK_METRICS_PORT=str(port),
-        **(by_writer if config.mirror_writer == "python" else {}),
+        **mirror_env,
     )
     with (tmp / "mirrors.log").open("w") as log:
         mirrors = subprocess.Popen(["nice", "-n", "10", *binlake_command("sink")], env=env, stdout=log, stderr=log)

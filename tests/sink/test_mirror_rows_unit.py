@@ -73,17 +73,14 @@ def _tagged(value: Value) -> image_events.Tagged:
 
 def test_the_native_reader_and_fastavro_give_the_same_events() -> None:
     bodies = [i.value for i in sink_bench.generate(400, seed=3)]
-    bodies += [avro.encode(e) for e in (*ROUND_1, *ROUND_2, *ROUND_3)]
-    shape, writer, current = image_events._reader(avro.fingerprint())
+    events = [*ROUND_1, *ROUND_2, *ROUND_3]
+    bodies += [avro.encode(e) for e in events]
+    tables = ["bench"] * 400 + [f"t.{e.source.table}" for e in events]
+    shape, _, _ = image_events._reader(avro.fingerprint())
     assert shape is not None, "the fast lane is built (make builds it)"
-    # The fields the mirror does not read are read past natively (None), built by fastavro.
-    skipped = [i for i, f in enumerate(current["fields"]) if f["name"] in image_events._SKIPPED]
-
-    def read(event: tuple[object, ...]) -> list[object]:
-        return [None if i in skipped else v for i, v in enumerate(event)]
-
-    native = [read(e) for e in image_events.decode_bodies(bodies)]
-    assert native == [read(image_events._fastavro(b, writer, current)) for b in bodies]
+    native = image_events.events(tables, bodies)
+    assert sum(len(rows) for rows in native.rows.values()) + len(native.control) == len(bodies)
+    assert native == image_events.events(tables, bodies, native=False)
 
 
 def test_events_split_rows_and_control_and_order_descriptors_by_first_event() -> None:

@@ -12,7 +12,8 @@
 //! bytes, `E` enum, `[T` array, `{T` map, `(T,T...)` union, `|(T,T...)` a union whose value
 //! comes with its branch index (`(index, value)`: the mirror without Spark tells an image value's
 //! kind by it, `Date` from `Time`, where fastavro's plain values could not), `<T,T...>` record, `!T`
-//! a record field read past, not built. Where fastavro reads a value its own way (a negative block
+//! a record field read past, not built, `^T` a record field returned as its encoded bytes (the mirror
+//! writer interns a table's column descriptors by them and builds each distinct one once). Where fastavro reads a value its own way (a negative block
 //! count, a varint beyond 64 bits, a boolean byte other than 0/1, a kept string that is not
 //! UTF-8, a union index out of range, an enum index out of its symbols) `read` returns None and the
 //! caller asks fastavro: the result is fastavro's for every body either way. A skipped string is
@@ -40,8 +41,19 @@ pub enum Shape {
     Union(Vec<Shape>),
     /// A union read as `(branch index, value)`.
     Tagged(Vec<Shape>),
-    /// Each field and whether it is built (false: read past).
-    Record(Vec<(Shape, bool)>),
+    /// Each field and what becomes of it.
+    Record(Vec<(Shape, Keep)>),
+}
+
+/// What `read` makes of a record field.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Keep {
+    /// Its value.
+    Build,
+    /// None: read past.
+    Skip,
+    /// Its encoded bytes.
+    Raw,
 }
 
 impl Shape {
@@ -53,15 +65,17 @@ impl Shape {
         (at == notation.len()).then_some(shape)
     }
 
-    fn list(text: &[u8], at: &mut usize, end: u8, fields: bool) -> Option<Vec<(Shape, bool)>> {
+    fn list(text: &[u8], at: &mut usize, end: u8, fields: bool) -> Option<Vec<(Shape, Keep)>> {
         let mut items = Vec::new();
         loop {
-            let keep = if fields && text.get(*at) == Some(&b'!') {
-                *at += 1;
-                false
-            } else {
-                true
+            let keep = match text.get(*at) {
+                Some(b'!') if fields => Keep::Skip,
+                Some(b'^') if fields => Keep::Raw,
+                _ => Keep::Build,
             };
+            if keep != Keep::Build {
+                *at += 1;
+            }
             items.push((Shape::read(text, at)?, keep));
             let c = *text.get(*at)?;
             *at += 1;
@@ -225,11 +239,17 @@ fn build(py: Python<'_>, r: &mut Reader<'_>, shape: &Shape) -> Option<Py<PyAny>>
         Shape::Record(fields) => {
             let mut items = Vec::with_capacity(fields.len());
             for (field, keep) in fields {
-                if *keep {
-                    items.push(build(py, r, field)?);
-                } else {
-                    skip(r, field)?;
-                    items.push(py.None());
+                match keep {
+                    Keep::Build => items.push(build(py, r, field)?),
+                    Keep::Skip => {
+                        skip(r, field)?;
+                        items.push(py.None());
+                    }
+                    Keep::Raw => {
+                        let start = r.at;
+                        skip(r, field)?;
+                        items.push(PyBytes::new(py, r.since(start)).into_any().unbind());
+                    }
                 }
             }
             PyTuple::new(py, items).ok()?.into_any().unbind()
