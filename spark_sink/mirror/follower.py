@@ -146,7 +146,9 @@ def read_range(changelog: DeltaTable, first: int, last: int) -> image_events.Eve
         query = QueryBuilder().register("c", snapshot).execute(f"SELECT source_table, {BODY} FROM c")
         batches = query.read_all().to_batches()
     else:
-        feed = changelog.load_cdf(starting_version=first, ending_version=last, columns=["source_table", BODY])
+        feed = changelog.load_cdf(
+            starting_version=first, ending_version=last, columns=["source_table", BODY, "_change_type"]
+        )
         batches = feed.read_all().to_batches()
     tables: list[str] = []
     bodies: list[bytes] = []

@@ -28,6 +28,7 @@ from binlake.shared.codec import avro
 from binlake.shared.config.settings import kafka_settings
 from binlake.spark_sink.changelog import writer
 from binlake.spark_sink.changelog.arrow_rows import KafkaRecord, changelog_batch
+from binlake.spark_sink.changelog.delta_rs import DeltaRsChangelog
 from binlake.spark_sink.mirror import follower, image_events
 from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors
 from binlake.spark_sink.mirror.image_events import Events
@@ -231,3 +232,20 @@ def _tombstones(settings: SinkSettings) -> list[tuple[str, str, str]]:
         columns = [part.column(name).to_pylist() for name in ("source_table", "key", "_binlake_order_key")]
         rows += list(zip(*columns, strict=True))
     return sorted(rows)
+
+
+def test_rows_deleted_from_the_changelog_are_not_events(tmp_path: Path) -> None:
+    """The change feed of a changelog version that deletes rows (an operator's retention) yields no events."""
+    settings = sink_settings_for_tests(lake_uri=str(tmp_path / "lake"), type_widening=False)
+    store = DeltaRsChangelog(settings.changelog_uri(), settings.quarantine_uri(), "w", partition_by=[])
+    store.resume("t", [0])
+    messages = [avro.encode(e) for e in ROUND_1]
+    records = [KafkaRecord("t", 0, i, 1_764_000_000_000 + i, None, m) for i, m in enumerate(messages)]
+    store.write(changelog_batch(records), records)
+    changelog = DeltaTable(settings.changelog_uri())
+    written = changelog.version()
+    assert sum(len(r) for r in follower.read_range(changelog, written, written).rows.values()) > 0
+    changelog.delete("_kafka_offset < 5")
+    changelog = DeltaTable(settings.changelog_uri())
+    deleted = follower.read_range(changelog, written + 1, changelog.version())
+    assert (deleted.rows, deleted.control) == ({}, [])
