@@ -85,11 +85,13 @@ class Projection:
         if image is None:
             return {}
         out: dict[int, Any] = {}
+        get = image.get  # an image's values are (branch, value) pairs, never None: None is "absent"
         for i, logical, convert in route.columns:
             if only is not None and i not in only:
                 continue
-            if logical in image:
-                out[i] = None if convert is None else convert(image[logical])
+            tagged = get(logical)
+            if tagged is not None:
+                out[i] = None if convert is None else convert(tagged)
         return out
 
     def key_of(self, image: Image | None, names: list[str]) -> tuple[Any, ...]:
@@ -105,6 +107,7 @@ def fold(
     """The batch's events of a keyed table folded per key (module doc), in no particular order."""
     found: dict[tuple[Any, ...], Folded] = {}
     key_index = projection.key_index
+    keys = frozenset(key_index)
     for event in events:
         if truncated_at is not None and event.seq <= truncated_at:
             continue
@@ -115,16 +118,22 @@ def fold(
             old = projection.key_of(event.before, key)
             if old != projection.key_of(event.after, key):
                 moved = projection.values(route, event.before, only=key_index)
-                _apply(found, key_index, moved, event.seq, delete=True)
-        _apply(found, key_index, projection.values(route, image), event.seq, delete=is_delete)
+                _apply(found, key_index, keys, moved, event.seq, delete=True)
+        _apply(found, key_index, keys, projection.values(route, image), event.seq, delete=is_delete)
     return list(found.values())
 
 
 def _apply(
-    found: dict[tuple[Any, ...], Folded], key_index: list[int], values: dict[int, Any], seq: str, *, delete: bool
+    found: dict[tuple[Any, ...], Folded],
+    key_index: list[int],
+    keys: frozenset[int],
+    values: dict[int, Any],
+    seq: str,
+    *,
+    delete: bool,
 ) -> None:
-    key = tuple(values.get(i) for i in key_index)
-    if any(v is None for v in key):
+    key = tuple([values.get(i) for i in key_index])
+    if None in key:
         return
     row = found.get(key)
     if row is None:
@@ -136,7 +145,7 @@ def _apply(
             row.last_delete = seq
     known = row.known
     for i, value in values.items():
-        if i in key_index:
+        if i in keys:
             continue
         held = known.get(i)
         if held is None or seq > held[1]:

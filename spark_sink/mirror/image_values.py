@@ -28,7 +28,6 @@ import json
 import math
 import re
 from collections.abc import Callable
-from functools import cache
 from typing import Any, Final
 
 from pyspark.sql.types import (
@@ -61,9 +60,18 @@ _DECIMALS: Final = decimal.Context(prec=100, rounding=decimal.ROUND_HALF_UP, Ema
 _PLAIN: Final = re.compile(r"(-?)([0-9]+)(?:\.([0-9]+))?")
 
 
-@cache
+_KINDS: Final = {name: index for index, name in enumerate(value_kinds())}
+_BOOLEAN: Final = _KINDS["boolean"]
+_LONG: Final = _KINDS["long"]
+_DOUBLE: Final = _KINDS["double"]
+_STRING: Final = _KINDS["string"]
+_BYTES: Final = _KINDS["bytes"]
+_DIGITS: Final = (_KINDS["BigInteger"], _KINDS["Decimal"])
+_TIME: Final = _KINDS["Time"]
+
+
 def _kind(name: str) -> int:
-    return value_kinds().index(name)
+    return _KINDS[name]
 
 
 def converter(target: DataType) -> Convert:
@@ -105,9 +113,9 @@ def _boolean(value: Tagged | None) -> bool | None:
     if value is None:
         return None
     branch, raw = value
-    if branch == _kind("boolean"):
+    if branch == _BOOLEAN:
         return bool(raw)
-    if branch == _kind("long"):
+    if branch == _LONG:
         return bool(raw != 0)
     return None
 
@@ -115,13 +123,13 @@ def _boolean(value: Tagged | None) -> bool | None:
 def _whole(value: Tagged) -> int | None:
     """The integer an integral ``try_cast`` makes of a value, before the range check."""
     branch, raw = value
-    if branch == _kind("long"):
+    if branch == _LONG:
         return int(raw)
-    if branch in (_kind("BigInteger"), _kind("Decimal")):
+    if branch in _DIGITS:
         return _parse_int(raw[0])
-    if branch == _kind("boolean"):
+    if branch == _BOOLEAN:
         return int(bool(raw))
-    if branch == _kind("Time"):
+    if branch == _TIME:
         return int(raw[0])
     return None
 
@@ -147,7 +155,7 @@ def _decimal(value: Tagged | None, precision: int, scale: int) -> str | None:
         return None
     branch, raw = value
     exact: decimal.Decimal | None
-    if branch in (_kind("BigInteger"), _kind("Decimal")):
+    if branch in _DIGITS:
         fast = _plain_digits(raw[0], precision, scale)
         if fast is not None:
             return fast
@@ -188,11 +196,11 @@ def _floating(value: Tagged | None) -> float | None:
     if value is None:
         return None
     branch, raw = value
-    if branch == _kind("double"):
+    if branch == _DOUBLE:
         return float(raw)
-    if branch == _kind("long"):
+    if branch == _LONG:
         return float(raw)
-    if branch in (_kind("BigInteger"), _kind("Decimal")):
+    if branch in _DIGITS:
         try:
             return float(raw[0].strip())
         except ValueError:
@@ -204,17 +212,17 @@ def _string(value: Tagged | None) -> str | None:
     if value is None:
         return None
     branch, raw = value
-    if branch == _kind("string"):
+    if branch == _STRING:
         return str(raw)
-    if branch in (_kind("BigInteger"), _kind("Decimal")):
+    if branch in _DIGITS:
         return str(raw[0])
-    if branch == _kind("long"):
+    if branch == _LONG:
         return str(raw)
-    if branch == _kind("double"):
+    if branch == _DOUBLE:
         return java_double(float(raw))
-    if branch == _kind("boolean"):
+    if branch == _BOOLEAN:
         return "true" if raw else "false"
-    if branch == _kind("bytes"):
+    if branch == _BYTES:
         return base64.b64encode(raw).decode("ascii")
     return None
 
