@@ -74,12 +74,12 @@ from binlake.spark_sink.layout import BODY, ORDER_KEY, PROP_TRUNCATED, PROP_TRUN
 from binlake.spark_sink.mirror import fold, history, merge, tombstones
 from binlake.spark_sink.mirror.control_events import TableControl, Truncation, collect
 from binlake.spark_sink.mirror.fold import FoldTable
-from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan
+from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan, one_table_per_mirror
 from binlake.spark_sink.mirror.project import (
     DESC,
     with_descriptor_id,
 )
-from binlake.spark_sink.mirror.schema import SHARED_NAME_HINT, NewMirror, partition_columns, prepare
+from binlake.spark_sink.mirror.schema import NewMirror, partition_columns, prepare
 from binlake.spark_sink.settings import SinkSettings
 
 TRUNCATE_APP: Final = ".truncate"
@@ -278,22 +278,6 @@ class _Written:
     table: str
     deleted: DataFrame | None = None
     folded: DataFrame | None = None
-
-
-def one_table_per_mirror(settings: SinkSettings, tables: list[str]) -> None:
-    """Refuse a batch in which two source tables would write one mirror (``BINLAKE_SINK_TABLE_NAMES``).
-
-    A mirror written before names its source table (``schema.prepare`` refuses another one); two
-    tables new in the same batch would both create it, and the second creation would find it there.
-    """
-    owners: dict[str, str] = {}
-    for table in tables:
-        owner = owners.setdefault(settings.mirror_uri(table), table)
-        if owner != table:
-            raise ValueError(
-                f"source tables {owner} and {table} both map to the mirror {settings.mirror_uri(table)}: "
-                f"{SHARED_NAME_HINT}"
-            )
 
 
 def _each_table(

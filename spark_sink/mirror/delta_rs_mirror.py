@@ -54,7 +54,15 @@ from binlake.spark_sink.mirror.fold_rows import Folded, Projection, fold, insert
 from binlake.spark_sink.mirror.image_events import Events, RowEvent
 from binlake.spark_sink.mirror.image_values import key_text
 from binlake.spark_sink.mirror.merge_rules import FLOOR, LAST_DELETE, double_quotes, merge_clauses
-from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan, choose_key, plan
+from binlake.spark_sink.mirror.plan import (
+    SHARED_NAME_HINT,
+    ColumnDesc,
+    Descriptor,
+    Plan,
+    choose_key,
+    one_table_per_mirror,
+    plan,
+)
 from binlake.spark_sink.observe import batch_stats
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.settings import SinkSettings
@@ -63,10 +71,6 @@ log = logging.getLogger("binlake.sink.mirrors")
 TRUNCATE_APP: Final = ".truncate"
 COMPACT_APP: Final = ".compact"
 _DDL_DESCRIPTOR: Final = 0
-SHARED_NAME_HINT: Final = (
-    'BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own ("{table}" in '
-    "a glob's name helps)"
-)
 
 
 class MirrorWriteError(BinlakeError):
@@ -144,14 +148,7 @@ class DeltaRsMirrors:
         )
         control = controls(events.control)
         tables = sorted(set(events.rows) | set(control))
-        owners: dict[str, str] = {}
-        for table in tables:
-            owner = owners.setdefault(settings.mirror_uri(table), table)
-            if owner != table:
-                raise MirrorWriteError(
-                    f"source tables {owner} and {table} both map to the mirror {settings.mirror_uri(table)}: "
-                    f"{SHARED_NAME_HINT}"
-                )
+        one_table_per_mirror(settings, tables)
         tombstones_uri = settings.tombstones_uri()
         deleted: list[tuple[str, str, str]] = []
         truncations: dict[str, str] = {}

@@ -13,12 +13,13 @@ sets the column's other physical columns NULL.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Final
 
 from pyspark.sql.types import DataType
 
 from binlake.spark_sink.layout import HIDDEN
 from binlake.spark_sink.mirror.typemap import fits, spark_type, type_suffix, widen
-from binlake.spark_sink.settings import for_table
+from binlake.spark_sink.settings import SinkSettings, for_table
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,29 @@ class Plan:
 
     def physical_of(self, logical: str) -> list[str]:
         return [phys for phys, name in self.logical.items() if name == logical]
+
+
+SHARED_NAME_HINT: Final = (
+    'BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own ("{table}" in '
+    "a glob's name helps)"
+)
+"""What to do when two source tables would write one mirror."""
+
+
+def one_table_per_mirror(settings: SinkSettings, tables: list[str]) -> None:
+    """Refuse a batch in which two source tables would write one mirror (``BINLAKE_SINK_TABLE_NAMES``).
+
+    A mirror written before names its source table (its writer refuses another one); two tables new in the
+    same batch would both create it, and the second creation would find it there.
+    """
+    owners: dict[str, str] = {}
+    for table in tables:
+        owner = owners.setdefault(settings.mirror_uri(table), table)
+        if owner != table:
+            raise ValueError(
+                f"source tables {owner} and {table} both map to the mirror {settings.mirror_uri(table)}: "
+                f"{SHARED_NAME_HINT}"
+            )
 
 
 def choose_key(

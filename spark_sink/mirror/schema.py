@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Final
 
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
@@ -25,14 +24,8 @@ from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from binlake.spark_sink import delta
 from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN, PROP_FALLBACKS, PROP_KEY, PROP_SOURCE
-from binlake.spark_sink.mirror.plan import Descriptor, Plan, choose_key, plan
+from binlake.spark_sink.mirror.plan import SHARED_NAME_HINT, Descriptor, Plan, choose_key, plan
 from binlake.spark_sink.settings import SinkSettings
-
-SHARED_NAME_HINT: Final = (
-    'BINLAKE_SINK_TABLE_NAMES gives both the same name; give each source table a name of its own ("{table}" in '
-    "a glob's name helps)"
-)
-"""What to do when two source tables would write one mirror."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from binlake.spark_sink.mirror.apply import one_table_per_mirror
+from binlake.spark_sink.mirror.plan import one_table_per_mirror
 from binlake.spark_sink.settings import SinkSettings
 
 pytestmark = pytest.mark.unit
