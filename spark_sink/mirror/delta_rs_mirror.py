@@ -135,6 +135,8 @@ class DeltaRsMirrors:
     def __init__(self, settings: SinkSettings, app_id: str) -> None:
         self.settings = settings
         self.app_id = app_id
+        self._checked: set[str] = set()
+        """Tables known to have no tombstone table of an earlier release (``_no_legacy_tombstones``)."""
 
     def apply(self, events: Events, batch_id: int) -> Applied:
         """Apply one batch's events (module doc)."""
@@ -190,8 +192,22 @@ class DeltaRsMirrors:
 
     # ------------------------------------------------------------ schema
 
+    def _no_legacy_tombstones(self, table: str) -> None:
+        """Refuse a table with a tombstone table of a release before ``deleted_keys/``: its floors are not read
+        here (``tombstones.floors`` reads them), so a late event could bring back a row deleted then."""
+        if table in self._checked:
+            return
+        legacy = self.settings.legacy_tombstones_uri(table)
+        if DeltaTable.is_deltatable(legacy):
+            raise MirrorWriteError(
+                f"{table} has tombstones of an earlier release at {legacy}, which the mirror writer without Spark "
+                "does not read: keep BINLAKE_SINK_MIRROR_WRITER=spark for this lake"
+            )
+        self._checked.add(table)
+
     def _prepare(self, table: str, descs: list[Descriptor], ctl: TableControl) -> _Table | None:
         settings = self.settings
+        self._no_legacy_tombstones(table)
         uri = settings.mirror_uri(table)
         declared = [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
         every = descs + declared

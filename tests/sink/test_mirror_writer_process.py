@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deltalake import DeltaTable, QueryBuilder
+from arro3.core import Array, DataType, RecordBatch
+from deltalake import DeltaTable, QueryBuilder, write_deltalake
 from pyspark.sql import SparkSession
 
 from binlake.shared.codec import avro
@@ -30,7 +31,7 @@ from binlake.spark_sink.changelog import writer
 from binlake.spark_sink.changelog.arrow_rows import KafkaRecord, changelog_batch
 from binlake.spark_sink.changelog.delta_rs import DeltaRsChangelog
 from binlake.spark_sink.mirror import follower, image_events
-from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors
+from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors, MirrorWriteError
 from binlake.spark_sink.mirror.image_events import Events
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
@@ -249,3 +250,16 @@ def test_rows_deleted_from_the_changelog_are_not_events(tmp_path: Path) -> None:
     changelog = DeltaTable(settings.changelog_uri())
     deleted = follower.read_range(changelog, written + 1, changelog.version())
     assert (deleted.rows, deleted.control) == ({}, [])
+
+
+def test_a_table_with_tombstones_of_an_earlier_release_is_refused(tmp_path: Path) -> None:
+    """Their floors are the Spark mirror's to read: the writer without Spark stops with what to do."""
+    settings = sink_settings_for_tests(lake_uri=str(tmp_path / "lake"), type_widening=False)
+    legacy = RecordBatch.from_arrays([Array(['["1"]'], DataType.string())], names=["_binlake_order_key"])
+    write_deltalake(settings.legacy_tombstones_uri("t.keyed"), legacy)
+    messages = [avro.encode(e) for e in ROUND_1]
+    records = [KafkaRecord("t", 0, i, 1_764_000_000_000 + i, None, m) for i, m in enumerate(messages)]
+    batch = changelog_batch(records).rows
+    events = image_events.events(batch.column("source_table").to_pylist(), batch.column("event_avro").to_pylist())
+    with pytest.raises(MirrorWriteError, match="BINLAKE_SINK_MIRROR_WRITER=spark"):
+        DeltaRsMirrors(settings, "app").apply(events, 0)
