@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any
 
 from arro3.core import Array, DataType, Field, RecordBatch, Schema, Table
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
@@ -41,40 +41,28 @@ from binlake.spark_sink.layout import (
     ORDER_KEY,
     ORIGIN,
     PROP_FALLBACKS,
-    PROP_KEY,
-    PROP_SOURCE,
     PROP_TRUNCATED,
-    PROP_TRUNCATED_TS,
     TOMBSTONE_KEY,
     TOMBSTONE_TABLE,
 )
+from binlake.spark_sink.mirror.apply import COMPACT_APP, TRUNCATE_APP, declared_descriptors, truncation_properties
 from binlake.spark_sink.mirror.arrow_columns import array, arrow_type, delta_field, spark_schema
 from binlake.spark_sink.mirror.control_events import TableControl, controls
 from binlake.spark_sink.mirror.fold_rows import Folded, Projection, fold, inserted, keyless_rows
 from binlake.spark_sink.mirror.image_events import Events, RowEvent
 from binlake.spark_sink.mirror.image_values import key_text
 from binlake.spark_sink.mirror.merge_rules import FLOOR, LAST_DELETE, double_quotes, merge_clauses
-from binlake.spark_sink.mirror.plan import (
-    SHARED_NAME_HINT,
-    ColumnDesc,
-    Descriptor,
-    Plan,
-    choose_key,
-    one_table_per_mirror,
-    plan,
-)
+from binlake.spark_sink.mirror.plan import Descriptor, Plan, one_table_per_mirror, plan
+from binlake.spark_sink.mirror.schema import new_mirror, owned_key
 from binlake.spark_sink.observe import batch_stats
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.settings import SinkSettings
 
 log = logging.getLogger("binlake.sink.mirrors")
-TRUNCATE_APP: Final = ".truncate"
-COMPACT_APP: Final = ".compact"
-_DDL_DESCRIPTOR: Final = 0
 
 
 class MirrorWriteError(BinlakeError):
-    """A mirror the writer without Spark cannot write (a table feature delta-rs lacks, a name clash)."""
+    """A mirror the writer without Spark cannot write (a table feature delta-rs lacks, tombstones it cannot read)."""
 
 
 @dataclass(slots=True)
@@ -120,11 +108,6 @@ def _done(table: DeltaTable | None, app_id: str, batch_id: int) -> bool:
     return version is not None and int(version) >= batch_id
 
 
-def _truncation_marks(sequence: str, ts_ms: int | None) -> dict[str, str]:
-    """A mirror's properties recording its last TRUNCATE applied (``apply.truncation_properties``)."""
-    return {PROP_TRUNCATED: sequence, PROP_TRUNCATED_TS: "" if ts_ms is None else str(ts_ms)}
-
-
 def _sql_text(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
@@ -133,7 +116,9 @@ class DeltaRsMirrors:
     """The lake's mirrors and tombstones, written by delta-rs under ``app_id``."""
 
     def __init__(self, settings: SinkSettings, app_id: str) -> None:
-        self.settings = settings
+        # It never widens a type (delta-rs cannot write Delta's type widening): its plans and new mirrors are
+        # those of a Spark mirror with widening off (the setting must be false, ``SinkSettings``).
+        self.settings = settings.model_copy(update={"type_widening": False})
         self.app_id = app_id
         self._checked: set[str] = set()
         """Tables known to have no tombstone table of an earlier release (``_no_legacy_tombstones``)."""
@@ -152,6 +137,9 @@ class DeltaRsMirrors:
         tables = sorted(set(events.rows) | set(control))
         one_table_per_mirror(settings, tables)
         tombstones_uri = settings.tombstones_uri()
+        # The tombstones as the batch starts, opened once for every table's floors (``tombstones.pin``): the
+        # batch's own tombstone commits come after its MERGEs.
+        pinned = _open(tombstones_uri)
         deleted: list[tuple[str, str, str]] = []
         truncations: dict[str, str] = {}
         marked: list[tuple[DeltaTable, dict[str, str]]] = []
@@ -165,7 +153,7 @@ class DeltaRsMirrors:
             if fresh is not None:
                 truncations[table] = fresh
                 if state.delta is not None:  # a new mirror records it in its creation
-                    marked.append((state.delta, _truncation_marks(fresh, ctl.truncated_ts_ms)))
+                    marked.append((state.delta, truncation_properties(fresh, ctl.truncated_ts_ms)))
             applied.tables.append(table)
             rows = events.rows.get(table, [])
             if not rows:
@@ -178,7 +166,7 @@ class DeltaRsMirrors:
                     self._append_keyless(state, rows, batch_id)
                 continue
             # Folded even when written already (a replay): its deleted keys go to the tombstones below.
-            deleted += self._merge(table, state, rows, batch_id, write=not done)
+            deleted += self._merge(table, state, rows, batch_id, pinned, write=not done)
         if truncations:
             self._truncate_tombstones(tombstones_uri, truncations, batch_id)
             # Last: a crash before these replays the TRUNCATEs' deletes (skipped by their transactions) and
@@ -209,35 +197,21 @@ class DeltaRsMirrors:
         settings = self.settings
         self._no_legacy_tombstones(table)
         uri = settings.mirror_uri(table)
-        declared = [Descriptor(_DDL_DESCRIPTOR, tuple(ctl.added), ())] if ctl.added else []
-        every = descs + declared
+        every = descs + declared_descriptors(ctl)
         found = _open(uri)
         if found is None:
             if not descs:
                 return None
-            key = choose_key(table, None, every, settings.primary_keys)
-            result = plan({}, {}, every, widening=False)
+            # The Spark mirror's new mirror (key, properties, partitions), its columns in the table's order.
+            result, key, new = new_mirror(settings, table, every)
             missing = [k for k in key if k not in result.types]
             if missing:
                 raise MirrorWriteError(f"{table}: key columns {missing} are not described by its events")
-            partition_by = list(settings.mirror_partition_by(table))
-            absent = [name for name in partition_by if name not in result.types]
-            if absent:
-                raise MirrorWriteError(
-                    f"{table}: partition columns {absent} (BINLAKE_SINK_PARTITION_BY) are not among its columns "
-                    f"{sorted(result.types)}; name columns its events carry"
-                )
-            props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
-            ordered = key + [n for n in result.types if n not in key]
-            result.types = {n: result.types[n] for n in ordered}
-            return _Table(uri, None, result, key, None, props, partition_by)
+            result.types = {f.name: result.types[f.name] for f in new.schema.fields if f.name in result.types}
+            return _Table(uri, None, result, key, None, new.properties, new.partition_by)
         self._writable(found, uri)
         props = found.metadata().configuration
-        owner = props.get(PROP_SOURCE)
-        if owner is not None and owner != table:
-            raise MirrorWriteError(f"the mirror {uri} belongs to source table {owner}, not {table}: {SHARED_NAME_HINT}")
-        key = choose_key(table, json.loads(props.get(PROP_KEY) or "[]"), every, settings.primary_keys)
-        fallbacks: dict[str, str] = json.loads(props.get(PROP_FALLBACKS) or "{}")
+        key, fallbacks = owned_key(settings, table, props, every)
         existing = {f.name: f.dataType for f in spark_schema(found.schema()).fields}
         result = plan(existing, fallbacks, every, widening=False)
         added: list[tuple[str, SparkType]] = [(name, result.types[name]) for name in result.added]
@@ -273,7 +247,7 @@ class DeltaRsMirrors:
         if wanted is None or (previous is not None and wanted <= previous):
             return state, None
         if state.delta is None:
-            props = {**state.new_properties, **_truncation_marks(wanted, ctl.truncated_ts_ms)}
+            props = {**state.new_properties, **truncation_properties(wanted, ctl.truncated_ts_ms)}
             return _Table(state.uri, None, state.plan, state.key, wanted, props, state.partition_by), wanted
         app = self.app_id + TRUNCATE_APP
         if not _done(state.delta, app, batch_id):
@@ -296,10 +270,17 @@ class DeltaRsMirrors:
     # ------------------------------------------------------------ rows
 
     def _merge(
-        self, table: str, state: _Table, rows: list[RowEvent], batch_id: int, *, write: bool = True
+        self,
+        table: str,
+        state: _Table,
+        rows: list[RowEvent],
+        batch_id: int,
+        tombstones: DeltaTable | None,
+        *,
+        write: bool = True,
     ) -> list[tuple[str, str, str]]:
-        """Fold and MERGE a keyed table's row events (``write`` False: only fold); return its deleted keys as
-        tombstone rows."""
+        """Fold and MERGE a keyed table's row events (``write`` False: only fold) above their floors in the
+        pinned ``tombstones``; return its deleted keys as tombstone rows."""
         projection = Projection(state.plan, state.key)
         folded = fold(rows, projection, state.key, truncated_at=state.truncated_at)
         key_types = [projection.types[i] for i in projection.key_index]
@@ -307,7 +288,7 @@ class DeltaRsMirrors:
         gone = [(table, text, row.seq) for row, text in zip(folded, texts, strict=True) if row.delete]
         if not folded or not write:
             return gone
-        floors = self._floors(table, set(texts))
+        floors = _floors(tombstones, table, set(texts))
         width = len(projection.physical)
         mirror = state.delta if state.delta is not None else self._create(state, projection.types, keyless=False)
         if not mirror.file_uris():
@@ -422,27 +403,6 @@ class DeltaRsMirrors:
             found, newest, mode="overwrite", partition_by=[TOMBSTONE_TABLE], commit_properties=_commit(app, batch_id)
         )
 
-    def _floors(self, table: str, keys: set[str]) -> dict[str, str]:
-        """The newest tombstone of each of ``keys`` of ``table`` (keys without one are left out)."""
-        found = _open(self.settings.tombstones_uri())
-        if found is None or not keys:
-            return {}
-        quoted_table = double_quotes(TOMBSTONE_TABLE)
-        reader = (
-            QueryBuilder()
-            .register("d", found)
-            .execute(
-                f"SELECT {double_quotes(TOMBSTONE_KEY)} AS k, max({double_quotes(ORDER_KEY)}) AS f FROM d "
-                f"WHERE {quoted_table} = {_sql_text(table)} GROUP BY {double_quotes(TOMBSTONE_KEY)}"
-            )
-        )
-        out: dict[str, str] = {}
-        for batch in reader.read_all().to_batches():
-            for k, f in zip(batch.column("k").to_pylist(), batch.column("f").to_pylist(), strict=True):
-                if k in keys:
-                    out[k] = f
-        return out
-
     def _record(self, uri: str, deleted: list[tuple[str, str, str]], batch_id: int) -> None:
         if not deleted:
             return
@@ -460,6 +420,28 @@ class DeltaRsMirrors:
             partition_by=None if found is not None else [TOMBSTONE_TABLE],
             commit_properties=_commit(self.app_id, batch_id),
         )
+
+
+def _floors(tombstones: DeltaTable | None, table: str, keys: set[str]) -> dict[str, str]:
+    """The newest tombstone of each of ``keys`` of ``table`` in the pinned tombstone table (keys without one
+    are left out)."""
+    if tombstones is None or not keys:
+        return {}
+    quoted_table = double_quotes(TOMBSTONE_TABLE)
+    reader = (
+        QueryBuilder()
+        .register("d", tombstones)
+        .execute(
+            f"SELECT {double_quotes(TOMBSTONE_KEY)} AS k, max({double_quotes(ORDER_KEY)}) AS f FROM d "
+            f"WHERE {quoted_table} = {_sql_text(table)} GROUP BY {double_quotes(TOMBSTONE_KEY)}"
+        )
+    )
+    out: dict[str, str] = {}
+    for batch in reader.read_all().to_batches():
+        for k, f in zip(batch.column("k").to_pylist(), batch.column("f").to_pylist(), strict=True):
+            if k in keys:
+                out[k] = f
+    return out
 
 
 def _compact_query(table: DeltaTable) -> Any:
@@ -499,6 +481,3 @@ def _source(folded: list[Folded], projection: Projection, floors: list[str | Non
     columns.append(Array(floors, DataType.string()))
     names.append(FLOOR)
     return Table.from_arrays(columns, names=names)
-
-
-__all__ = ["Applied", "ColumnDesc", "DeltaRsMirrors", "MirrorWriteError", "arrow_type"]

@@ -54,13 +54,8 @@ def prepare(
     new, the mirror its first write creates (``NewMirror.write``)."""
     uri = settings.mirror_uri(table)
     if not delta.exists(spark, uri):
-        return _new_mirror(settings, table, descs)
-    props = delta.properties(spark, uri)
-    owner = props.get(PROP_SOURCE)
-    if owner is not None and owner != table:
-        raise ValueError(f"the mirror {uri} belongs to source table {owner}, not {table}: {SHARED_NAME_HINT}")
-    key = choose_key(table, json.loads(props.get(PROP_KEY, "[]")), descs, settings.primary_keys)
-    fallbacks: dict[str, str] = json.loads(props.get(PROP_FALLBACKS, "{}"))
+        return new_mirror(settings, table, descs)
+    key, fallbacks = owned_key(settings, table, delta.properties(spark, uri), descs)
     existing = {f.name: f.dataType for f in delta.schema(spark, uri).fields}
     refused: set[str] = set()
     while True:
@@ -84,8 +79,23 @@ def prepare(
     return result, key, None
 
 
-def _new_mirror(settings: SinkSettings, table: str, descs: list[Descriptor]) -> tuple[Plan, list[str], NewMirror]:
-    """The plan, key and table of a mirror its first batch (with ``descs``) creates."""
+def owned_key(
+    settings: SinkSettings, table: str, properties: dict[str, str], descs: list[Descriptor]
+) -> tuple[list[str], dict[str, str]]:
+    """An existing mirror's key and fallback columns, from its table ``properties``; an error if it belongs to
+    another source table. (Shared with the mirror writer without Spark, which reads properties with delta-rs.)"""
+    owner = properties.get(PROP_SOURCE)
+    if owner is not None and owner != table:
+        uri = settings.mirror_uri(table)
+        raise ValueError(f"the mirror {uri} belongs to source table {owner}, not {table}: {SHARED_NAME_HINT}")
+    key = choose_key(table, json.loads(properties.get(PROP_KEY, "[]")), descs, settings.primary_keys)
+    fallbacks: dict[str, str] = json.loads(properties.get(PROP_FALLBACKS, "{}"))
+    return key, fallbacks
+
+
+def new_mirror(settings: SinkSettings, table: str, descs: list[Descriptor]) -> tuple[Plan, list[str], NewMirror]:
+    """The plan, key and table of a mirror its first batch (with ``descs``) creates (``NewMirror.schema`` puts
+    the key first; the mirror writer without Spark creates it from the same)."""
     key = choose_key(table, None, descs, settings.primary_keys)
     result = plan({}, {}, descs, widening=settings.type_widening)
     ordered = key + [name for name in result.types if name not in key]
@@ -112,7 +122,7 @@ def planned(
     """
     found = delta.state(spark, settings.mirror_uri(table))
     if found is None:
-        result, key, new = _new_mirror(settings, table, descs)
+        result, key, new = new_mirror(settings, table, descs)
         return result, key, new.schema
     key = choose_key(table, json.loads(found.properties.get(PROP_KEY, "[]")), descs, settings.primary_keys)
     fallbacks: dict[str, str] = json.loads(found.properties.get(PROP_FALLBACKS, "{}"))
