@@ -33,6 +33,7 @@ from binlake.spark_sink.changelog.table import change_feed_from
 from binlake.spark_sink.layout import BODY
 from binlake.spark_sink.local_files import local_root
 from binlake.spark_sink.mirror import image_events
+from binlake.spark_sink.mirror.current_state import applied_by
 from binlake.spark_sink.mirror.delta_rs_mirror import Applied, DeltaRsMirrors, MirrorWriteError
 from binlake.spark_sink.settings import SinkSettings
 
@@ -74,10 +75,9 @@ class Progress:
         return sorted(int(p.name) for p in folder.iterdir() if p.name.isdigit()) if folder.is_dir() else []
 
     def next_version(self, batch_id: int) -> int:
-        """The first changelog version after batch ``batch_id`` (its offset log entry)."""
-        lines = (self.offsets / str(batch_id)).read_text().splitlines()
-        offset = json.loads(lines[-1])
-        return int(offset["reservoirVersion"])
+        """The first changelog version after batch ``batch_id``: read from its offset log entry as the
+        current-state reads read it (``current_state.applied_by``)."""
+        return applied_by((self.offsets / str(batch_id)).read_text()) + 1
 
     def state(self) -> tuple[int | None, int | None]:
         """(the last committed batch, a logged batch after it not committed yet)."""
