@@ -76,6 +76,21 @@ def duckdb_extensions() -> str:
     return str(Path(folders[0]) / "extensions")
 
 
+def duckdb_connection() -> Any:
+    """A new in-memory DuckDB connection with the ``delta`` extension loaded (from its package: nothing is
+    downloaded)."""
+    import duckdb
+
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "extension_directory": duckdb_extensions(),
+        "autoinstall_known_extensions": False,  # never download: the extension ships as a package
+        "threads": max(1, min(4, os.cpu_count() or 1)),
+    }
+    connection = duckdb.connect(config=config)
+    connection.execute("LOAD delta")
+    return connection
+
+
 class LakeReader:
     """One local lake, read natively; cheap to make, DuckDB started on the first scan."""
 
@@ -172,16 +187,7 @@ class LakeReader:
     def _connection(self) -> Any:
         with self._lock:
             if self._duck is None:
-                import duckdb
-
-                config: dict[str, str | bool | int | float | list[str]] = {
-                    "extension_directory": duckdb_extensions(),
-                    "autoinstall_known_extensions": False,  # never download: the extension ships as a package
-                    "threads": max(1, min(4, os.cpu_count() or 1)),
-                }
-                connection = duckdb.connect(config=config)
-                connection.execute("LOAD delta")
-                self._duck = connection
+                self._duck = duckdb_connection()
             return self._duck
 
     def scan(self, path: Path | str) -> str:

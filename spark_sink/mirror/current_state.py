@@ -245,25 +245,12 @@ def _mirror_or_empty(spark: SparkSession, uri: str, schema: StructType | None) -
 
 def merged(held: DataFrame, folded: DataFrame, *, schema: StructType, physical: list[str], key: list[str]) -> DataFrame:
     """The mirror's rows (``held``, with ``schema``) after the MERGE of ``folded`` (its folded events with
-    their floors), computed as a full outer join: what ``merge.merge`` would leave in the table."""
-    key_index = [physical.index(k) for k in key]
-    clauses = merge_rules.merge_clauses([f.name for f in schema.fields], physical=physical, key_index=key_index)
-    in_mirror = f"t.{quote(physical[key_index[0]])} IS NOT NULL"
-    in_batch = f"s._v{key_index[0]} IS NOT NULL"
-    keep = (
-        f"CASE WHEN NOT ({in_batch}) THEN true WHEN NOT ({in_mirror}) THEN {clauses.inserted}"
-        f" ELSE NOT (s._delete AND {clauses.newer}) END"
+    their floors), computed as a full outer join (``merge_rules.merged_read``): what ``merge.merge`` would leave
+    in the table."""
+    read = merge_rules.merged_read(
+        [(f.name, f.dataType.simpleString()) for f in schema.fields],
+        physical=physical,
+        key_index=[physical.index(k) for k in key],
     )
-    columns: list[str] = []
-    for field in schema.fields:
-        name = quote(field.name)
-        own = f"t.{name}"
-        updated = clauses.update.get(name, clauses.update.get(field.name, own))
-        inserted = clauses.insert.get(name, clauses.insert.get(field.name, "NULL"))
-        value = (
-            f"CASE WHEN NOT ({in_batch}) THEN {own} WHEN NOT ({in_mirror}) THEN {inserted}"
-            f" WHEN {clauses.newer} THEN {updated} ELSE {own} END"
-        )
-        columns.append(f"CAST({value} AS {field.dataType.simpleString()}) AS {name}")
-    joined = held.alias("t").join(folded.alias("s"), on=F.expr(clauses.condition), how="full_outer")
-    return joined.where(keep).selectExpr(*columns)
+    joined = held.alias("t").join(folded.alias("s"), on=F.expr(read.condition), how="full_outer")
+    return joined.where(read.keep).selectExpr(*read.columns)

@@ -29,7 +29,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from arro3.core import Array, DataType, Field, RecordBatch, Schema, Table
+from arro3.core import Array, DataType, Field, RecordBatch, Schema
 from deltalake import CommitProperties, DeltaTable, QueryBuilder, Transaction, write_deltalake
 from deltalake.exceptions import CommitFailedError, DeltaError, TableNotFoundError
 from pyspark.sql.types import DataType as SparkType
@@ -48,10 +48,11 @@ from binlake.spark_sink.layout import (
 from binlake.spark_sink.mirror.apply import COMPACT_APP, TRUNCATE_APP, declared_descriptors, truncation_properties
 from binlake.spark_sink.mirror.arrow_columns import array, arrow_type, delta_field, spark_schema
 from binlake.spark_sink.mirror.control_events import TableControl, controls
-from binlake.spark_sink.mirror.fold_rows import Folded, Projection, fold, inserted, keyless_rows
+from binlake.spark_sink.mirror.fold_rows import Projection, inserted, keyless_rows
 from binlake.spark_sink.mirror.image_events import Events, RowEvent
-from binlake.spark_sink.mirror.image_values import key_text
-from binlake.spark_sink.mirror.merge_rules import FLOOR, LAST_DELETE, double_quotes, merge_clauses
+from binlake.spark_sink.mirror.merge_rules import double_quotes, merge_clauses
+from binlake.spark_sink.mirror.merge_source import floors as key_floors
+from binlake.spark_sink.mirror.merge_source import fold_table, sql_text
 from binlake.spark_sink.mirror.plan import Descriptor, Plan, one_table_per_mirror, plan
 from binlake.spark_sink.mirror.schema import new_mirror, owned_key
 from binlake.spark_sink.observe import batch_stats
@@ -106,10 +107,6 @@ def _done(table: DeltaTable | None, app_id: str, batch_id: int) -> bool:
         return False
     version = table.transaction_version(app_id)
     return version is not None and int(version) >= batch_id
-
-
-def _sql_text(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
 
 
 class DeltaRsMirrors:
@@ -252,7 +249,7 @@ class DeltaRsMirrors:
         app = self.app_id + TRUNCATE_APP
         if not _done(state.delta, app, batch_id):
             state.delta.delete(
-                f"{double_quotes(ORDER_KEY)} < {_sql_text(wanted)}", commit_properties=_commit(app, batch_id)
+                f"{double_quotes(ORDER_KEY)} < {sql_text(wanted)}", commit_properties=_commit(app, batch_id)
             )
         return _Table(state.uri, state.delta, state.plan, state.key, wanted, {}, []), wanted
 
@@ -262,7 +259,7 @@ class DeltaRsMirrors:
         if found is None or _done(found, app, batch_id):
             return
         older = " OR ".join(
-            f"({double_quotes(TOMBSTONE_TABLE)} = {_sql_text(t)} AND {double_quotes(ORDER_KEY)} < {_sql_text(at)})"
+            f"({double_quotes(TOMBSTONE_TABLE)} = {sql_text(t)} AND {double_quotes(ORDER_KEY)} < {sql_text(at)})"
             for t, at in sorted(truncations.items())
         )
         found.delete(older, commit_properties=_commit(app, batch_id))
@@ -281,18 +278,16 @@ class DeltaRsMirrors:
     ) -> list[tuple[str, str, str]]:
         """Fold and MERGE a keyed table's row events (``write`` False: only fold) above their floors in the
         pinned ``tombstones``; return its deleted keys as tombstone rows."""
-        projection = Projection(state.plan, state.key)
-        folded = fold(rows, projection, state.key, truncated_at=state.truncated_at)
-        key_types = [projection.types[i] for i in projection.key_index]
-        texts = [key_text(list(row.key), key_types) for row in folded]
-        gone = [(table, text, row.seq) for row, text in zip(folded, texts, strict=True) if row.delete]
+        table_fold = fold_table(table, rows, state.plan, state.key, truncated_at=state.truncated_at)
+        projection, folded, texts = table_fold.projection, table_fold.rows, table_fold.texts
+        gone = table_fold.deleted()
         if not folded or not write:
             return gone
-        floors = _floors(tombstones, table, set(texts))
         width = len(projection.physical)
         mirror = state.delta if state.delta is not None else self._create(state, projection.types, keyless=False)
         if not mirror.file_uris():
             # A new mirror (or one a crash left empty after its creation): the MERGE could only insert.
+            floors = key_floors(tombstones, table, set(texts))
             made = [
                 inserted(row, width, projection.key_index, floors.get(t)) for row, t in zip(folded, texts, strict=True)
             ]
@@ -302,7 +297,7 @@ class DeltaRsMirrors:
             batch = RecordBatch.from_arrays(columns, names=[*projection.physical, ORDER_KEY])
             write_deltalake(mirror, batch, mode="append", commit_properties=_commit(self.app_id, batch_id))
             return gone
-        source = _source(folded, projection, [floors.get(t) for t in texts])
+        source = table_fold.source(tombstones)
         target = [f.name for f in spark_schema(mirror.schema()).fields]
         clauses = merge_clauses(
             target, physical=projection.physical, key_index=projection.key_index, quote=double_quotes
@@ -378,7 +373,7 @@ class DeltaRsMirrors:
         reader = (
             QueryBuilder()
             .register("m", table)
-            .execute(f"SELECT {column} AS o FROM m WHERE {column} BETWEEN {_sql_text(low)} AND {_sql_text(high)}")
+            .execute(f"SELECT {column} AS o FROM m WHERE {column} BETWEEN {sql_text(low)} AND {sql_text(high)}")
         )
         return {v for batch in reader.read_all().to_batches() for v in batch.column("o").to_pylist()}
 
@@ -422,28 +417,6 @@ class DeltaRsMirrors:
         )
 
 
-def _floors(tombstones: DeltaTable | None, table: str, keys: set[str]) -> dict[str, str]:
-    """The newest tombstone of each of ``keys`` of ``table`` in the pinned tombstone table (keys without one
-    are left out)."""
-    if tombstones is None or not keys:
-        return {}
-    quoted_table = double_quotes(TOMBSTONE_TABLE)
-    reader = (
-        QueryBuilder()
-        .register("d", tombstones)
-        .execute(
-            f"SELECT {double_quotes(TOMBSTONE_KEY)} AS k, max({double_quotes(ORDER_KEY)}) AS f FROM d "
-            f"WHERE {quoted_table} = {_sql_text(table)} GROUP BY {double_quotes(TOMBSTONE_KEY)}"
-        )
-    )
-    out: dict[str, str] = {}
-    for batch in reader.read_all().to_batches():
-        for k, f in zip(batch.column("k").to_pylist(), batch.column("f").to_pylist(), strict=True):
-            if k in keys:
-                out[k] = f
-    return out
-
-
 def _compact_query(table: DeltaTable) -> Any:
     names = [double_quotes(n) for n in (TOMBSTONE_TABLE, TOMBSTONE_KEY)]
     return (
@@ -454,30 +427,3 @@ def _compact_query(table: DeltaTable) -> Any:
             f"{double_quotes(ORDER_KEY)} FROM d GROUP BY {names[0]}, {names[1]}"
         )
     )
-
-
-def _source(folded: list[Folded], projection: Projection, floors: list[str | None]) -> Table:
-    """The MERGE's source (``merge_rules``' ``s``): per key its values, their sequences and its floor."""
-    columns: list[Array] = []
-    names: list[str] = []
-    key_index = projection.key_index
-    for i, spark_type in enumerate(projection.types):
-        if i in key_index:
-            position = key_index.index(i)
-            columns.append(array([row.key[position] for row in folded], spark_type))
-            names.append(f"_v{i}")
-            continue
-        known = [row.known.get(i) for row in folded]
-        columns.append(array([None if k is None else k[0] for k in known], spark_type))
-        names.append(f"_v{i}")
-        columns.append(Array([None if k is None else k[1] for k in known], DataType.string()))
-        names.append(f"_o{i}")
-    columns.append(Array([row.seq for row in folded], DataType.string()))
-    names.append(ORDER_KEY)
-    columns.append(Array([row.delete for row in folded], DataType.bool()))
-    names.append("_delete")
-    columns.append(Array([row.last_delete for row in folded], DataType.string()))
-    names.append(LAST_DELETE)
-    columns.append(Array(floors, DataType.string()))
-    names.append(FLOOR)
-    return Table.from_arrays(columns, names=names)

@@ -21,7 +21,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -137,8 +137,11 @@ def _last_version(uri: str, first: int, last: int) -> int:
     return last
 
 
-def read_range(changelog: DeltaTable, first: int, last: int) -> image_events.Events:
-    """The events of changelog versions ``first``..``last`` (``first`` 0: every row up to ``last``)."""
+def read_range(
+    changelog: DeltaTable, first: int, last: int, *, only: Collection[str] | None = None
+) -> image_events.Events:
+    """The events of changelog versions ``first``..``last`` (``first`` 0: every row up to ``last``);
+    ``only``: just these tables' (the others' bodies are not decoded)."""
     feed_from = change_feed_from(changelog.metadata().configuration)
     if first == 0 or feed_from is None or first < feed_from:
         # The whole changelog as of ``last``: events the mirrors hold already are ignored by their floors.
@@ -157,7 +160,7 @@ def read_range(changelog: DeltaTable, first: int, last: int) -> image_events.Eve
         for i, (table, body) in enumerate(
             zip(batch.column("source_table").to_pylist(), batch.column(BODY).to_pylist(), strict=True)
         ):
-            if kinds is not None and kinds[i] != "insert":
+            if (kinds is not None and kinds[i] != "insert") or (only is not None and table not in only):
                 continue
             tables.append(table)
             bodies.append(body)

@@ -87,3 +87,45 @@ def merge_clauses(
         update=update,
         insert=insert,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MergedRead:
+    """What a current-state read computes instead of running the MERGE: the mirror (``t``) full-outer-joined
+    with the folded batch (``s``) on ``condition``, the joined rows where ``keep`` holds, ``columns`` selected:
+    the rows the MERGE would leave in the table."""
+
+    condition: str
+    keep: str
+    columns: list[str]
+    """Per target column: its value after the MERGE, cast to its type and named as it."""
+
+
+def merged_read(
+    columns: list[tuple[str, str]],
+    *,
+    physical: list[str],
+    key_index: list[int],
+    quote: Callable[[str], str] = backticks,
+) -> MergedRead:
+    """The MERGE of a folded batch into a mirror whose columns are ``columns`` ((name, SQL type text) in order)
+    as a query (``MergedRead``): the same clauses, so Spark's and DuckDB's reads agree with the MERGE."""
+    clauses = merge_clauses([name for name, _ in columns], physical=physical, key_index=key_index, quote=quote)
+    in_mirror = f"t.{quote(physical[key_index[0]])} IS NOT NULL"  # a mirror row never lacks its key
+    in_batch = f"s._v{key_index[0]} IS NOT NULL"
+    keep = (
+        f"CASE WHEN NOT ({in_batch}) THEN true WHEN NOT ({in_mirror}) THEN {clauses.inserted}"
+        f" ELSE NOT (s._delete AND {clauses.newer}) END"
+    )
+    selected: list[str] = []
+    for name, type_text in columns:
+        quoted = quote(name)
+        own = f"t.{quoted}"
+        updated = clauses.update.get(quoted, own)
+        inserted = clauses.insert.get(quoted, "NULL")
+        value = (
+            f"CASE WHEN NOT ({in_batch}) THEN {own} WHEN NOT ({in_mirror}) THEN {inserted}"
+            f" WHEN {clauses.newer} THEN {updated} ELSE {own} END"
+        )
+        selected.append(f"CAST({value} AS {type_text}) AS {quoted}")
+    return MergedRead(condition=clauses.condition, keep=keep, columns=selected)

@@ -121,14 +121,23 @@ def planned(
     A widening Delta would refuse (``prepare`` then routes the type to a fallback column) shows as widened.
     """
     found = delta.state(spark, settings.mirror_uri(table))
+    return planned_from(settings, table, descs, None if found is None else (found.properties, found.schema))
+
+
+def planned_from(
+    settings: SinkSettings, table: str, descs: list[Descriptor], found: tuple[dict[str, str], StructType] | None
+) -> tuple[Plan, list[str], StructType]:
+    """``planned`` of a mirror whose (properties, schema) are ``found`` (None: no mirror yet), read by any
+    reader (Spark's, or delta-rs' for the current-state reads without Spark)."""
     if found is None:
         result, key, new = new_mirror(settings, table, descs)
         return result, key, new.schema
-    key = choose_key(table, json.loads(found.properties.get(PROP_KEY, "[]")), descs, settings.primary_keys)
-    fallbacks: dict[str, str] = json.loads(found.properties.get(PROP_FALLBACKS, "{}"))
-    existing = {f.name: f.dataType for f in found.schema.fields}
+    properties, schema = found
+    key = choose_key(table, json.loads(properties.get(PROP_KEY, "[]")), descs, settings.primary_keys)
+    fallbacks: dict[str, str] = json.loads(properties.get(PROP_FALLBACKS, "{}"))
+    existing = {f.name: f.dataType for f in schema.fields}
     result = plan(existing, fallbacks, descs, widening=settings.type_widening)
-    fields = [StructField(f.name, result.types.get(f.name, f.dataType)) for f in found.schema.fields]
+    fields = [StructField(f.name, result.types.get(f.name, f.dataType)) for f in schema.fields]
     fields += [StructField(name, result.types[name]) for name in result.added]
     if not key and ORIGIN not in existing:
         fields.append(StructField(ORIGIN, StringType()))

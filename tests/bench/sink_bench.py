@@ -160,6 +160,9 @@ class BenchConfig:
     """The writer part's mirror process: python (the mirror writer without Spark) or spark (the mirror query)."""
     mirror_trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_MIRROR_TRIGGER_S", 2.0))
     """The python mirror process' trigger (the Spark mirror query's is 30 s: its batches cost seconds each)."""
+    reader: str = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_READER", "duckdb"))
+    """The sustained parts' current-state reader: duckdb (``current_duckdb``, no Spark) or spark (``current_state``
+    in the bench's Spark session)."""
     mirrors_apart: bool = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRRORS_APART") == "1")
     shuffle_partitions: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS", CORES))
     warmup_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_WARMUP_EVENTS", 5_000))
@@ -606,7 +609,6 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
     percentiles of the changelog, the current-state reads and the mirrors, the reads against the ground
     truth at the end, and memory."""
     from binlake.spark_sink import job
-    from binlake.spark_sink.mirror import current_state
     from binlake.spark_sink.observe.metrics import SinkMetrics
 
     total = int(config.rate * config.seconds)
@@ -647,7 +649,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         apart.start()
     producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     tables = [f"bench.t{index:02d}" for index in range(TABLES)]
-    reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s)
+    reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader)
     rss = sink_sustained.RssSampler()
     rss.start()
     try:
@@ -689,7 +691,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
     read_seconds = sorted(ended - started for started, ended, _ in reader.reads)
     wrong = (
         sink_sustained.truth_mismatches(
-            current_state.current_tables(spark, settings, tables),
+            reader.ids(),
             events=producer.sent,
             seed=seed,
             tables=TABLES,
@@ -698,6 +700,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         if caught_up
         else ["not caught up: not compared"]
     )
+    reader.close()
     return {
         "target_rate": config.rate,
         "seconds": config.seconds,
@@ -739,6 +742,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         ),
         "mirror_freshness_second_half": _summary(list(freshness_samples(mirror_reports, sent_from_ms=half_ms))),
         "current_state": {
+            "reader": config.reader,
             "reads": len(reader.reads),
             "read_s_p50_max": [round(read_seconds[len(read_seconds) // 2], 2), round(read_seconds[-1], 2)]
             if read_seconds

@@ -1,8 +1,9 @@
 """What the sink's sustained run measures besides the changelog's freshness (``sink_bench.freshness``).
 
 - **Current-state reads** (``CurrentReader``): a reader thread reads the
-  current state of every table (``spark_sink.mirror.current_state.current_tables``:
-  the mirror combined with the fold of the changelog's tail, merge on read),
+  current state of every table (the mirror combined with the fold of the changelog's tail, merge on read:
+  ``spark_sink.mirror.current_duckdb`` without Spark, ``BINLAKE_BENCH_SINK_READER=duckdb``, the default, or
+  ``current_state.current_tables`` in the bench's Spark session, ``spark``),
   ``pause_s`` after the previous read ended (a dashboard refreshing), while
   the sink runs. An event is visible to current-state
   readers once a read that started after its changelog commit has ended:
@@ -141,32 +142,59 @@ class MirrorProcess:
 
 @dataclass
 class CurrentReader:
-    """Reads the current state of ``tables`` in full, ``pause_s`` after the previous read, until stopped."""
+    """Reads the current state of ``tables`` in full, ``pause_s`` after the previous read, until stopped: with
+    Spark (``engine`` spark: ``current_state.current_tables``) or without (duckdb: ``current_duckdb``)."""
 
     spark: Any
     settings: Any
     tables: list[str]
     pause_s: float = 5.0
+    engine: str = "spark"
     reads: list[tuple[float, float, int]] = field(default_factory=list)
     """(wall time started, wall time ended, rows) per completed read."""
     error: BaseException | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
+    _states: Any = None
+
+    def __post_init__(self) -> None:
+        if self.engine not in ("spark", "duckdb"):
+            raise ValueError(f"no current-state reader {self.engine!r}: spark or duckdb")
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="bench-current-reader", daemon=True)
         self._thread.start()
 
-    def read_once(self) -> dict[str, Any]:
-        from binlake.spark_sink.mirror import current_state
+    def _read_rows(self) -> int:
+        """One read of every table in full; the rows read."""
+        if self.engine == "spark":
+            from binlake.spark_sink.mirror import current_state
 
-        return current_state.current_tables(self.spark, self.settings, self.tables)
+            frames = current_state.current_tables(self.spark, self.settings, self.tables)
+            return sum(read_in_full(frame) for frame in frames.values())
+        return sum(duckdb_read_in_full(relation) for relation in self._duckdb().read(self.tables).values())
+
+    def _duckdb(self) -> Any:
+        if self._states is None:
+            from binlake.spark_sink.mirror.current_duckdb import CurrentStates
+
+            self._states = CurrentStates(self.settings)
+        return self._states
+
+    def ids(self) -> dict[str, set[int]]:
+        """Every table's keys (its ``id`` column) in a current-state read now."""
+        if self.engine == "spark":
+            from binlake.spark_sink.mirror import current_state
+
+            return frame_ids(current_state.current_tables(self.spark, self.settings, self.tables))
+        read = self._duckdb().read(self.tables)
+        return {table: {int(row[0]) for row in relation.project('"id"').fetchall()} for table, relation in read.items()}
 
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
                 started = time.time()
-                rows = sum(read_in_full(frame) for frame in self.read_once().values())
+                rows = self._read_rows()
                 self.reads.append((started, time.time(), rows))
                 self._stop.wait(self.pause_s)
         except BaseException as exc:  # noqa: BLE001 - reported by stop()
@@ -177,9 +205,27 @@ class CurrentReader:
         if self._thread is not None:
             self._thread.join()
 
+    def close(self) -> None:
+        if self._states is not None:
+            self._states.close()
+            self._states = None
+
     def check(self) -> None:
         if self.error is not None:
             raise RuntimeError(f"a current-state read failed: {self.error!r}") from self.error
+
+
+def frame_ids(frames: dict[str, Any]) -> dict[str, set[int]]:
+    """The keys (``id`` column) of Spark frames by source table (frames without columns: no table yet)."""
+    return {
+        table: {int(r[0]) for r in frame.select("id").collect()} for table, frame in frames.items() if frame.columns
+    }
+
+
+def duckdb_read_in_full(relation: Any) -> int:
+    """``read_in_full`` of a DuckDB relation: a hash of every row, combined; the number of rows."""
+    count, _ = relation.query("t", "SELECT count(*), bit_xor(hash(t)) FROM t AS t").fetchone()
+    return int(count)
 
 
 def read_freshness(
@@ -205,17 +251,17 @@ def unseen_events(reports: Iterable[Any], reads: Sequence[tuple[float, float, in
     return sum(r.changelog_rows for r in reports if r.visible_at_s is None or r.visible_at_s > last_start)
 
 
-def truth_mismatches(frames: dict[str, Any], *, events: int, seed: int, tables: int, database: str) -> list[str]:
-    """The tables whose current state (``frames``, by source table) does not hold exactly the keys of the
-    generator's table after ``events`` changes, each with what differs; empty when every table matches."""
+def truth_mismatches(ids: dict[str, set[int]], *, events: int, seed: int, tables: int, database: str) -> list[str]:
+    """The tables whose current state (``ids``: its keys by source table, ``CurrentReader.ids``) does not hold
+    exactly the keys of the generator's table after ``events`` changes, each with what differs; empty when every
+    table matches."""
     workload = Workload(seed=seed, tables=tables, database=database)
     for _ in workload.run(events):
         pass
     wrong: list[str] = []
     for name, rows in workload.state.items():
         table = f"{database}.{name}"
-        frame = frames.get(table)
-        got = set() if frame is None else {int(r[0]) for r in frame.select("id").collect()}
+        got = ids.get(table, set())
         want = {int(key) for key in rows}
         if got != want:
             wrong.append(f"{table}: {len(got - want)} keys too many, {len(want - got)} missing")

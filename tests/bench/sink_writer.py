@@ -48,7 +48,6 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
     """Run the writer and the mirror process under ``config.rate`` events/s for ``config.seconds``, reading
     the current states with ``spark`` meanwhile."""
     from binlake.spark_sink.changelog import writer
-    from binlake.spark_sink.mirror import current_state
 
     items = sink_bench.encode_events(int(config.rate * config.seconds), seed=SEED)
     settings = sink_bench._sink_settings(
@@ -101,7 +100,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         mirrors = subprocess.Popen(["nice", "-n", "10", *binlake_command("sink")], env=env, stdout=log, stderr=log)
     tables = [f"bench.t{index:02d}" for index in range(sink_bench.TABLES)]
     poller = sink_sustained.MirrorPoller(port, tables)
-    reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s)
+    reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader)
     rss = sink_sustained.RssSampler()
     producer = sink_bench.PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     try:
@@ -147,7 +146,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
     mirror_commits = sorted({commit for _, _, commit in poller.polls if commit is not None})
     wrong = (
         sink_sustained.truth_mismatches(
-            current_state.current_tables(spark, settings, tables),
+            reader.ids(),
             events=len(items),
             seed=SEED,
             tables=sink_bench.TABLES,
@@ -156,6 +155,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         if written == len(items)
         else ["not caught up: not compared"]
     )
+    reader.close()
     return {
         "rate": config.rate,
         "seconds": config.seconds,
@@ -186,6 +186,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         "mirror_commit_gap_s": [round(b - a, 1) for a, b in itertools.pairwise(mirror_commits)],
         "mirror_seconds_by_step": poller.step_seconds(),
         "current_state": {
+            "reader": config.reader,
             "reads": len(reader.reads),
             "read_s_p50_max": [round(read_seconds[len(read_seconds) // 2], 2), round(read_seconds[-1], 2)]
             if read_seconds

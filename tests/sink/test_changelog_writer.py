@@ -28,7 +28,7 @@ from binlake.spark_sink.changelog import delta_rs, writer
 from binlake.spark_sink.checkpoint import app_ids
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
-from tests.bench.sink_sustained import truth_mismatches
+from tests.bench.sink_sustained import frame_ids, truth_mismatches
 from tests.sink.test_sink_metrics_scraped import _by_label, _get, _samples
 from tests.support import kafka_tools
 from tests.support.signal_probe import binlake_command
@@ -114,7 +114,7 @@ async def test_every_record_lands_once_and_the_mirror_query_follows(
         f"bench.t{i:02d}": spark.read.format("delta").load(settings.mirror_uri(f"bench.t{i:02d}"))
         for i in range(TABLES)
     }
-    assert truth_mismatches(frames, events=600, seed=5, tables=TABLES, database="bench") == []
+    assert truth_mismatches(frame_ids(frames), events=600, seed=5, tables=TABLES, database="bench") == []
 
 
 async def test_a_crash_between_the_quarantine_and_the_changelog_commit_loses_and_doubles_nothing(

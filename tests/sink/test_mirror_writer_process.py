@@ -35,7 +35,7 @@ from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors, MirrorWrit
 from binlake.spark_sink.mirror.image_events import Events
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
-from tests.bench.sink_sustained import truth_mismatches
+from tests.bench.sink_sustained import frame_ids, truth_mismatches
 from tests.sink.test_sink_metrics_scraped import _by_label, _get, _samples
 from tests.sink.test_sink_semantics import ROUND_1
 from tests.support import kafka_tools
@@ -94,7 +94,7 @@ def _started(output: Path) -> list[dict[str, Any]]:
 def _mismatches(spark: SparkSession, settings: SinkSettings) -> list[str]:
     names = [f"bench.t{i:02d}" for i in range(TABLES)]
     frames = {name: spark.read.format("delta").load(settings.mirror_uri(name)) for name in names}
-    return truth_mismatches(frames, events=EVENTS, seed=9, tables=TABLES, database="bench")
+    return truth_mismatches(frame_ids(frames), events=EVENTS, seed=9, tables=TABLES, database="bench")
 
 
 @pytest.mark.asyncio
