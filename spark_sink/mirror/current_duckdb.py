@@ -103,6 +103,7 @@ class CurrentStates:
         self.settings = settings
         self._connection: duckdb.DuckDBPyConnection = duckdb_connection()
         self._connection.execute("SET enable_progress_bar = false")
+        self._connection.execute("SET TimeZone = 'UTC'")  # TIMESTAMP WITH TIME ZONE values come back in UTC
         self._release_sql: list[str] = []
         """What the last read attached (mirrors) and made (temporary tables): released by the next."""
         self._lock = threading.Lock()

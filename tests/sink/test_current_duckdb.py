@@ -14,6 +14,8 @@ writer runs in a thread, every read holds exactly the keys of the generator's tr
 from __future__ import annotations
 
 import datetime as dt
+import io
+import json
 import shutil
 import threading
 import time
@@ -29,6 +31,8 @@ from binlake.shared.codec import avro
 from binlake.shared.generate.workload import Workload
 from binlake.spark_sink.changelog.delta_rs import DeltaRsChangelog
 from binlake.spark_sink.delta import quote
+from binlake.spark_sink.lake.current import current
+from binlake.spark_sink.lake.errors import LakeError
 from binlake.spark_sink.lake.native import duckdb_connection, sql_text
 from binlake.spark_sink.mirror import batch as mirror_batch
 from binlake.spark_sink.mirror import current_state, follower
@@ -236,3 +240,24 @@ def test_reads_beside_a_running_mirror_writer_hold_the_truth(tmp_path: Path) -> 
     done = follower.Progress(settings.mirror_checkpoint()).state()[0]
     assert done is not None and done >= 3, done  # the mirror writer made batches while the reads ran
     assert len(checked) >= 5, checked  # reads saw the changelog at several versions
+
+
+def test_binlake_lake_current_prints_a_table_as_the_changelog_holds_it(tmp_path: Path) -> None:
+    settings = _settings(tmp_path / "lake")
+    store = DeltaRsChangelog(settings.changelog_uri(), settings.quarantine_uri(), "writer", partition_by=[])
+    store.resume(TOPIC, [0])
+    _changelog_round(store, [avro.encode(e) for e in ROUND_1], 0)  # no mirror yet: all of it is the tail
+    keyed = next(e.source.table for e in ROUND_1)
+    table = f"{ROUND_1[0].source.database}.{keyed}"
+    out = io.StringIO()
+    assert current(settings, table, as_json=True, out=out) == 0
+    document = json.loads(out.getvalue())
+    assert document["changelog_version"] == DeltaTable(settings.changelog_uri()).version()
+    rows = [dict(zip(document["columns"], row, strict=True)) for row in document["rows"]]
+    # id 1 updated (a unknown in the update: kept), 2 deleted, 5 moved to 6
+    assert sorted((r["id"], r["a"], r["b"]) for r in rows) == [(1, 1, "y"), (6, 6, "k")]
+    out = io.StringIO()
+    current(settings, table, sql="SELECT count(*) AS n, max(id) AS top FROM current", out=out)
+    assert out.getvalue().splitlines()[:2] == ["n  top", "2    6"]
+    with pytest.raises(LakeError, match=r"holds nothing of source table nowhere\.t"):
+        current(settings, "nowhere.t", out=io.StringIO())
