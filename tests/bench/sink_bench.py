@@ -161,8 +161,8 @@ class BenchConfig:
     mirror_trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_MIRROR_TRIGGER_S", 2.0))
     """The python mirror process' trigger (the Spark mirror query's is 30 s: its batches cost seconds each)."""
     reader: str = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_READER", "duckdb"))
-    """The sustained parts' current-state reader: duckdb (``current_duckdb``, no Spark) or spark (``current_state``
-    in the bench's Spark session)."""
+    """The sustained parts' current-state reader: duckdb (``current_duckdb``, no Spark, in a process of its own:
+    ``tests.bench.current_reader``) or spark (``current_state``, a thread in the bench's Spark session)."""
     mirrors_apart: bool = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRRORS_APART") == "1")
     shuffle_partitions: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS", CORES))
     warmup_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_WARMUP_EVENTS", 5_000))
@@ -649,7 +649,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         apart.start()
     producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     tables = [f"bench.t{index:02d}" for index in range(TABLES)]
-    reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader)
+    reader = sink_sustained.reader_for(spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader)
     rss = sink_sustained.RssSampler()
     rss.start()
     try:
@@ -874,11 +874,13 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
 
     Each case is one changelog batch and one mirror batch (available-now, ``maxOffsetsPerTrigger`` above
     the event count), after a small warm-up; ``ratio_100_vs_1`` is the 100-table case's time over the
-    1-table case's (what a table costs once its rows are paid for).
+    1-table case's (what a table costs once its rows are paid for). ``without_spark``: each case's topic again
+    through the changelog writer and the mirror writer without Spark (``sink_writer.scale_case``).
     """
     bootstrap = kafka.bootstrap_servers
     suffix = os.urandom(4).hex()
     cases: dict[str, Any] = {}
+    without_spark: dict[str, Any] = {}
     warm = f"bench-sink-scale-warm-{suffix}"
     asyncio.run(create_topic(bootstrap, warm))
     asyncio.run(produce(bootstrap, warm, generate(min(2_000, config.scale_events), tables=1)))
@@ -899,10 +901,20 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
             "mirrors_s": None if changelog_s is None else round(run.seconds - changelog_s, 3),
             "mirror_seconds_by_step": _steps(run.mirror_reports),
         }
-    first, last = cases[str(SCALE_TABLES[0])]["seconds"], cases[str(SCALE_TABLES[-1])]["seconds"]
+        # The same topic through both writers without Spark (in this process, one after the other).
+        python_lake = tmp / f"scale-{tables}-python"
+        without_spark[str(tables)] = sink_writer.scale_case(kafka, config, topic, python_lake)
+        shutil.rmtree(python_lake, ignore_errors=True)
+    ratio = f"ratio_{SCALE_TABLES[-1]}_vs_{SCALE_TABLES[0]}"
+
+    def ratio_of(found: dict[str, Any]) -> float | None:
+        first, last = found[str(SCALE_TABLES[0])]["seconds"], found[str(SCALE_TABLES[-1])]["seconds"]
+        return round(last / first, 2) if first else None
+
     return {
         "tables": cases,
-        f"ratio_{SCALE_TABLES[-1]}_vs_{SCALE_TABLES[0]}": round(last / first, 2) if first else None,
+        ratio: ratio_of(cases),
+        "without_spark": {"tables": without_spark, ratio: ratio_of(without_spark)},
     }
 
 

@@ -22,10 +22,12 @@
 from __future__ import annotations
 
 import datetime
+import json
 import math
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -213,6 +215,61 @@ class CurrentReader:
     def check(self) -> None:
         if self.error is not None:
             raise RuntimeError(f"a current-state read failed: {self.error!r}") from self.error
+
+
+@dataclass
+class ReaderProcess:
+    """``CurrentReader``'s reads without Spark in a process of its own (``tests.bench.current_reader``), as a
+    dashboard beside the sink runs; ``ids`` reads in this process (at the end, when nothing else runs)."""
+
+    settings: Any
+    tables: list[str]
+    pause_s: float = 5.0
+    reads: list[tuple[float, float, int]] = field(default_factory=list)
+    error: BaseException | None = None
+    _process: subprocess.Popen[bytes] | None = None
+    _log: Path | None = None
+
+    def start(self) -> None:
+        env = sink_env(self.settings, "127.0.0.1:9", BINLAKE_BENCH_SINK_READ_PAUSE_S=str(self.pause_s))
+        self._log = Path(tempfile.mkstemp(prefix="bench-reader-", suffix=".log")[1])
+        with self._log.open("wb") as log:
+            self._process = subprocess.Popen(
+                [sys.executable, "-m", "tests.bench.current_reader", *self.tables],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=log,
+            )
+
+    def stop(self) -> None:
+        if self._process is None:
+            return
+        self._process.send_signal(signal.SIGTERM)
+        out, _ = self._process.communicate(timeout=300)
+        for line in out.decode().splitlines():
+            read = json.loads(line)
+            self.reads.append((read["started"], read["ended"], read["rows"]))
+        if self._process.returncode != 0:
+            tail = "" if self._log is None else self._log.read_text(errors="replace")[-3000:]
+            self.error = RuntimeError(f"the reader process ended with status {self._process.returncode}:\n{tail}")
+
+    def check(self) -> None:
+        if self.error is not None:
+            raise self.error
+
+    def ids(self) -> dict[str, set[int]]:
+        return CurrentReader(None, self.settings, self.tables, engine="duckdb").ids()
+
+    def close(self) -> None:
+        pass
+
+
+def reader_for(spark: Any, settings: Any, tables: list[str], *, pause_s: float, engine: str) -> Any:
+    """The sustained parts' current-state reader: ``ReaderProcess`` for duckdb, a ``CurrentReader`` thread in
+    the bench's SparkSession for spark."""
+    if engine == "duckdb":
+        return ReaderProcess(settings, tables, pause_s=pause_s)
+    return CurrentReader(spark, settings, tables, pause_s=pause_s, engine=engine)
 
 
 def frame_ids(frames: dict[str, Any]) -> dict[str, set[int]]:

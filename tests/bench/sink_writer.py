@@ -100,7 +100,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         mirrors = subprocess.Popen(["nice", "-n", "10", *binlake_command("sink")], env=env, stdout=log, stderr=log)
     tables = [f"bench.t{index:02d}" for index in range(sink_bench.TABLES)]
     poller = sink_sustained.MirrorPoller(port, tables)
-    reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader)
+    reader = sink_sustained.reader_for(spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader)
     rss = sink_sustained.RssSampler()
     producer = sink_bench.PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     try:
@@ -268,4 +268,46 @@ def merge_on_read(
         "python_mirrors_written_s": round(python_s, 3),
         "python_mirror_batches": len(python_batches),
         "python_mirror_rows": python_rows,
+    }
+
+
+def scale_case(kafka: KafkaSettings, config: Any, topic: str, lake: Path) -> dict[str, Any]:
+    """One case of ``sink_bench.scale`` without Spark: the changelog writer over the case's topic, available-now
+    (``until_caught_up``), then the mirror writer without Spark over its changelog; each timed."""
+    from binlake.spark_sink.changelog import writer
+    from binlake.spark_sink.mirror import follower
+
+    settings = sink_bench._sink_settings(
+        config,
+        lake=lake.as_uri(),
+        topic=topic,
+        queries="changelog",
+        changelog_writer="python",
+        max_offsets_per_trigger=None,
+    )
+    batches: list[writer.WriterBatch] = []
+    started = time.perf_counter()
+    asyncio.run(
+        writer.run(settings, kafka, "bench-writer", stop=asyncio.Event(), on_batch=batches.append, until_caught_up=True)
+    )
+    changelog_s = time.perf_counter() - started
+    mirror_settings = settings.model_copy(
+        update={"queries": "mirrors", "changelog_writer": "spark", "mirror_writer": "python", "type_widening": False}
+    )
+    mirror_batches: list[follower.FollowedBatch] = []
+    follower.run(
+        mirror_settings,
+        "bench-mirror-writer",
+        stop=threading.Event(),
+        on_batch=mirror_batches.append,
+        until_caught_up=True,
+    )
+    seconds = time.perf_counter() - started
+    return {
+        "seconds": round(seconds, 3),
+        "changelog_s": round(changelog_s, 3),
+        "mirrors_s": round(seconds - changelog_s, 3),
+        "writer_batches": len(batches),
+        "mirror_batches": len(mirror_batches),
+        "changelog_rows": sum(b.written.changelog_rows for b in batches),
     }
