@@ -1,11 +1,10 @@
-"""``binlake lake show|current|verify``: inspect the lake the Spark sink writes, and check it against the topic.
+"""``binlake lake show|verify``: inspect the lake the Spark sink writes, and check it against the topic.
 
 ``show [TABLE]`` lists the lake's Delta tables (changelog, quarantine, each
 source table's mirror, tombstones and history) with version, rows, last commit
 and freshness (now - the newest source event time); with TABLE, that source
 table in detail. It reads the Delta logs and data natively (delta-rs and
-DuckDB, no Spark): about a second. ``current TABLE`` prints a source table's
-rows as the changelog holds them now (``lake.current``), also without Spark. ``verify`` reads the whole unified topic
+DuckDB, no Spark): about a second. ``verify`` reads the whole unified topic
 (batch, ``read_committed``) and compares it with the changelog, the quarantine
 and the mirrors: event counts, duplicates, the last ``order_key``, live keys.
 Exit codes: 0 the lake matches the topic, 1 something differs (each difference
@@ -46,21 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="lake_command", required=True, metavar="ACTION")
     show_parser = sub.add_parser("show", help="list the lake's tables, or one source table in detail (no Spark)")
     show_parser.add_argument("table", nargs="?", metavar="TABLE", help="a source table name, e.g. shop.orders")
-    current_parser = sub.add_parser(
-        "current", help="a source table's rows as the changelog holds them now (merge on read, no Spark)"
-    )
-    current_parser.add_argument("table", metavar="TABLE", help="a source table name, e.g. shop.orders")
-    current_parser.add_argument(
-        "--sql", metavar="QUERY", help="a DuckDB query over the rows, named current: SELECT count(*) FROM current"
-    )
-    current_parser.add_argument("--limit", type=int, metavar="N", help="print at most N rows")
     verify_parser = sub.add_parser("verify", help="compare the changelog, quarantine and mirrors with the topic")
     verify_parser.add_argument("--topic", metavar="TOPIC", help="the unified topic (BINLAKE_SINK_TOPIC)")
     verify_parser.add_argument(
         "--bootstrap-servers", metavar="HOST:PORT", help="Kafka (BINLAKE_KAFKA_BOOTSTRAP_SERVERS)"
     )
     verify_parser.add_argument("--master", metavar="URL", help="Spark master (BINLAKE_SINK_MASTER, default local[*])")
-    for each in (show_parser, current_parser, verify_parser):
+    for each in (show_parser, verify_parser):
         each.add_argument("--lake", dest="lake_uri", metavar="URI", help="lake root (BINLAKE_SINK_LAKE_URI)")
         each.add_argument("--json", action="store_true", help="print one JSON document instead of text")
         each.add_argument("--verbose", action="store_true", help="let the libraries' own logs through (Spark, Ivy)")
@@ -136,13 +127,6 @@ def run(args: argparse.Namespace) -> int:
         if not args.verbose:
             logging.getLogger().setLevel(logging.ERROR)
         return show(load(SinkSettings, **overrides), args.table, as_json=args.json, out=sys.stdout)
-    if args.lake_command == "current":
-        from binlake.spark_sink.lake.current import current
-
-        if not args.verbose:
-            logging.getLogger().setLevel(logging.ERROR)
-        settings = load(SinkSettings, **overrides)
-        return current(settings, args.table, sql=args.sql, limit=args.limit, as_json=args.json, out=sys.stdout)
     overrides.update(master=args.master, topic=args.topic)
     settings = load(SinkSettings, **overrides)
     return _verify(settings, kafka_settings(args.bootstrap_servers), as_json=args.json, verbose=args.verbose)

@@ -31,11 +31,11 @@ from binlake.shared.codec import avro
 from binlake.shared.generate.workload import Workload
 from binlake.spark_sink.changelog.delta_rs import DeltaRsChangelog
 from binlake.spark_sink.delta import quote
-from binlake.spark_sink.lake.current import current
 from binlake.spark_sink.lake.errors import LakeError
 from binlake.spark_sink.lake.native import duckdb_connection, sql_text
 from binlake.spark_sink.mirror import batch as mirror_batch
 from binlake.spark_sink.mirror import current_state, follower
+from binlake.spark_sink.mirror.current_cli import current
 from binlake.spark_sink.mirror.current_duckdb import CurrentStates
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
@@ -242,7 +242,7 @@ def test_reads_beside_a_running_mirror_writer_hold_the_truth(tmp_path: Path) -> 
     assert len(checked) >= 5, checked  # reads saw the changelog at several versions
 
 
-def test_binlake_lake_current_prints_a_table_as_the_changelog_holds_it(tmp_path: Path) -> None:
+def test_binlake_current_prints_a_table_as_the_changelog_holds_it(tmp_path: Path) -> None:
     settings = _settings(tmp_path / "lake")
     store = DeltaRsChangelog(settings.changelog_uri(), settings.quarantine_uri(), "writer", partition_by=[])
     store.resume(TOPIC, [0])

@@ -1,5 +1,5 @@
 """Pure parts of the current-state read without Spark: DuckDB's names of the mirror types, and the exact values
-``binlake lake current`` prints."""
+``binlake current`` prints."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from decimal import Decimal
 import pytest
 from pyspark.sql.types import DataType
 
-from binlake.spark_sink.lake.current import _json_value, _text
 from binlake.spark_sink.lake.native import duckdb_connection
 from binlake.spark_sink.mirror import typemap
+from binlake.spark_sink.mirror.current_cli import _json_value, _text
 from binlake.spark_sink.mirror.current_duckdb import duckdb_type
 from binlake.spark_sink.mirror.merge_rules import double_quotes, merged_read
 
