@@ -82,7 +82,8 @@ def duckdb_type(spark_type: SparkType) -> str:
 
 @dataclass(frozen=True, slots=True)
 class _Mirror:
-    """A mirror as the read pins it: its DuckDB name (attached at ``version``), properties and columns."""
+    """A mirror as the read pins it: its DuckDB name (attached at the version the read found), properties and
+    columns at that version."""
 
     name: str | None
     """None: no mirror yet."""
