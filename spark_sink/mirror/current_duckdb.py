@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Final
 
 import duckdb
-from arro3.core import Array, DataType, Table
+from arro3.core import Table
 from deltalake import DeltaTable
 from deltalake.exceptions import TableNotFoundError
 from pyspark.sql.types import (
@@ -49,16 +49,16 @@ from pyspark.sql.types import DataType as SparkType
 
 from binlake.spark_sink.lake.errors import LakeError
 from binlake.spark_sink.lake.native import duckdb_connection
-from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN, PROP_TRUNCATED
+from binlake.spark_sink.layout import ORDER_KEY, ORIGIN, PROP_TRUNCATED
 from binlake.spark_sink.local_files import local_root
 from binlake.spark_sink.mirror import follower
 from binlake.spark_sink.mirror.apply import declared_descriptors
-from binlake.spark_sink.mirror.arrow_columns import array, spark_schema
+from binlake.spark_sink.mirror.arrow_columns import spark_schema
 from binlake.spark_sink.mirror.control_events import TableControl, controls
 from binlake.spark_sink.mirror.fold_rows import Projection, keyless_rows
 from binlake.spark_sink.mirror.image_events import Events, RowEvent
 from binlake.spark_sink.mirror.merge_rules import double_quotes, merged_read
-from binlake.spark_sink.mirror.merge_source import fold_table, sql_text
+from binlake.spark_sink.mirror.merge_source import fold_table, keyless_columns, sql_text
 from binlake.spark_sink.mirror.plan import Descriptor
 from binlake.spark_sink.mirror.schema import planned_from
 from binlake.spark_sink.settings import SinkSettings
@@ -217,15 +217,7 @@ class CurrentStates:
     ) -> duckdb.DuckDBPyRelation:
         """A key-less table: the mirror's rows plus the tail's events whose origin it does not hold."""
         made = keyless_rows(rows, projection, truncated_at=truncated)
-        columns = [array([values[i] for values, _ in made], t) for i, t in enumerate(projection.types)]
-        names = list(projection.physical)
-        for name, values in (
-            (ORDER_KEY, [e.seq for _, e in made]),
-            (OP, [e.op for _, e in made]),
-            (ORIGIN, [e.origin for _, e in made]),
-        ):
-            columns.append(Array(values, DataType.string()))
-            names.append(name)
+        columns, names = keyless_columns(made, projection)
         new = self._table(Table.from_arrays(columns, names=names))
         origin = double_quotes(ORIGIN)
         wanted = ", ".join(

@@ -52,7 +52,7 @@ from binlake.spark_sink.mirror.fold_rows import Projection, inserted, keyless_ro
 from binlake.spark_sink.mirror.image_events import Events, RowEvent
 from binlake.spark_sink.mirror.merge_rules import double_quotes, merge_clauses
 from binlake.spark_sink.mirror.merge_source import floors as key_floors
-from binlake.spark_sink.mirror.merge_source import fold_table, sql_text
+from binlake.spark_sink.mirror.merge_source import fold_table, keyless_columns, sql_text
 from binlake.spark_sink.mirror.plan import Descriptor, Plan, one_table_per_mirror, plan
 from binlake.spark_sink.mirror.schema import new_mirror, owned_key
 from binlake.spark_sink.observe import batch_stats
@@ -345,15 +345,7 @@ class DeltaRsMirrors:
             made = [(values, event) for values, event in made if event.origin not in held]
         if not made:
             return
-        columns = [array([values[i] for values, _ in made], t) for i, t in enumerate(projection.types)]
-        names = list(projection.physical)
-        for name, values in (
-            (ORDER_KEY, [e.seq for _, e in made]),
-            (OP, [e.op for _, e in made]),
-            (ORIGIN, [e.origin for _, e in made]),
-        ):
-            columns.append(Array(values, DataType.string()))
-            names.append(name)
+        columns, names = keyless_columns(made, projection)
         mirror = state.delta
         if mirror is None:
             mirror = self._create(state, projection.types, keyless=True)

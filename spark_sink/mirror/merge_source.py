@@ -4,17 +4,18 @@ Shared by the mirror writer without Spark (``delta_rs_mirror``, which MERGEs the
 the current-state reads without Spark (``current_duckdb``, which joins it with the mirror in DuckDB): the
 batch's events folded per key (``fold_rows``), each key's tombstone text and floor (the newest deleted-key
 row of the tombstone table the batch pinned), and the Arrow table holding per key its values, their
-sequences and its floor.
+sequences and its floor; for a key-less table, its new rows as Arrow columns (``keyless_columns``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from arro3.core import Array, DataType, Table
 from deltalake import DeltaTable, QueryBuilder
 
-from binlake.spark_sink.layout import ORDER_KEY, TOMBSTONE_KEY, TOMBSTONE_TABLE
+from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN, TOMBSTONE_KEY, TOMBSTONE_TABLE
 from binlake.spark_sink.mirror.arrow_columns import array
 from binlake.spark_sink.mirror.fold_rows import Folded, Projection, fold
 from binlake.spark_sink.mirror.image_events import RowEvent
@@ -105,3 +106,18 @@ def merge_source(folded: list[Folded], projection: Projection, key_floors: list[
     columns.append(Array(key_floors, DataType.string()))
     names.append(FLOOR)
     return Table.from_arrays(columns, names=names)
+
+
+def keyless_columns(made: list[tuple[list[Any], RowEvent]], projection: Projection) -> tuple[list[Array], list[str]]:
+    """A key-less table's new rows (``fold_rows.keyless_rows``) as Arrow columns and their names: the physical
+    columns, then the sequence, op and origin (what the mirror writer appends and the read adds to the mirror)."""
+    columns = [array([values[i] for values, _ in made], t) for i, t in enumerate(projection.types)]
+    names = list(projection.physical)
+    for name, values in (
+        (ORDER_KEY, [e.seq for _, e in made]),
+        (OP, [e.op for _, e in made]),
+        (ORIGIN, [e.origin for _, e in made]),
+    ):
+        columns.append(Array(values, DataType.string()))
+        names.append(name)
+    return columns, names
