@@ -1,9 +1,9 @@
 """What the sink's sustained run measures besides the changelog's freshness (``sink_bench.freshness``).
 
-- **Current-state reads** (``CurrentReader``): a reader thread reads the
-  current state of every table (the mirror combined with the fold of the changelog's tail, merge on read:
-  ``spark_sink.mirror.current_duckdb`` without Spark, ``BINLAKE_BENCH_SINK_READER=duckdb``, the default, or
-  ``current_state.current_tables`` in the bench's Spark session, ``spark``),
+- **Current-state reads** (``reader_for``): a reader reads the current state of every table (the mirror
+  combined with the fold of the changelog's tail, merge on read): without Spark in a process of its own
+  (``ReaderProcess``, ``BINLAKE_BENCH_SINK_READER=duckdb``, the default) or with ``current_state.current_tables``
+  in a thread of the bench's Spark session (``CurrentReader``, ``spark``),
   ``pause_s`` after the previous read ended (a dashboard refreshing), while
   the sink runs. An event is visible to current-state
   readers once a read that started after its changelog commit has ended:
@@ -144,59 +144,37 @@ class MirrorProcess:
 
 @dataclass
 class CurrentReader:
-    """Reads the current state of ``tables`` in full, ``pause_s`` after the previous read, until stopped: with
-    Spark (``engine`` spark: ``current_state.current_tables``) or without (duckdb: ``current_duckdb``)."""
+    """Reads the current state of ``tables`` in full with Spark (``current_state.current_tables``), ``pause_s``
+    after the previous read, until stopped."""
 
     spark: Any
     settings: Any
     tables: list[str]
     pause_s: float = 5.0
-    engine: str = "spark"
     reads: list[tuple[float, float, int]] = field(default_factory=list)
     """(wall time started, wall time ended, rows) per completed read."""
     error: BaseException | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
     _thread: threading.Thread | None = None
-    _states: Any = None
-
-    def __post_init__(self) -> None:
-        if self.engine not in ("spark", "duckdb"):
-            raise ValueError(f"no current-state reader {self.engine!r}: spark or duckdb")
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._run, name="bench-current-reader", daemon=True)
         self._thread.start()
 
-    def _read_rows(self) -> int:
-        """One read of every table in full; the rows read."""
-        if self.engine == "spark":
-            from binlake.spark_sink.mirror import current_state
+    def read_once(self) -> dict[str, Any]:
+        from binlake.spark_sink.mirror import current_state
 
-            frames = current_state.current_tables(self.spark, self.settings, self.tables)
-            return sum(read_in_full(frame) for frame in frames.values())
-        return sum(duckdb_read_in_full(relation) for relation in self._duckdb().read(self.tables).values())
-
-    def _duckdb(self) -> Any:
-        if self._states is None:
-            from binlake.spark_sink.mirror.current_duckdb import CurrentStates
-
-            self._states = CurrentStates(self.settings)
-        return self._states
+        return current_state.current_tables(self.spark, self.settings, self.tables)
 
     def ids(self) -> dict[str, set[int]]:
         """Every table's keys (its ``id`` column) in a current-state read now."""
-        if self.engine == "spark":
-            from binlake.spark_sink.mirror import current_state
-
-            return frame_ids(current_state.current_tables(self.spark, self.settings, self.tables))
-        read = self._duckdb().read(self.tables)
-        return {table: {int(row[0]) for row in relation.project('"id"').fetchall()} for table, relation in read.items()}
+        return frame_ids(self.read_once())
 
     def _run(self) -> None:
         try:
             while not self._stop.is_set():
                 started = time.time()
-                rows = self._read_rows()
+                rows = sum(read_in_full(frame) for frame in self.read_once().values())
                 self.reads.append((started, time.time(), rows))
                 self._stop.wait(self.pause_s)
         except BaseException as exc:  # noqa: BLE001 - reported by stop()
@@ -208,9 +186,7 @@ class CurrentReader:
             self._thread.join()
 
     def close(self) -> None:
-        if self._states is not None:
-            self._states.close()
-            self._states = None
+        pass
 
     def check(self) -> None:
         if self.error is not None:
@@ -258,7 +234,15 @@ class ReaderProcess:
             raise self.error
 
     def ids(self) -> dict[str, set[int]]:
-        return CurrentReader(None, self.settings, self.tables, engine="duckdb").ids()
+        """Every table's keys (its ``id`` column) in a current-state read now, in this process."""
+        from binlake.spark_sink.mirror.current_duckdb import CurrentStates
+
+        states = CurrentStates(self.settings)
+        try:
+            read = states.read(self.tables)
+            return {table: {int(row[0]) for row in rel.project('"id"').fetchall()} for table, rel in read.items()}
+        finally:
+            states.close()
 
     def close(self) -> None:
         pass
@@ -269,7 +253,9 @@ def reader_for(spark: Any, settings: Any, tables: list[str], *, pause_s: float, 
     the bench's SparkSession for spark."""
     if engine == "duckdb":
         return ReaderProcess(settings, tables, pause_s=pause_s)
-    return CurrentReader(spark, settings, tables, pause_s=pause_s, engine=engine)
+    if engine != "spark":
+        raise ValueError(f"no current-state reader {engine!r}: spark or duckdb")
+    return CurrentReader(spark, settings, tables, pause_s=pause_s)
 
 
 def frame_ids(frames: dict[str, Any]) -> dict[str, set[int]]:

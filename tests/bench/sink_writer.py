@@ -213,7 +213,7 @@ def merge_on_read(
     a copy of that changelog (a lake of its own). Each timed."""
     from binlake.spark_sink import job
     from binlake.spark_sink.changelog import writer
-    from binlake.spark_sink.mirror import current_state, follower
+    from binlake.spark_sink.mirror import current_state
 
     settings = sink_bench._sink_settings(
         config, lake=lake.as_uri(), topic=topic, queries="changelog", changelog_writer="python"
@@ -247,15 +247,8 @@ def merge_on_read(
             "type_widening": False,
         }
     )
-    python_batches: list[follower.FollowedBatch] = []
     python_started = time.perf_counter()
-    follower.run(
-        python_settings,
-        "bench-mirror-writer",
-        stop=threading.Event(),
-        on_batch=python_batches.append,
-        until_caught_up=True,
-    )
+    python_batches = _mirrors_caught_up(python_settings)
     python_s = time.perf_counter() - python_started
     python_rows = sum(spark.read.format("delta").load(python_settings.mirror_uri(table)).count() for table in tables)
     return {
@@ -275,7 +268,6 @@ def scale_case(kafka: KafkaSettings, config: Any, topic: str, lake: Path) -> dic
     """One case of ``sink_bench.scale`` without Spark: the changelog writer over the case's topic, available-now
     (``until_caught_up``), then the mirror writer without Spark over its changelog; each timed."""
     from binlake.spark_sink.changelog import writer
-    from binlake.spark_sink.mirror import follower
 
     settings = sink_bench._sink_settings(
         config,
@@ -294,14 +286,7 @@ def scale_case(kafka: KafkaSettings, config: Any, topic: str, lake: Path) -> dic
     mirror_settings = settings.model_copy(
         update={"queries": "mirrors", "changelog_writer": "spark", "mirror_writer": "python", "type_widening": False}
     )
-    mirror_batches: list[follower.FollowedBatch] = []
-    follower.run(
-        mirror_settings,
-        "bench-mirror-writer",
-        stop=threading.Event(),
-        on_batch=mirror_batches.append,
-        until_caught_up=True,
-    )
+    mirror_batches = _mirrors_caught_up(mirror_settings)
     seconds = time.perf_counter() - started
     return {
         "seconds": round(seconds, 3),
@@ -311,3 +296,13 @@ def scale_case(kafka: KafkaSettings, config: Any, topic: str, lake: Path) -> dic
         "mirror_batches": len(mirror_batches),
         "changelog_rows": sum(b.written.changelog_rows for b in batches),
     }
+
+
+def _mirrors_caught_up(settings: Any) -> list[Any]:
+    """Run the mirror writer without Spark over ``settings``' lake until it has applied the whole changelog;
+    return its batches (``follower.FollowedBatch``)."""
+    from binlake.spark_sink.mirror import follower
+
+    batches: list[follower.FollowedBatch] = []
+    follower.run(settings, "bench-mirror-writer", stop=threading.Event(), on_batch=batches.append, until_caught_up=True)
+    return batches
