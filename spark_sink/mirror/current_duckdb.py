@@ -55,12 +55,12 @@ from binlake.spark_sink.mirror import follower
 from binlake.spark_sink.mirror.apply import declared_descriptors
 from binlake.spark_sink.mirror.arrow_columns import spark_schema
 from binlake.spark_sink.mirror.control_events import TableControl, controls
-from binlake.spark_sink.mirror.fold_rows import Projection, keyless_rows
-from binlake.spark_sink.mirror.image_events import Events, RowEvent
+from binlake.spark_sink.mirror.fold_rows import Projection
 from binlake.spark_sink.mirror.merge_rules import double_quotes, merged_read
-from binlake.spark_sink.mirror.merge_source import fold_table, keyless_columns, sql_text
+from binlake.spark_sink.mirror.merge_source import keyless_columns, sql_text
 from binlake.spark_sink.mirror.plan import Descriptor
 from binlake.spark_sink.mirror.schema import planned_from
+from binlake.spark_sink.mirror.table_rows import Batch, TableRows
 from binlake.spark_sink.settings import SinkSettings
 
 _DUCKDB_TYPES: Final = {
@@ -127,7 +127,7 @@ class CurrentStates:
             after = -1 if committed is None else progress.next_version(committed) - 1
             mirrors = {table: self._pin(table) for table in tables}
             changelog = _open(settings.changelog_uri())
-            events = Events({}, [], {})
+            events = Batch({}, [], {})
             self.through = after if changelog is None else max(after, changelog.version())
             if settings.mirrors == "inline":
                 after = self.through  # the changelog query applies each batch to the mirrors: no tail
@@ -140,7 +140,7 @@ class CurrentStates:
                 found = self._current(
                     table,
                     mirrors[table],
-                    rows=events.rows.get(table, []),
+                    rows=events.rows.get(table),
                     descs=events.descriptors.get(table, []),
                     control=control.get(table, TableControl()),
                     tombstones=tombstones,
@@ -156,7 +156,7 @@ class CurrentStates:
         table: str,
         mirror: _Mirror,
         *,
-        rows: list[RowEvent],
+        rows: TableRows | None,
         descs: list[Descriptor],
         control: TableControl,
         tombstones: DeltaTable | None,
@@ -179,11 +179,11 @@ class CurrentStates:
         found = None if mirror.name is None else (mirror.properties, mirror.schema)
         result, key, schema = planned_from(settings, table, descs + declared, found)
         held = self._held(mirror, schema, truncated)
-        if not rows:
+        if rows is None or not len(rows):
             return self._connection.sql(held)  # the tail only declares columns (or truncates): nothing to fold
         if not key:
             return self._keyless(held, Projection(result, []), rows, truncated)
-        table_fold = fold_table(table, rows, result, key, truncated_at=truncated)
+        table_fold = rows.fold(table, result, key, truncated_at=truncated)
         source = self._table(table_fold.source(tombstones))
         physical = table_fold.projection.physical
         read = merged_read(
@@ -213,10 +213,10 @@ class CurrentStates:
         return f"SELECT {columns} FROM {mirror.name}{where}"
 
     def _keyless(
-        self, held: str, projection: Projection, rows: list[RowEvent], truncated: str | None
+        self, held: str, projection: Projection, rows: TableRows, truncated: str | None
     ) -> duckdb.DuckDBPyRelation:
         """A key-less table: the mirror's rows plus the tail's events whose origin it does not hold."""
-        made = keyless_rows(rows, projection, truncated_at=truncated)
+        made = rows.keyless(projection, truncated_at=truncated)
         columns, names = keyless_columns(made, projection)
         new = self._table(Table.from_arrays(columns, names=names))
         origin = double_quotes(ORIGIN)

@@ -48,13 +48,13 @@ from binlake.spark_sink.layout import (
 from binlake.spark_sink.mirror.apply import COMPACT_APP, TRUNCATE_APP, declared_descriptors, truncation_properties
 from binlake.spark_sink.mirror.arrow_columns import array, arrow_type, delta_field, spark_schema
 from binlake.spark_sink.mirror.control_events import TableControl, controls
-from binlake.spark_sink.mirror.fold_rows import Projection, inserted, keyless_rows
-from binlake.spark_sink.mirror.image_events import Events, RowEvent
+from binlake.spark_sink.mirror.fold_rows import Projection
 from binlake.spark_sink.mirror.merge_rules import double_quotes, merge_clauses
 from binlake.spark_sink.mirror.merge_source import floors as key_floors
-from binlake.spark_sink.mirror.merge_source import fold_table, keyless_columns, sql_text
+from binlake.spark_sink.mirror.merge_source import keyless_columns, sql_text
 from binlake.spark_sink.mirror.plan import Descriptor, Plan, one_table_per_mirror, plan
 from binlake.spark_sink.mirror.schema import new_mirror, owned_key
+from binlake.spark_sink.mirror.table_rows import Batch, TableRows
 from binlake.spark_sink.observe import batch_stats
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.settings import SinkSettings
@@ -120,16 +120,19 @@ class DeltaRsMirrors:
         self._checked: set[str] = set()
         """Tables known to have no tombstone table of an earlier release (``_no_legacy_tombstones``)."""
 
-    def apply(self, events: Events, batch_id: int) -> Applied:
+    def apply(self, events: Batch, batch_id: int) -> Applied:
         """Apply one batch's events (module doc)."""
         settings = self.settings
-        row_events = [e for rows in events.rows.values() for e in rows]
-        applied = Applied(rows=len(row_events) + len(events.control))
-        applied.stats = batch_stats.from_values(
-            [e.table for e in row_events] + [c.table for c in events.control],
-            [e.op for e in row_events] + [c.op for c in events.control],
-            [e.ts_ms for e in row_events] + [c.ts_ms for c in events.control],
-        )
+        tables_of: list[str] = [c.table for c in events.control]
+        ops: list[str] = [c.op for c in events.control]
+        times: list[int | None] = [c.ts_ms for c in events.control]
+        for table, table_rows in events.rows.items():
+            table_ops, table_times = table_rows.summary()
+            tables_of += [table] * len(table_ops)
+            ops += table_ops
+            times += table_times
+        applied = Applied(rows=len(ops))
+        applied.stats = batch_stats.from_values(tables_of, ops, times)
         control = controls(events.control)
         tables = sorted(set(events.rows) | set(control))
         one_table_per_mirror(settings, tables)
@@ -152,8 +155,8 @@ class DeltaRsMirrors:
                 if state.delta is not None:  # a new mirror records it in its creation
                     marked.append((state.delta, truncation_properties(fresh, ctl.truncated_ts_ms)))
             applied.tables.append(table)
-            rows = events.rows.get(table, [])
-            if not rows:
+            rows = events.rows.get(table)
+            if rows is None or not len(rows):
                 continue
             done = _done(state.delta, self.app_id, batch_id)
             if done:
@@ -270,7 +273,7 @@ class DeltaRsMirrors:
         self,
         table: str,
         state: _Table,
-        rows: list[RowEvent],
+        rows: TableRows,
         batch_id: int,
         tombstones: DeltaTable | None,
         *,
@@ -278,22 +281,18 @@ class DeltaRsMirrors:
     ) -> list[tuple[str, str, str]]:
         """Fold and MERGE a keyed table's row events (``write`` False: only fold) above their floors in the
         pinned ``tombstones``; return its deleted keys as tombstone rows."""
-        table_fold = fold_table(table, rows, state.plan, state.key, truncated_at=state.truncated_at)
-        projection, folded, texts = table_fold.projection, table_fold.rows, table_fold.texts
+        table_fold = rows.fold(table, state.plan, state.key, truncated_at=state.truncated_at)
+        projection, texts = table_fold.projection, table_fold.texts
         gone = table_fold.deleted()
-        if not folded or not write:
+        if not len(table_fold.columns) or not write:
             return gone
-        width = len(projection.physical)
         mirror = state.delta if state.delta is not None else self._create(state, projection.types, keyless=False)
         if not mirror.file_uris():
             # A new mirror (or one a crash left empty after its creation): the MERGE could only insert.
             floors = key_floors(tombstones, table, set(texts))
-            made = [
-                inserted(row, width, projection.key_index, floors.get(t)) for row, t in zip(folded, texts, strict=True)
-            ]
-            kept = [(r, row.seq) for r, row in zip(made, folded, strict=True) if r is not None]
-            columns = [array([r[i] for r, _ in kept], t) for i, t in enumerate(projection.types)]
-            columns.append(Array([seq for _, seq in kept], DataType.string()))
+            values, seqs = table_fold.inserted([floors.get(t) for t in texts])
+            columns = [array(v, t) for v, t in zip(values, projection.types, strict=True)]
+            columns.append(Array(seqs, DataType.string()))
             batch = RecordBatch.from_arrays(columns, names=[*projection.physical, ORDER_KEY])
             write_deltalake(mirror, batch, mode="append", commit_properties=_commit(self.app_id, batch_id))
             return gone
@@ -336,14 +335,13 @@ class DeltaRsMirrors:
         except (CommitFailedError, DeltaError) as exc:
             raise MirrorWriteError(f"creating the mirror {state.uri} failed: {exc}") from exc
 
-    def _append_keyless(self, state: _Table, rows: list[RowEvent], batch_id: int) -> None:
+    def _append_keyless(self, state: _Table, rows: TableRows, batch_id: int) -> None:
         projection = Projection(state.plan, [])
-        made = keyless_rows(rows, projection, truncated_at=state.truncated_at)
-        if state.delta is not None and made:
-            origins = [event.origin for _, event in made]
-            held = self._held_origins(state.delta, min(origins), max(origins))
-            made = [(values, event) for values, event in made if event.origin not in held]
-        if not made:
+        made = rows.keyless(projection, truncated_at=state.truncated_at)
+        if state.delta is not None and len(made):
+            held = self._held_origins(state.delta, min(made.origin), max(made.origin))
+            made = made.without(held)
+        if not len(made):
             return
         columns, names = keyless_columns(made, projection)
         mirror = state.delta

@@ -35,16 +35,6 @@ class Folded:
     known: dict[int, tuple[Any, str]] = field(default_factory=dict)
     """Physical column index -> (value, sequence) of the newest event knowing it (key columns excluded)."""
 
-    def live(self, i: int, floor: str) -> tuple[bool, Any]:
-        """Whether column ``i`` has a value above ``floor`` that no later DELETE of the batch cleared."""
-        got = self.known.get(i)
-        if got is None:
-            return False, None
-        value, at = got
-        if at > floor and (self.last_delete is None or at > self.last_delete):
-            return True, value
-        return False, None
-
 
 @dataclass(frozen=True, slots=True)
 class _Route:
@@ -62,7 +52,7 @@ class Projection:
         self.types: list[DataType] = [plan.types[p] for p in self.physical]
         self.key_index = [self.physical.index(k) for k in key]
         self._plan = plan
-        self._converters = [converter(t) for t in self.types]
+        self.converters: list[Convert] = [converter(t) for t in self.types]
         self._routes: dict[int, _Route] = {}
 
     def route(self, descriptor: Descriptor) -> _Route:
@@ -76,7 +66,7 @@ class Projection:
             if not any(c.name == logical for c in descriptor.columns):
                 continue
             routed = plan.routes.get((descriptor.desc_id, logical)) == phys
-            columns.append((i, logical, self._converters[i] if routed else None))
+            columns.append((i, logical, self.converters[i] if routed else None))
         found = self._routes[descriptor.desc_id] = _Route(tuple(columns))
         return found
 
@@ -98,7 +88,7 @@ class Projection:
         """The key's values in ``image`` converted to the key columns' types (None where it lacks one)."""
         if image is None:
             return tuple(None for _ in names)
-        return tuple(self._converters[i](image.get(n)) for i, n in zip(self.key_index, names, strict=True))
+        return tuple(self.converters[i](image.get(n)) for i, n in zip(self.key_index, names, strict=True))
 
 
 def fold(
@@ -150,21 +140,6 @@ def _apply(
         held = known.get(i)
         if held is None or seq > held[1]:
             known[i] = (value, seq)
-
-
-def inserted(row: Folded, width: int, key_index: list[int], floor: str | None) -> list[Any] | None:
-    """The mirror row a key the mirror does not hold gets (``merge_rules``' insert clause), its physical
-    columns in order; None when the batch makes no row of it (deleted, or not newer than its tombstone)."""
-    tomb = floor or ""
-    if row.delete or not row.seq > tomb:
-        return None
-    out: list[Any] = [None] * width
-    for i, value in zip(key_index, row.key, strict=True):
-        out[i] = value
-    for i in range(width):
-        if i not in key_index:
-            out[i] = row.live(i, tomb)[1]
-    return out
 
 
 def keyless_rows(

@@ -32,7 +32,7 @@ from deltalake.exceptions import TableNotFoundError
 from binlake.spark_sink.changelog.table import change_feed_from
 from binlake.spark_sink.layout import BODY
 from binlake.spark_sink.local_files import local_root
-from binlake.spark_sink.mirror import image_events
+from binlake.spark_sink.mirror import table_rows
 from binlake.spark_sink.mirror.current_state import applied_by
 from binlake.spark_sink.mirror.delta_rs_mirror import Applied, DeltaRsMirrors, MirrorWriteError
 from binlake.spark_sink.settings import SinkSettings
@@ -139,7 +139,7 @@ def _last_version(uri: str, first: int, last: int) -> int:
 
 def read_range(
     changelog: DeltaTable, first: int, last: int, *, only: Collection[str] | None = None
-) -> image_events.Events:
+) -> table_rows.Batch:
     """The events of changelog versions ``first``..``last`` (``first`` 0: every row up to ``last``);
     ``only``: just these tables' (the others' bodies are not decoded)."""
     feed_from = change_feed_from(changelog.metadata().configuration)
@@ -164,7 +164,7 @@ def read_range(
                 continue
             tables.append(table)
             bodies.append(body)
-    return image_events.events(tables, bodies)
+    return table_rows.read(tables, bodies)
 
 
 def run(

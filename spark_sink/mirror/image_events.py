@@ -236,6 +236,30 @@ def _ops() -> tuple[str, ...]:
     return tuple(avro.schema_json()["fields"][_field_index()["op"]]["type"]["symbols"])
 
 
+class Descriptors:
+    """A batch's column descriptors, each distinct one built once: interned by its encoded ``columns`` (or
+    fastavro's list of them) and key; two encodings describing the same columns (another source type, an
+    inferred flag) are one descriptor."""
+
+    def __init__(self) -> None:
+        self._interned: dict[tuple[Any, ...], Descriptor] = {}
+        self._known: dict[tuple[Any, ...], Descriptor] = {}
+        self.by_id: dict[int, Descriptor] = {}
+
+    def of(self, listed: bytes | tuple[Any, ...], key: tuple[str, ...]) -> Descriptor:
+        raw = (listed, key)
+        found = self._interned.get(raw)
+        if found is not None:
+            return found
+        columns = tuple(
+            ColumnDesc(c[0], c[2], c[3], c[4]) for c in (_columns(listed) if isinstance(listed, bytes) else listed)
+        )
+        found = self._known.setdefault((columns, key), Descriptor(len(self.by_id) + 1, columns, key))
+        self._interned[raw] = found
+        self.by_id[found.desc_id] = found
+        return found
+
+
 def events(tables: Sequence[str], bodies: Sequence[bytes], *, native: bool = True) -> Events:
     """The events of changelog rows (``source_table``, ``event_avro``), in the given (changelog) order
     (``native`` False: every body read by fastavro, for tests)."""
@@ -244,9 +268,7 @@ def events(tables: Sequence[str], bodies: Sequence[bytes], *, native: bool = Tru
     i_op, i_key, i_ts, i_pk, i_cols = at["op"], at["order_key"], at["ts_ms"], at["primary_key"], at["columns"]
     i_before, i_after, i_ddl, i_origin = at["before"], at["after"], at["ddl"], at["origin"]
     out = Events({}, [], {})
-    interned: dict[tuple[Any, ...], Descriptor] = {}
-    by_id: dict[int, Descriptor] = {}
-    known: dict[tuple[Any, ...], Descriptor] = {}
+    interned = Descriptors()
     first: dict[tuple[str, int], str] = {}
     for table, event in zip(tables, decode_bodies(bodies, native=native), strict=True):
         op = ops[event[i_op]]
@@ -259,16 +281,7 @@ def events(tables: Sequence[str], bodies: Sequence[bytes], *, native: bool = Tru
             out.control.append(ControlRow(table, op, seq, event[i_ts], kind, sql))
             continue
         listed = event[i_cols]
-        raw = (listed if isinstance(listed, bytes) else tuple(listed), tuple(event[i_pk]))
-        descriptor = interned.get(raw)
-        if descriptor is None:
-            if isinstance(listed, bytes):
-                listed = _columns(listed)
-            columns = tuple(ColumnDesc(c[0], c[2], c[3], c[4]) for c in listed)
-            descriptor = Descriptor(len(by_id) + 1, columns, raw[1])
-            # Another raw descriptor (a source type, an inferred flag) may describe the same columns: one id.
-            descriptor = interned[raw] = known.setdefault((columns, raw[1]), descriptor)
-            by_id[descriptor.desc_id] = descriptor
+        descriptor = interned.of(listed if isinstance(listed, bytes) else tuple(listed), tuple(event[i_pk]))
         pair = (table, descriptor.desc_id)
         held = first.get(pair)
         if held is None or seq < held:
@@ -277,6 +290,6 @@ def events(tables: Sequence[str], bodies: Sequence[bytes], *, native: bool = Tru
             RowEvent(table, op, seq, origin, event[i_ts], descriptor, event[i_before], event[i_after])
         )
     for (table, desc_id), _ in sorted(first.items(), key=lambda item: (item[1], item[0][1])):
-        out.descriptors.setdefault(table, []).append(by_id[desc_id])
+        out.descriptors.setdefault(table, []).append(interned.by_id[desc_id])
     out.control.sort(key=lambda c: c.seq)
     return out

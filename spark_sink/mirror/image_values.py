@@ -98,6 +98,30 @@ def converter(target: DataType) -> Convert:
     raise TypeError(f"no conversion to {target.simpleString()}")  # spark_type never returns another type
 
 
+def target(data_type: DataType) -> tuple[str, int, int]:
+    """``data_type`` as the native fold's column type (``tail_fold.rs``): a kind and two numbers (an integral
+    type's bounds, a decimal's precision and scale)."""
+    if type(data_type) in _RANGES:
+        low, high = _RANGES[type(data_type)]
+        return ("integral", low, high)
+    if isinstance(data_type, DecimalType):
+        return ("decimal", data_type.precision, data_type.scale)
+    simple: dict[type[DataType], str] = {
+        BooleanType: "boolean",
+        FloatType: "floating",
+        DoubleType: "floating",
+        StringType: "string",
+        BinaryType: "binary",
+        DateType: "date",
+        TimestampNTZType: "local",
+        TimestampType: "instant",
+    }
+    kind = simple.get(type(data_type))
+    if kind is None:
+        raise TypeError(f"no conversion to {data_type.simpleString()}")
+    return (kind, 0, 0)
+
+
 def _only(kind: str, *, field: bool = False) -> Convert:
     index = _kind(kind)
 
@@ -170,7 +194,10 @@ def _decimal(value: Tagged | None, precision: int, scale: int) -> str | None:
         if whole is None or abs(whole) >= 10 ** (precision - scale):
             return None
         return f"{whole}.{'0' * scale}" if scale else str(whole)
-    rounded = exact.quantize(decimal.Decimal(1).scaleb(-scale), context=_DECIMALS)
+    try:
+        rounded = exact.quantize(decimal.Decimal(1).scaleb(-scale), context=_DECIMALS)
+    except decimal.InvalidOperation:
+        return None  # more digits at the scale than the context's 100: far beyond any precision (at most 38)
     if abs(rounded) >= decimal.Decimal(10) ** (precision - scale):
         return None
     return format(rounded.copy_abs() if rounded.is_zero() else rounded, "f")  # one zero: 0.00, never -0.00
@@ -286,18 +313,33 @@ def _as_float32(value: float) -> float:
 
 
 def _date_text(days: int) -> str:
-    import datetime as dt
+    """A day count as Spark prints a date: proleptic Gregorian, a year beyond 9999 with ``+``, before 0 with
+    ``-`` (Python's ``datetime`` stops at years 1 and 9999; a date column may hold any int32 of days)."""
+    year, month, day = _civil(days)
+    shown = f"+{year}" if year > 9999 else (f"-{-year:04d}" if year < 0 else f"{year:04d}")
+    return f"{shown}-{month:02d}-{day:02d}"
 
-    return (dt.date(1970, 1, 1) + dt.timedelta(days=days)).isoformat()
+
+def _civil(days: int) -> tuple[int, int, int]:
+    """(year, month, day) of a day count since 1970-01-01, proleptic Gregorian (H. Hinnant's
+    ``civil_from_days``; floor division makes it right for negative counts)."""
+    z = days + 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
 
 
 def _ntz_text(micros: int) -> str:
-    import datetime as dt
-
-    stamp = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros)
-    text = stamp.strftime("%Y-%m-%d %H:%M:%S")
-    if stamp.microsecond:
-        text += "." + f"{stamp.microsecond:06d}".rstrip("0")
+    days, rest = divmod(micros, 86_400_000_000)
+    seconds, fraction = divmod(rest, 1_000_000)
+    text = f"{_date_text(days)} {seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+    if fraction:
+        text += "." + f"{fraction:06d}".rstrip("0")
     return text
 
 

@@ -30,33 +30,95 @@ def sql_text(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class FoldColumns:
+    """A keyed table's fold (``fold_rows.Folded`` per key) as columns, one entry per folded key."""
+
+    keys: list[list[Any]]
+    """Per key column (``Projection.key_index`` order), its typed values."""
+    known: list[tuple[list[Any], list[str | None]] | None]
+    """Per physical column (None for a key column): the newest known value and its sequence (None: unknown)."""
+    seq: list[str]
+    delete: list[bool]
+    last_delete: list[str | None]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+
+def columns_of(rows: list[Folded], projection: Projection) -> FoldColumns:
+    """Python's fold (``fold_rows.fold``) as columns."""
+    key_index = projection.key_index
+    known: list[tuple[list[Any], list[str | None]] | None] = []
+    for i in range(len(projection.types)):
+        if i in key_index:
+            known.append(None)
+            continue
+        held = [row.known.get(i) for row in rows]
+        known.append(([None if h is None else h[0] for h in held], [None if h is None else h[1] for h in held]))
+    return FoldColumns(
+        [[row.key[p] for row in rows] for p in range(len(key_index))],
+        known,
+        [row.seq for row in rows],
+        [row.delete for row in rows],
+        [row.last_delete for row in rows],
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class FoldedTable:
     """One keyed table's events of a batch, folded per key, with each key's tombstone text."""
 
     table: str
     projection: Projection
-    rows: list[Folded]
+    columns: FoldColumns
     texts: list[str]
     """Per folded key, its tombstone key text (``image_values.key_text``)."""
 
+    @classmethod
+    def of(cls, table: str, projection: Projection, columns: FoldColumns) -> FoldedTable:
+        key_types = [projection.types[i] for i in projection.key_index]
+        texts = [key_text(list(key), key_types) for key in zip(*columns.keys, strict=True)]
+        return cls(table, projection, columns, texts if columns.keys else [])
+
     def deleted(self) -> list[tuple[str, str, str]]:
         """The keys the batch leaves deleted, as tombstone rows (source table, key text, sequence)."""
-        return [(self.table, text, row.seq) for row, text in zip(self.rows, self.texts, strict=True) if row.delete]
+        c = self.columns
+        return [(self.table, t, seq) for t, seq, d in zip(self.texts, c.seq, c.delete, strict=True) if d]
 
     def source(self, tombstones: DeltaTable | None) -> Table:
         """The MERGE's source: its keys above their floors in the pinned ``tombstones`` (``merge_source``)."""
         found = floors(tombstones, self.table, set(self.texts))
-        return merge_source(self.rows, self.projection, [found.get(t) for t in self.texts])
+        return merge_source(self.columns, self.projection, [found.get(t) for t in self.texts])
+
+    def inserted(self, key_floors: list[str | None]) -> tuple[list[list[Any]], list[str]]:
+        """The rows a mirror holding none of the keys gets (``merge_rules``' insert clause; ``fold_rows.inserted``
+        per key): per physical column its values, and the rows' sequences."""
+        c = self.columns
+        floors_ = [f or "" for f in key_floors]
+        kept = [j for j in range(len(c)) if not c.delete[j] and c.seq[j] > floors_[j]]
+        out: list[list[Any]] = []
+        key_index = self.projection.key_index
+        for i, held in enumerate(c.known):
+            if held is None:
+                out.append([c.keys[key_index.index(i)][j] for j in kept])
+                continue
+            values, seqs = held
+            out.append([values[j] if _live(seqs[j], floors_[j], c.last_delete[j]) else None for j in kept])
+        return out, [c.seq[j] for j in kept]
+
+
+def _live(at: str | None, floor: str, last_delete: str | None) -> bool:
+    """Whether a value known at ``at`` is above the key's floor and no later DELETE of the batch cleared it."""
+    return at is not None and at > floor and (last_delete is None or at > last_delete)
 
 
 def fold_table(
     table: str, events: list[RowEvent], plan: Plan, key: list[str], *, truncated_at: str | None
 ) -> FoldedTable:
-    """Fold a keyed table's row events over its mirror's ``plan`` (``fold_rows.fold``)."""
+    """Fold a keyed table's row events over its mirror's ``plan`` in Python (``fold_rows.fold``)."""
     projection = Projection(plan, key)
     rows = fold(events, projection, key, truncated_at=truncated_at)
-    key_types = [projection.types[i] for i in projection.key_index]
-    return FoldedTable(table, projection, rows, [key_text(list(row.key), key_types) for row in rows])
+    return FoldedTable.of(table, projection, columns_of(rows, projection))
 
 
 def floors(tombstones: DeltaTable | None, table: str, keys: set[str]) -> dict[str, str]:
@@ -81,43 +143,71 @@ def floors(tombstones: DeltaTable | None, table: str, keys: set[str]) -> dict[st
     return out
 
 
-def merge_source(folded: list[Folded], projection: Projection, key_floors: list[str | None]) -> Table:
+def merge_source(columns: FoldColumns, projection: Projection, key_floors: list[str | None]) -> Table:
     """The MERGE's source (``merge_rules``' ``s``): per key its values, their sequences and its floor."""
-    columns: list[Array] = []
+    arrays: list[Array] = []
     names: list[str] = []
     key_index = projection.key_index
     for i, spark_type in enumerate(projection.types):
-        if i in key_index:
-            position = key_index.index(i)
-            columns.append(array([row.key[position] for row in folded], spark_type))
+        held = columns.known[i]
+        if held is None:
+            arrays.append(array(columns.keys[key_index.index(i)], spark_type))
             names.append(f"_v{i}")
             continue
-        known = [row.known.get(i) for row in folded]
-        columns.append(array([None if k is None else k[0] for k in known], spark_type))
+        arrays.append(array(held[0], spark_type))
         names.append(f"_v{i}")
-        columns.append(Array([None if k is None else k[1] for k in known], DataType.string()))
+        arrays.append(Array(held[1], DataType.string()))
         names.append(f"_o{i}")
-    columns.append(Array([row.seq for row in folded], DataType.string()))
+    arrays.append(Array(columns.seq, DataType.string()))
     names.append(ORDER_KEY)
-    columns.append(Array([row.delete for row in folded], DataType.bool()))
+    arrays.append(Array(columns.delete, DataType.bool()))
     names.append("_delete")
-    columns.append(Array([row.last_delete for row in folded], DataType.string()))
+    arrays.append(Array(columns.last_delete, DataType.string()))
     names.append(LAST_DELETE)
-    columns.append(Array(key_floors, DataType.string()))
+    arrays.append(Array(key_floors, DataType.string()))
     names.append(FLOOR)
-    return Table.from_arrays(columns, names=names)
+    return Table.from_arrays(arrays, names=names)
 
 
-def keyless_columns(made: list[tuple[list[Any], RowEvent]], projection: Projection) -> tuple[list[Array], list[str]]:
-    """A key-less table's new rows (``fold_rows.keyless_rows``) as Arrow columns and their names: the physical
-    columns, then the sequence, op and origin (what the mirror writer appends and the read adds to the mirror)."""
-    columns = [array([values[i] for values, _ in made], t) for i, t in enumerate(projection.types)]
+@dataclass(frozen=True, slots=True)
+class KeylessRows:
+    """A key-less table's new rows of a batch (``fold_rows.keyless_rows``) as columns."""
+
+    values: list[list[Any]]
+    """Per physical column, its typed values (None where the event does not know the column)."""
+    seq: list[str]
+    op: list[str]
+    origin: list[str]
+
+    def __len__(self) -> int:
+        return len(self.seq)
+
+    @classmethod
+    def of(cls, made: list[tuple[list[Any], RowEvent]], width: int) -> KeylessRows:
+        return cls(
+            [[values[i] for values, _ in made] for i in range(width)],
+            [e.seq for _, e in made],
+            [e.op for _, e in made],
+            [e.origin for _, e in made],
+        )
+
+    def without(self, origins: set[str]) -> KeylessRows:
+        """The rows whose origin is not in ``origins`` (those a mirror holds already)."""
+        kept = [j for j, origin in enumerate(self.origin) if origin not in origins]
+        return KeylessRows(
+            [[column[j] for j in kept] for column in self.values],
+            [self.seq[j] for j in kept],
+            [self.op[j] for j in kept],
+            [self.origin[j] for j in kept],
+        )
+
+
+def keyless_columns(rows: KeylessRows, projection: Projection) -> tuple[list[Array], list[str]]:
+    """A key-less table's new rows as Arrow columns and their names: the physical columns, then the sequence,
+    op and origin (what the mirror writer appends and the read adds to the mirror)."""
+    columns = [array(values, t) for values, t in zip(rows.values, projection.types, strict=True)]
     names = list(projection.physical)
-    for name, values in (
-        (ORDER_KEY, [e.seq for _, e in made]),
-        (OP, [e.op for _, e in made]),
-        (ORIGIN, [e.origin for _, e in made]),
-    ):
+    for name, values in ((ORDER_KEY, rows.seq), (OP, rows.op), (ORIGIN, rows.origin)):
         columns.append(Array(values, DataType.string()))
         names.append(name)
     return columns, names

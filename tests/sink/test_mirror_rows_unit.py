@@ -29,10 +29,11 @@ from pyspark.sql.types import (
 from binlake.shared.codec import avro
 from binlake.shared.event.model import ChangeEvent, Column, Columns, Origin, Source
 from binlake.shared.event.values import BigInt, SqlTime, Unparsed, Value
-from binlake.spark_sink.mirror import follower, image_events
+from binlake.spark_sink.mirror import follower, image_events, table_rows
 from binlake.spark_sink.mirror.control_events import ControlRow, controls
-from binlake.spark_sink.mirror.fold_rows import Projection, fold, inserted, keyless_rows
+from binlake.spark_sink.mirror.fold_rows import Projection
 from binlake.spark_sink.mirror.image_values import converter, java_double, key_text
+from binlake.spark_sink.mirror.merge_source import FoldedTable
 from binlake.spark_sink.mirror.plan import plan
 from tests.bench import sink_bench
 from tests.sink.test_sink_semantics import ROUND_1, ROUND_2, ROUND_3
@@ -134,64 +135,103 @@ def test_tombstone_keys_are_the_same_text_whatever_the_width() -> None:
     assert key_text([7], [IntegerType()]) == key_text([7], [LongType()]) == '["7"]'
     assert key_text([1.1], [FloatType()]) == '["1.100000023841858"]'
     assert key_text([-1], [DateType()]) == '["1969-12-31 00:00:00"]'
+    # Spark 4's own texts of dates and timestamps beyond Python's years 1-9999 (a date column holds any int32):
+    days = [-719163, 2932897, -1000000, -719162]
+    assert [key_text([d], [DateType()]) for d in days] == [
+        '["0000-12-31 00:00:00"]',
+        '["+10000-01-01 00:00:00"]',
+        '["-0768-02-04 00:00:00"]',
+        '["0001-01-01 00:00:00"]',
+    ]
+    micros = [253402300800000000, -62135596800000001, -9223372036854775]
+    assert [key_text([m], [TimestampNTZType()]) for m in micros] == [
+        '["+10000-01-01 00:00:00"]',
+        '["0000-12-31 23:59:59.999999"]',
+        '["1677-09-21 00:12:43.145225"]',
+    ]
     assert key_text(['a"\u0001'], [StringType()]) == '["a\\"\\u0001"]'
     assert key_text([b"\xab", None], [BinaryType(), StringType()]) == '["AB",null]'
 
 
-def _fold(bodies: list[bytes]) -> dict[tuple[object, ...], tuple[str, bool, str | None, dict[int, object]]]:
-    events = image_events.events(["d.t"] * len(bodies), bodies)
-    result = plan({}, {}, events.descriptors["d.t"], widening=False)
-    projection = Projection(result, ["id"])
-    folded = fold(events.rows["d.t"], projection, ["id"], truncated_at=None)
+NATIVE = pytest.mark.parametrize("native", [False, True], ids=["python", "native"])
+"""The fold in Python (``fold_rows``) and in the fast lane (``tail_fold.rs``): the same answers."""
+
+
+def _folded(bodies: list[bytes], *, native: bool) -> FoldedTable:
+    batch = table_rows.read(["d.t"] * len(bodies), bodies)
+    rows = batch.rows["d.t"]
+    if not native:
+        rows = rows.python() if isinstance(rows, table_rows.NativeRows) else rows
+    else:
+        assert isinstance(rows, table_rows.NativeRows), "the fast lane is built (make builds it)"
+    result = plan({}, {}, batch.descriptors["d.t"], widening=False)
+    return rows.fold("d.t", result, ["id"], truncated_at=None)
+
+
+def _fold(
+    bodies: list[bytes], *, native: bool
+) -> dict[tuple[object, ...], tuple[str, bool, str | None, dict[int, object]]]:
+    c = _folded(bodies, native=native).columns
     return {
-        r.key: (r.seq[:20], r.delete, r.last_delete and r.last_delete[:20], {i: v for i, (v, _) in r.known.items()})
-        for r in folded
+        key: (
+            c.seq[j][:20],
+            c.delete[j],
+            c.last_delete[j] and c.last_delete[j][:20],  # type: ignore[index]  # not None when truthy
+            {i: held[0][j] for i, held in enumerate(c.known) if held is not None and held[1][j] is not None},
+        )
+        for j, key in enumerate(zip(*c.keys, strict=True))
     }
 
 
-def test_the_fold_keeps_per_column_the_newest_event_that_knows_it() -> None:
+@NATIVE
+def test_the_fold_keeps_per_column_the_newest_event_that_knows_it(native: bool) -> None:
     folded = _fold(
         [
             _event("INSERT", 3, after={"id": 1, "a": 1, "b": "x"}),
             _event("UPDATE", 5, before={"id": 1}, after={"id": 1, "b": "y"}),  # a absent: unknown, not NULL
             _event("UPDATE", 4, before={"id": 1}, after={"id": 1, "a": 9}),  # older than 5, newer than 3
-        ]
+        ],
+        native=native,
     )
     assert folded == {(1,): (f"{5:020d}", False, None, {1: 9, 2: "y"})}
 
 
-def test_a_key_move_deletes_the_old_key_and_a_null_key_is_left_out() -> None:
+@NATIVE
+def test_a_key_move_deletes_the_old_key_and_a_null_key_is_left_out(native: bool) -> None:
     folded = _fold(
         [
             _event("UPDATE", 6, before={"id": 1, "a": 1}, after={"id": 2, "a": 1}),
             _event("INSERT", 7, after={"id": None, "a": 5}),
-        ]
+        ],
+        native=native,
     )
     assert folded[(1,)][:3] == (f"{6:020d}", True, f"{6:020d}")
     assert folded[(2,)] == (f"{6:020d}", False, None, {1: 1})
     assert (None,) not in folded
 
 
-def test_a_delete_then_insert_in_one_batch_restarts_the_unknown_columns() -> None:
+@NATIVE
+def test_a_delete_then_insert_in_one_batch_restarts_the_unknown_columns(native: bool) -> None:
     bodies = [
         _event("UPDATE", 1, before={"id": 1}, after={"id": 1, "a": 3}),
         _event("DELETE", 2, before={"id": 1}),
         _event("INSERT", 3, after={"id": 1, "b": "re"}),
     ]
-    events = image_events.events(["d.t"] * 3, bodies)
-    result = plan({}, {}, events.descriptors["d.t"], widening=False)
-    projection = Projection(result, ["id"])
-    (row,) = fold(events.rows["d.t"], projection, ["id"], truncated_at=None)
-    assert inserted(row, 3, [0], None) == [1, None, "re"]  # a: known before the delete only: NULL
-    assert inserted(row, 3, [0], row.seq) is None  # not newer than its tombstone: no row
+    folded = _folded(bodies, native=native)
+    values, seqs = folded.inserted([None])
+    assert [v[0] for v in values] == [1, None, "re"]  # a: known before the delete only: NULL
+    assert seqs == [folded.columns.seq[0]]
+    assert folded.inserted([folded.columns.seq[0]]) == ([[], [], []], [])  # not newer than its tombstone: no row
 
 
-def test_a_keyless_table_keeps_one_row_per_origin() -> None:
+@NATIVE
+def test_a_keyless_table_keeps_one_row_per_origin(native: bool) -> None:
     body = _event("INSERT", 1, after={"id": 1, "a": 2})
-    events = image_events.events(["d.t"] * 2, [body, body])  # delivered twice
-    result = plan({}, {}, events.descriptors["d.t"], widening=False)
-    rows = keyless_rows(events.rows["d.t"], Projection(result, []), truncated_at=None)
-    assert [values for values, _ in rows] == [[1, 2, None]]
+    batch = table_rows.read(["d.t"] * 2, [body, body], native=native)  # delivered twice
+    result = plan({}, {}, batch.descriptors["d.t"], widening=False)
+    rows = batch.rows["d.t"].keyless(Projection(result, []), truncated_at=None)
+    assert rows.values == [[1], [2], [None]]
+    assert len(rows) == 1
 
 
 def test_control_rows_become_per_table_instructions() -> None:

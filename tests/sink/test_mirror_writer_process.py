@@ -30,9 +30,9 @@ from binlake.shared.config.settings import kafka_settings
 from binlake.spark_sink.changelog import writer
 from binlake.spark_sink.changelog.arrow_rows import KafkaRecord, changelog_batch
 from binlake.spark_sink.changelog.delta_rs import DeltaRsChangelog
-from binlake.spark_sink.mirror import follower, image_events
+from binlake.spark_sink.mirror import follower, table_rows
 from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors, MirrorWriteError
-from binlake.spark_sink.mirror.image_events import Events
+from binlake.spark_sink.mirror.table_rows import Batch
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
 from tests.bench.sink_sustained import frame_ids, truth_mismatches
@@ -177,9 +177,9 @@ async def test_the_mirror_writer_process_reports_its_batches_and_stops_on_sigter
 class _FailingMirrors(DeltaRsMirrors):
     """Mirrors whose batch fails after its first table's MERGE (a broker of storage refusing a commit)."""
 
-    def apply(self, events: Events, batch_id: int) -> Any:
+    def apply(self, events: Batch, batch_id: int) -> Any:
         first = sorted(events.rows)[:1]
-        partial = Events({t: events.rows[t] for t in first}, [], {t: events.descriptors[t] for t in first})
+        partial = Batch({t: events.rows[t] for t in first}, [], {t: events.descriptors[t] for t in first})
         super().apply(partial, batch_id)
         raise OSError("the storage refused a commit")
 
@@ -216,11 +216,11 @@ def test_a_replay_after_the_mirror_commits_still_appends_their_tombstones(tmp_pa
     batch = changelog_batch(records).rows
     tables, bodies = batch.column("source_table").to_pylist(), batch.column("event_avro").to_pylist()
     clean = sink_settings_for_tests(lake_uri=str(tmp_path / "clean"), type_widening=False)
-    DeltaRsMirrors(clean, "app").apply(image_events.events(tables, bodies), 0)
+    DeltaRsMirrors(clean, "app").apply(table_rows.read(tables, bodies), 0)
     crashed = sink_settings_for_tests(lake_uri=str(tmp_path / "crashed"), type_widening=False)
     with pytest.raises(OSError, match="killed"):
-        _CrashBeforeTombstones(crashed, "app").apply(image_events.events(tables, bodies), 0)
-    replayed = DeltaRsMirrors(crashed, "app").apply(image_events.events(tables, bodies), 0)
+        _CrashBeforeTombstones(crashed, "app").apply(table_rows.read(tables, bodies), 0)
+    replayed = DeltaRsMirrors(crashed, "app").apply(table_rows.read(tables, bodies), 0)
     assert replayed.skipped == sorted(set(tables))
     assert replayed.deleted == 4
     assert _tombstones(crashed) == _tombstones(clean) != []
@@ -260,6 +260,6 @@ def test_a_table_with_tombstones_of_an_earlier_release_is_refused(tmp_path: Path
     messages = [avro.encode(e) for e in ROUND_1]
     records = [KafkaRecord("t", 0, i, 1_764_000_000_000 + i, None, m) for i, m in enumerate(messages)]
     batch = changelog_batch(records).rows
-    events = image_events.events(batch.column("source_table").to_pylist(), batch.column("event_avro").to_pylist())
+    events = table_rows.read(batch.column("source_table").to_pylist(), batch.column("event_avro").to_pylist())
     with pytest.raises(MirrorWriteError, match="BINLAKE_SINK_MIRROR_WRITER=spark"):
         DeltaRsMirrors(settings, "app").apply(events, 0)

@@ -145,7 +145,7 @@ fn float(r: &mut Reader<'_>) -> Option<f32> {
 const ITEMS_LIMIT: usize = 1 << 20;
 
 /// Blocks of an array or map: calls `each` once per item.
-fn blocks(r: &mut Reader<'_>, mut each: impl FnMut(&mut Reader<'_>) -> Option<()>) -> Option<()> {
+pub(crate) fn blocks(r: &mut Reader<'_>, mut each: impl FnMut(&mut Reader<'_>) -> Option<()>) -> Option<()> {
     let mut total: usize = 0;
     loop {
         let n = r.count()?;
@@ -160,7 +160,7 @@ fn blocks(r: &mut Reader<'_>, mut each: impl FnMut(&mut Reader<'_>) -> Option<()
 }
 
 /// Reads past one value of `shape` without building it.
-fn skip(r: &mut Reader<'_>, shape: &Shape) -> Option<()> {
+pub(crate) fn skip(r: &mut Reader<'_>, shape: &Shape) -> Option<()> {
     match shape {
         Shape::Null => {}
         Shape::Boolean => {

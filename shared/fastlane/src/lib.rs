@@ -32,6 +32,9 @@ mod oms_avro;
 mod oms_dataworks;
 mod oms_json;
 mod oms_shareplex;
+mod tail_fold;
+mod tail_read;
+mod tail_values;
 mod typed;
 mod values;
 
@@ -1116,6 +1119,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render_json, m)?)?;
     m.add_function(wrap_pyfunction!(auto_format, m)?)?;
     m.add_class::<avro_shape::AvroShape>()?;
+    m.add_class::<tail_fold::TailReader>()?;
+    m.add_class::<tail_fold::Tail>()?;
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;
     m.add_class::<DrsAvroLane>()?;
