@@ -186,10 +186,10 @@ class TailReader:
     def read(self, tables: list[str], bodies: list[bytes]) -> Tail | None: ...
 
 FoldAnswer: TypeAlias = tuple[
-    list[list[Any]], list[tuple[list[Any], list[str | None]] | None], list[str], list[bool], list[str | None]
+    list[list[Any]], list[tuple[list[Any], list[str | None]] | None], list[str], list[bool], list[str | None], list[str]
 ]
 """``Tail.fold``'s: per key column its values, per physical column (values, sequences) or None for a key
-column, sequences, deletes, last deletes."""
+column, sequences, deletes, last deletes, tombstone key texts."""
 
 class Tail:
     """A batch read by ``TailReader.read`` (``tail_fold.rs``)."""

@@ -75,10 +75,14 @@ class FoldedTable:
     """Per folded key, its tombstone key text (``image_values.key_text``)."""
 
     @classmethod
-    def of(cls, table: str, projection: Projection, columns: FoldColumns) -> FoldedTable:
-        key_types = [projection.types[i] for i in projection.key_index]
-        texts = [key_text(list(key), key_types) for key in zip(*columns.keys, strict=True)]
-        return cls(table, projection, columns, texts if columns.keys else [])
+    def of(
+        cls, table: str, projection: Projection, columns: FoldColumns, texts: list[str] | None = None
+    ) -> FoldedTable:
+        """The fold of ``table``, its key texts computed here unless given (the native fold gives them)."""
+        if texts is None:
+            key_types = [projection.types[i] for i in projection.key_index]
+            texts = [key_text(list(key), key_types) for key in zip(*columns.keys, strict=True)]
+        return cls(table, projection, columns, texts)
 
     def deleted(self) -> list[tuple[str, str, str]]:
         """The keys the batch leaves deleted, as tombstone rows (source table, key text, sequence)."""

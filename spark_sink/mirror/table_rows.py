@@ -136,8 +136,8 @@ class NativeRows:
         if found is None:
             log.debug("%s: folded in Python (a key the native fold leaves to it)", table)
             return self.python().fold(table, plan, key, truncated_at=truncated_at)
-        keys, known, seq, delete, last_delete = found
-        return FoldedTable.of(table, projection, FoldColumns(keys, list(known), seq, delete, last_delete))
+        keys, known, seq, delete, last_delete, texts = found
+        return FoldedTable.of(table, projection, FoldColumns(keys, list(known), seq, delete, last_delete), texts)
 
     def keyless(self, projection: Projection, *, truncated_at: str | None) -> KeylessRows:
         found = self._tail.keyless(

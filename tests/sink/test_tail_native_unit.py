@@ -50,11 +50,14 @@ TYPES = {
     "c_ts": ("timestamp", None, None),
 }
 """A column of each mirror type (``typemap``): every branch goes into each."""
-KEY_TYPES = ["int32", "int64", "uint64", "string", "bytes", "date", "datetime", "timestamp", "boolean", "float64"]
+KEY_TYPES = [
+    *(("int32", "int64", "uint64", "string", "bytes", "date", "datetime", "timestamp", "boolean", "float64")),
+    "decimal(12,3)",
+]
 
 
 def _columns(key_type: str = "int64") -> list[Column]:
-    key = Column("id", None, key_type)
+    key = Column("id", None, "decimal", 12, 3) if key_type == "decimal(12,3)" else Column("id", None, key_type)
     return [key, *(Column(n, None, t, p, s) for n, (t, p, s) in TYPES.items())]
 
 

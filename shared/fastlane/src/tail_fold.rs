@@ -19,7 +19,7 @@ use pyo3::IntoPyObjectExt;
 
 use crate::avro_shape::Shape;
 use crate::tail_read::{entries, value_at, Batch, Entry, Kind, Layout, Role};
-use crate::tail_values::{convert, Converted, Raw, Target, Typed};
+use crate::tail_values::{convert, key_text, Converted, Raw, Target, Typed};
 
 /// A known value not converted yet: NULL (the column is routed elsewhere, or the value is null) or
 /// the value of a branch at a position of the batch's data.
@@ -393,7 +393,8 @@ impl Tail {
     }
 
     /// A keyed table's fold (module doc): (per key column its values, per physical column (values,
-    /// sequences) or None for a key column, sequences, deletes, last deletes), or None.
+    /// sequences) or None for a key column, sequences, deletes, last deletes, tombstone key texts),
+    /// or None.
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (table, routes, targets, converters, key_index, key_names, truncated_at))]
     fn fold<'py>(
@@ -614,6 +615,11 @@ impl Tail {
             .map(|r| r.last_delete.map_or_else(|| py.None(), |d| seq_of(d).into_any().unbind()))
             .collect();
         let last = PyList::new(py, last)?;
-        PyTuple::new(py, [keys.into_any(), known.into_any(), seqs.into_any(), deletes.into_any(), last.into_any()])
+        let key_targets: Vec<Target> = key_index.iter().map(|&i| cols.targets[i]).collect();
+        let texts = PyList::new(py, state.rows.iter().map(|r| key_text(&r.key, &key_targets)))?;
+        PyTuple::new(
+            py,
+            [keys.into_any(), known.into_any(), seqs.into_any(), deletes.into_any(), last.into_any(), texts.into_any()],
+        )
     }
 }

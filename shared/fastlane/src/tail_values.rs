@@ -385,6 +385,101 @@ fn base64(data: &[u8]) -> String {
     out
 }
 
+/// The tombstones' text of a key (`image_values.key_text`): a JSON array of each value's canonical
+/// text, as Spark's `to_json` writes it. Floating keys never come here (the fold declines them).
+pub fn key_text(key: &[Typed], targets: &[Target]) -> String {
+    let mut out = String::from("[");
+    for (i, (value, target)) in key.iter().zip(targets).enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push('"');
+        escape_into(&mut out, &canonical(value, *target));
+        out.push('"');
+    }
+    out.push(']');
+    out
+}
+
+/// One key value's text, the same whatever the width its column is widened to (`image_values._canonical`).
+fn canonical(value: &Typed, target: Target) -> String {
+    match (value, target) {
+        (Typed::Text(text), Target::Decimal(..)) if text.contains('.') => {
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+        (Typed::Int(days), Target::Date) => format!("{} 00:00:00", date_text(*days)),
+        (Typed::Int(micros), Target::Local) => ntz_text(*micros),
+        (Typed::Bytes(bytes), _) => bytes.iter().map(|b| format!("{b:02X}")).collect(),
+        (Typed::Bool(b), _) => if *b { "true" } else { "false" }.to_owned(),
+        (Typed::Int(n), _) => n.to_string(),
+        (Typed::Float(f), _) => java_double(*f),
+        (Typed::Text(text), _) => text.clone(),
+    }
+}
+
+/// `json.dumps(text, ensure_ascii=False)`'s escapes, hex in upper case (`image_values._jackson`).
+fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+}
+
+/// A day count as Spark prints a date (`image_values._date_text`): proleptic Gregorian, a year beyond
+/// 9999 with `+`, before 0 with `-`.
+fn date_text(days: i64) -> String {
+    let (year, month, day) = civil(days);
+    let shown = if year > 9999 {
+        format!("+{year}")
+    } else if year < 0 {
+        format!("-{:04}", -year)
+    } else {
+        format!("{year:04}")
+    };
+    format!("{shown}-{month:02}-{day:02}")
+}
+
+/// (year, month, day) of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
+fn civil(days: i64) -> (i64, i64, i64) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(month <= 2), month, day)
+}
+
+/// Microseconds since 1970-01-01T00:00 as Spark prints a `timestamp_ntz` (`image_values._ntz_text`).
+fn ntz_text(micros: i64) -> String {
+    let days = micros.div_euclid(86_400_000_000);
+    let rest = micros.rem_euclid(86_400_000_000);
+    let (seconds, fraction) = (rest / 1_000_000, rest % 1_000_000);
+    let mut text = format!(
+        "{} {:02}:{:02}:{:02}",
+        date_text(days),
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    );
+    if fraction != 0 {
+        text.push('.');
+        text.push_str(format!("{fraction:06}").trim_end_matches('0'));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
