@@ -10,6 +10,7 @@
 //! that table from its bodies (`Tail.bodies`).
 
 use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
@@ -38,8 +39,43 @@ struct Row {
     known: Vec<Option<(Slot, usize)>>,
 }
 
-/// A route: column name -> (physical index, converted here or NULL).
-type Route = HashMap<String, Vec<(usize, bool)>>;
+/// A route: column name (UTF-8 bytes) -> (physical index, converted here or NULL).
+type Route = FxMap<Vec<u8>, Vec<(usize, bool)>>;
+
+/// A multiply-rotate hash (rustc's FxHash) for the fold's maps: SipHash's resistance to chosen keys is
+/// not needed for one batch's column names and keys, and it was a tenth of the fold.
+#[derive(Default)]
+struct Fx(u64);
+
+impl Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.add(u64::from_le_bytes(word));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.add(n);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.add(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+impl Fx {
+    fn add(&mut self, word: u64) {
+        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+type FxMap<K, V> = HashMap<K, V, BuildHasherDefault<Fx>>;
 
 /// Reads batches of changelog bodies of one schema.
 #[pyclass(frozen, module = "binlake.shared.fastlane._native")]
@@ -178,9 +214,9 @@ fn routes(given: Vec<Option<Vec<(String, usize, bool)>>>) -> Vec<Option<Route>> 
         .into_iter()
         .map(|route| {
             route.map(|columns| {
-                let mut out: Route = HashMap::new();
+                let mut out: Route = FxMap::default();
                 for (name, i, converted) in columns {
-                    out.entry(name).or_default().push((i, converted));
+                    out.entry(name.into_bytes()).or_default().push((i, converted));
                 }
                 out
             })
@@ -214,11 +250,15 @@ impl Tail {
         &self.batch.events[event].seq
     }
 
-    fn image(&self, event: usize, before: bool) -> Option<Vec<Entry<'_>>> {
+    /// An event's image's entries into `out` (none for an absent image).
+    fn image<'s>(&'s self, event: usize, before: bool, out: &mut Vec<Entry<'s>>) -> Option<()> {
         let e = &self.batch.events[event];
         match if before { e.before } else { e.after } {
-            None => Some(Vec::new()),
-            Some(range) => entries(&self.layout, &self.batch.data, range),
+            None => {
+                out.clear();
+                Some(())
+            }
+            Some(range) => entries(&self.layout, &self.batch.data, range, out),
         }
     }
 
@@ -290,7 +330,7 @@ impl Tail {
         names
             .iter()
             .zip(targets)
-            .map(|(name, target)| match image.iter().rev().find(|e| e.name == name) {
+            .map(|(name, target)| match image.iter().rev().find(|e| e.name == name.as_bytes()) {
                 None => Ok(None),
                 Some(e) => self.key_value(Slot::At(e.branch, e.at), *target),
             })
@@ -300,7 +340,7 @@ impl Tail {
 
 struct Folding {
     rows: Vec<Row>,
-    index: HashMap<Vec<Typed>, usize>,
+    index: FxMap<Vec<Typed>, usize>,
 }
 
 #[pymethods]
@@ -424,7 +464,8 @@ impl Tail {
         let Some(events) = self.table_id(table).map(|t| &self.by_table[t]) else {
             return Ok(None);
         };
-        let mut state = Folding { rows: Vec::new(), index: HashMap::new() };
+        let mut state = Folding { rows: Vec::new(), index: FxMap::default() };
+        let (mut before, mut after, mut image) = (Vec::new(), Vec::new(), Vec::new());
         for &i in events {
             if truncated_at.is_some_and(|t| self.seq(i) <= t) {
                 continue;
@@ -436,9 +477,9 @@ impl Tail {
             let op = self.op(i);
             let delete = op == "DELETE";
             if op == "UPDATE" && self.has_image(i, true) && self.has_image(i, false) {
-                let (Some(before), Some(after)) = (self.image(i, true), self.image(i, false)) else {
+                if self.image(i, true, &mut before).is_none() || self.image(i, false, &mut after).is_none() {
                     return Ok(None);
-                };
+                }
                 let (Ok(old), Ok(new)) =
                     (self.key_of(&before, &key_names, &key_targets), self.key_of(&after, &key_names, &key_targets))
                 else {
@@ -451,7 +492,9 @@ impl Tail {
                     }
                 }
             }
-            let Some(image) = self.image(i, delete) else { return Ok(None) };
+            if self.image(i, delete, &mut image).is_none() {
+                return Ok(None);
+            }
             let values = Self::slots(route, &image, width, None);
             if self.apply(&mut state, &cols, &key_index, &values, i, delete).is_err() {
                 return Ok(None);
@@ -482,6 +525,7 @@ impl Tail {
         let columns: Vec<Bound<'py, PyList>> = (0..width).map(|_| PyList::empty(py)).collect();
         let (seqs, ops, origins) = (PyList::empty(py), PyList::empty(py), PyList::empty(py));
         let mut seen: HashSet<&str> = HashSet::new();
+        let mut image = Vec::new();
         for &i in events {
             let event = &self.batch.events[i];
             let origin = &event.seq[event.origin_at..];
@@ -492,7 +536,9 @@ impl Tail {
                 return Err(PyValueError::new_err("a descriptor of the table has no route"));
             };
             let op = self.op(i);
-            let Some(image) = self.image(i, op == "DELETE") else { return Ok(None) };
+            if self.image(i, op == "DELETE", &mut image).is_none() {
+                return Ok(None);
+            }
             let slots = Self::slots(route, &image, width, None);
             for (c, slot) in slots.into_iter().enumerate() {
                 let value = match slot {
@@ -576,9 +622,9 @@ impl Tail {
         cols: &Columns<'_>,
         key_index: &[usize],
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let mut seq_cache: HashMap<usize, Bound<'py, PyString>> = HashMap::new();
+        let mut seq_cache: Vec<Option<Bound<'py, PyString>>> = vec![None; self.batch.events.len()];
         let mut seq_of = |event: usize| -> Bound<'py, PyString> {
-            seq_cache.entry(event).or_insert_with(|| PyString::new(py, self.seq(event))).clone()
+            seq_cache[event].get_or_insert_with(|| PyString::new(py, self.seq(event))).clone()
         };
         let keys = PyList::empty(py);
         for position in 0..key_index.len() {

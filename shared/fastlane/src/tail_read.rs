@@ -87,6 +87,26 @@ impl Kind {
         kind
     }
 
+    /// Reads past a value of this kind (the batch's bodies were checked whole when read).
+    pub fn skip(self, r: &mut Reader<'_>) -> Option<()> {
+        match self {
+            Kind::Null => {}
+            Kind::Boolean => {
+                r.raw_byte()?;
+            }
+            Kind::Double => {
+                r.double()?;
+            }
+            Kind::Str | Kind::Bytes | Kind::Digits | Kind::Unparsed => {
+                r.raw()?;
+            }
+            Kind::Long | Kind::Date | Kind::Time | Kind::Local | Kind::Instant => {
+                r.long()?;
+            }
+        }
+        Some(())
+    }
+
     /// The value of this kind at the reader.
     pub fn read<'a>(self, r: &mut Reader<'a>) -> Option<Raw<'a>> {
         Some(match self {
@@ -336,32 +356,33 @@ pub fn check(r: &mut Reader<'_>, shape: &Shape) -> Option<()> {
     Some(())
 }
 
-/// One entry of an image: the column's name, the value's branch and where the value starts.
+/// One entry of an image: the column's name (its UTF-8 bytes), the value's branch and where the
+/// value starts.
 pub struct Entry<'a> {
-    pub name: &'a str,
+    pub name: &'a [u8],
     pub branch: u8,
     pub at: usize,
 }
 
-/// The entries of an image (`range`: its map in `data`), in their order.
-pub fn entries<'a>(layout: &Layout, data: &'a [u8], range: (usize, usize)) -> Option<Vec<Entry<'a>>> {
+/// The entries of an image (`range`: its map in `data`), in their order, into `out` (cleared).
+pub fn entries<'a>(layout: &Layout, data: &'a [u8], range: (usize, usize), out: &mut Vec<Entry<'a>>) -> Option<()> {
     let mut r = Reader::new(&data[..range.1]);
     r.at = range.0;
-    let mut out = Vec::new();
+    out.clear();
     loop {
         let n = r.count()?;
         if n == 0 {
             break;
         }
         for _ in 0..n {
-            let name = r.str()?;
+            let name = r.raw()?;
             let branch = r.index(layout.kinds.len())?;
             let at = r.at;
-            layout.kinds[branch].read(&mut r)?;
+            layout.kinds[branch].skip(&mut r)?;
             out.push(Entry { name, branch: branch as u8, at });
         }
     }
-    Some(out)
+    Some(())
 }
 
 /// The value of branch `branch` at `at` in `data`.
