@@ -4,8 +4,8 @@
 
 as ``current_state`` computes it in Spark, with the same rules and a fraction of the cost (no JVM, no
 Spark jobs): the mirror checkpoint's progress (``current_state.applied_by``: either mirror writer's),
-the tail's events read by delta-rs and folded per key in Python (``follower.read_range``,
-``merge_source.fold_table``: the mirror writer without Spark's own fold), each key's floor from the
+the tail's events read by delta-rs and folded per key in the native fast lane (``follower.read_range``,
+``table_rows``: the mirror writer without Spark's own fold), each key's floor from the
 tombstones, and the combination with the mirror as the MERGE's clauses evaluated as a full outer join
 (``merge_rules.merged_read``). DuckDB's delta extension scans the mirrors (it reads Spark's type-widened
 mirrors as well).
