@@ -9,10 +9,10 @@ The twin of ``apply.apply`` for ``BINLAKE_SINK_MIRROR_WRITER=python``, with the 
    delta-rs cannot write a table with Delta's type widening, so this mirror never widens;
 2. TRUNCATE: mirror rows and the table's tombstones older than it are deleted, the table remembers it
    (``binlake.truncated_at``), and row events not newer are ignored;
-3. the row events are folded per key (``table_rows``: natively, or by ``fold_rows``) and MERGEd with the clauses of ``merge_rules``
-   (each column above the key's floor: the mirror row's sequence, or the key's tombstone); a new mirror
-   is created holding the rows the MERGE would insert; a key-less table appends the origins it does not
-   hold yet;
+3. the row events are folded per key (``table_rows``: natively, or by ``fold_rows``) and MERGEd with the
+   clauses of ``merge_rules`` (each column above the key's floor: the mirror row's sequence, or the key's
+   tombstone); a new mirror is created holding the rows the MERGE would insert; a key-less table appends
+   the origins it does not hold yet;
 4. the batch's deleted keys of all tables are appended to ``deleted_keys/`` in one commit, and the table is
    compacted when its files pile up (``_compact``, as ``tombstones.compact``).
 

@@ -2,9 +2,10 @@
 
 Shared by the mirror writer without Spark (``delta_rs_mirror``, which MERGEs the source with delta-rs) and
 the current-state reads without Spark (``current_duckdb``, which joins it with the mirror in DuckDB): the
-batch's events folded per key (``fold_rows``), each key's tombstone text and floor (the newest deleted-key
-row of the tombstone table the batch pinned), and the Arrow table holding per key its values, their
-sequences and its floor; for a key-less table, its new rows as Arrow columns (``keyless_columns``).
+batch's events folded per key (``FoldColumns``: made by ``table_rows``, natively or by ``fold_rows``), each
+key's tombstone text and floor (the newest deleted-key row of the tombstone table the batch pinned), and the
+Arrow table holding per key its values, their sequences and its floor; for a key-less table, its new rows as
+Arrow columns (``keyless_columns``).
 """
 
 from __future__ import annotations
@@ -95,8 +96,9 @@ class FoldedTable:
         return merge_source(self.columns, self.projection, [found.get(t) for t in self.texts])
 
     def inserted(self, key_floors: list[str | None]) -> tuple[list[list[Any]], list[str]]:
-        """The rows a mirror holding none of the keys gets (``merge_rules``' insert clause; ``fold_rows.inserted``
-        per key): per physical column its values, and the rows' sequences."""
+        """The rows a mirror holding none of the keys gets (``merge_rules``' insert clause, per key): per physical
+        column its values (a value no later than the key's floor or its last DELETE in the batch is NULL), and
+        the rows' sequences; a key the batch leaves deleted, or not newer than its floor, gets no row."""
         c = self.columns
         floors_ = [f or "" for f in key_floors]
         kept = [j for j in range(len(c)) if not c.delete[j] and c.seq[j] > floors_[j]]

@@ -7,8 +7,8 @@ key-less table, its new rows (``TableRows.keyless``: ``merge_source.KeylessRows`
 
 Two implementations, one answer (``tests/sink/test_tail_native_unit.py`` checks them against each other):
 
-- ``PythonRows``: the events as ``image_events`` reads them (a Python tuple and dict per event, about 40 µs
-  an event) folded by ``fold_rows`` (another 40-60 µs);
+- ``PythonRows``: the events as ``image_events`` reads them (a Python tuple and dict per event) folded by
+  ``fold_rows``: five to seven times the native cost (docs/spark-sink.md has today's numbers);
 - ``NativeRows``: the batch read by the fast lane (``tail_read.rs``) without a Python object per event and
   folded there (``tail_fold.rs``), values converted once they win, by the Rust twin of ``image_values``.
   What it cannot decide as Python would (a batch of another schema version or with a body the native
