@@ -64,8 +64,9 @@ class Options:
 
     @property
     def max_offsets(self) -> int:
-        """Records per changelog batch: about 15 batches, so kills find batches open and each costs little."""
-        return max(5000, self.changes // 15)
+        """Records per changelog batch: about 15 batches (8 or more in short runs), so kills find batches open and
+        each costs little."""
+        return max(1000, self.changes // 15)
 
     @property
     def seconds(self) -> float:

@@ -26,7 +26,17 @@ def sink_settings_for_tests(**overrides: object) -> SinkSettings:
         "shuffle_partitions": 2,
         "trigger": "available-now",
         "log_level": "ERROR",
-        "spark_conf": {"spark.default.parallelism": "2", "spark.sql.adaptive.enabled": "false"},
+        "spark_conf": {
+            "spark.default.parallelism": "2",
+            "spark.sql.adaptive.enabled": "false",
+            # a failure in CI shows the JVM's own stack (where Spark or Delta raised), not only Python's
+            "spark.sql.pyspark.jvmStacktrace.enabled": "true",
+            # Spark's interpreted evaluation: the tests' batches are tiny and nearly every plan is new, so compiling
+            # code for each cost more than running it (a mirror test: 96 s against 146 s). The sinks the chaos run,
+            # the demo and the benchmarks start use Spark's default, code generation.
+            "spark.sql.codegen.wholeStage": "false",
+            "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+        },
     }
     values.update(overrides)
     return SinkSettings.model_validate(values)
