@@ -241,6 +241,25 @@ struct Columns<'a> {
     routes: Vec<Option<Route>>,
 }
 
+impl<'a> Columns<'a> {
+    /// The physical columns' targets and converters (one each) and each descriptor's route onto them.
+    fn new(
+        routes: Vec<Option<Vec<(String, usize, bool)>>>,
+        targets: &[(String, i64, i64)],
+        converters: &'a [Py<PyAny>],
+    ) -> PyResult<Self> {
+        let targets: Vec<Target> = targets.iter().map(target).collect::<PyResult<_>>()?;
+        if converters.len() != targets.len() {
+            return Err(PyValueError::new_err("routes and types do not agree"));
+        }
+        Ok(Columns { targets, converters, routes: self::routes(routes) })
+    }
+
+    fn width(&self) -> usize {
+        self.targets.len()
+    }
+}
+
 impl Tail {
     fn table_id(&self, table: &str) -> Option<usize> {
         self.batch.tables.iter().position(|t| t == table)
@@ -448,17 +467,13 @@ impl Tail {
         key_names: Vec<String>,
         truncated_at: Option<&str>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let cols = Columns {
-            targets: targets.iter().map(target).collect::<PyResult<_>>()?,
-            converters: &converters,
-            routes: self::routes(routes),
-        };
-        let width = cols.targets.len();
-        if converters.len() != width || key_index.iter().any(|&i| i >= width) || key_names.len() != key_index.len() {
-            return Err(PyValueError::new_err("routes, types and key do not agree"));
+        let cols = Columns::new(routes, &targets, &converters)?;
+        let width = cols.width();
+        if key_index.iter().any(|&i| i >= width) || key_names.len() != key_index.len() {
+            return Err(PyValueError::new_err("types and key do not agree"));
         }
         let key_targets: Vec<Target> = key_index.iter().map(|&i| cols.targets[i]).collect();
-        if key_targets.iter().any(|t| *t == Target::Floating) {
+        if key_targets.contains(&Target::Floating) {
             return Ok(None); // float keys compare as Python's floats do (0.0 == -0.0; NaN): Python folds
         }
         let Some(events) = self.table_id(table).map(|t| &self.by_table[t]) else {
@@ -515,12 +530,8 @@ impl Tail {
         converters: Vec<Py<PyAny>>,
         truncated_at: Option<&str>,
     ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let targets: Vec<Target> = targets.iter().map(target).collect::<PyResult<_>>()?;
-        let routes = self::routes(routes);
-        let width = targets.len();
-        if converters.len() != width {
-            return Err(PyValueError::new_err("routes and types do not agree"));
-        }
+        let cols = Columns::new(routes, &targets, &converters)?;
+        let width = cols.width();
         let events: &[usize] = self.table_id(table).map(|t| self.by_table[t].as_slice()).unwrap_or(&[]);
         let columns: Vec<Bound<'py, PyList>> = (0..width).map(|_| PyList::empty(py)).collect();
         let (seqs, ops, origins) = (PyList::empty(py), PyList::empty(py), PyList::empty(py));
@@ -532,7 +543,7 @@ impl Tail {
             if truncated_at.is_some_and(|t| self.seq(i) <= t) || !seen.insert(origin) {
                 continue;
             }
-            let Some(Some(route)) = routes.get(event.desc as usize) else {
+            let Some(Some(route)) = cols.routes.get(event.desc as usize) else {
                 return Err(PyValueError::new_err("a descriptor of the table has no route"));
             };
             let op = self.op(i);
@@ -543,7 +554,7 @@ impl Tail {
             for (c, slot) in slots.into_iter().enumerate() {
                 let value = match slot {
                     None => py.None(),
-                    Some(slot) => self.py_value(py, slot, targets[c], &converters[c])?,
+                    Some(slot) => self.py_value(py, slot, cols.targets[c], &cols.converters[c])?,
                 };
                 columns[c].append(value)?;
             }

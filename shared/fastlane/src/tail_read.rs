@@ -69,7 +69,7 @@ impl Kind {
             Shape::Record(fields) => fields.len() == 1 && inner(&fields[0].0),
             _ => false,
         };
-        let kind = match name {
+        match name {
             "null" => matches!(shape, Shape::Null).then_some(Kind::Null),
             "boolean" => matches!(shape, Shape::Boolean).then_some(Kind::Boolean),
             "long" => matches!(shape, Shape::Long).then_some(Kind::Long),
@@ -83,8 +83,7 @@ impl Kind {
             "Instant" => one(|s| matches!(s, Shape::Long)).then_some(Kind::Instant),
             "Unparsed" => one(|s| matches!(s, Shape::Str)).then_some(Kind::Unparsed),
             _ => None,
-        };
-        kind
+        }
     }
 
     /// Reads past a value of this kind (the batch's bodies were checked whole when read).
