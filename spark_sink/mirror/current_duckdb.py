@@ -4,8 +4,9 @@
 
 as ``current_state`` computes it in Spark, with the same rules and a fraction of the cost (no JVM, no
 Spark jobs): the mirror checkpoint's progress (``current_state.applied_by``: either mirror writer's),
-the tail's events read by delta-rs and folded per key in the native fast lane (``follower.read_range``,
-``table_rows``: the mirror writer without Spark's own fold), each key's floor from the
+the tail's events read by delta-rs and folded per key in the native fast lane (``follower.TailBodies``:
+the versions the reader's previous read read are not read again; ``table_rows``: the mirror writer without
+Spark's own fold), each key's floor from the
 tombstones, and the combination with the mirror as the MERGE's clauses evaluated as a full outer join
 (``merge_rules.merged_read``). DuckDB's delta extension scans the mirrors (it reads Spark's type-widened
 mirrors as well).
@@ -110,6 +111,7 @@ class CurrentStates:
         self._lock = threading.Lock()
         self.through = -1
         """The newest changelog version the last read holds (its events and every one before), -1 before one."""
+        self._tail = follower.TailBodies()
 
     def close(self) -> None:
         with self._lock:
@@ -132,7 +134,7 @@ class CurrentStates:
             if settings.mirrors == "inline":
                 after = self.through  # the changelog query applies each batch to the mirrors: no tail
             if self.through > after and changelog is not None:
-                events = follower.read_range(changelog, after + 1, self.through, only=set(tables))
+                events = self._tail.read(changelog, after + 1, self.through, only=set(tables))
             tombstones = _open(settings.tombstones_uri())
             control = controls(events.control)
             out: dict[str, duckdb.DuckDBPyRelation] = {}

@@ -142,28 +142,94 @@ def read_range(
 ) -> table_rows.Batch:
     """The events of changelog versions ``first``..``last`` (``first`` 0: every row up to ``last``);
     ``only``: just these tables' (the others' bodies are not decoded)."""
-    feed_from = change_feed_from(changelog.metadata().configuration)
-    if first == 0 or feed_from is None or first < feed_from:
+    if not _in_feed(changelog, first):
         # The whole changelog as of ``last``: events the mirrors hold already are ignored by their floors.
         snapshot = DeltaTable(changelog.table_uri, version=last)
         query = QueryBuilder().register("c", snapshot).execute(f"SELECT source_table, {BODY} FROM c")
-        batches = query.read_all().to_batches()
-    else:
-        feed = changelog.load_cdf(
-            starting_version=first, ending_version=last, columns=["source_table", BODY, "_change_type"]
-        )
-        batches = feed.read_all().to_batches()
-    tables: list[str] = []
-    bodies: list[bytes] = []
-    for batch in batches:
-        kinds = batch.column("_change_type").to_pylist() if "_change_type" in batch.schema.names else None
-        for i, (table, body) in enumerate(
-            zip(batch.column("source_table").to_pylist(), batch.column(BODY).to_pylist(), strict=True)
-        ):
-            if (kinds is not None and kinds[i] != "insert") or (only is not None and table not in only):
+        tables: list[str] = []
+        bodies: list[bytes] = []
+        for batch in query.read_all().to_batches():
+            for table, body in zip(
+                batch.column("source_table").to_pylist(), batch.column(BODY).to_pylist(), strict=True
+            ):
+                if only is None or table in only:
+                    tables.append(table)
+                    bodies.append(body)
+        return table_rows.read(tables, bodies)
+    return _joined(_feed_bodies(changelog, first, last, only))
+
+
+class TailBodies:
+    """``read_range`` for a reader that reads overlapping ranges again and again: the row bodies of the
+    versions its last read read are kept, and only the versions past them are read from the change feed.
+
+    A current-state read reads the changelog's tail past what the mirrors hold each time; between two reads
+    the mirrors move on by a few versions and the changelog grows by a few, so most of the tail was read
+    the time before. A Delta version never changes once committed: the bodies are kept per version of one
+    table (its id; another table at the path starts again) and one ``only``, those before a read's first
+    version dropped. The bodies kept are the tail's own, which a read holds anyway.
+    """
+
+    def __init__(self) -> None:
+        self._of: tuple[str, frozenset[str] | None] | None = None
+        self._versions: dict[int, tuple[list[str], list[bytes]]] = {}
+        self.versions_read = 0
+        """Versions read from the change feed so far (the others came from what was kept)."""
+
+    def read(
+        self, changelog: DeltaTable, first: int, last: int, *, only: Collection[str] | None = None
+    ) -> table_rows.Batch:
+        """The events of changelog versions ``first``..``last``, as ``read_range`` reads them."""
+        if not _in_feed(changelog, first):
+            self._versions.clear()
+            return read_range(changelog, first, last, only=only)
+        of = (str(changelog.metadata().id), None if only is None else frozenset(only))
+        if of != self._of:
+            self._of, self._versions = of, {}
+        kept = {v: bodies for v, bodies in self._versions.items() if first <= v <= last}
+        if not kept or min(kept) != first:  # what was kept is one run of versions: it must start at ``first``
+            kept = {}
+        start = max(kept, default=first - 1) + 1
+        if start <= last:
+            kept.update(_feed_bodies(changelog, start, last, only))
+            self.versions_read += last - start + 1
+        self._versions = kept
+        return _joined(kept)
+
+
+def _in_feed(changelog: DeltaTable, first: int) -> bool:
+    """Whether versions from ``first`` on are read from the changelog's change data feed."""
+    feed_from = change_feed_from(changelog.metadata().configuration)
+    return first > 0 and feed_from is not None and first >= feed_from
+
+
+def _feed_bodies(
+    changelog: DeltaTable, first: int, last: int, only: Collection[str] | None
+) -> dict[int, tuple[list[str], list[bytes]]]:
+    """Per version of ``first``..``last`` (each one, rows or not) its inserted rows' source tables and bodies."""
+    found: dict[int, tuple[list[str], list[bytes]]] = {v: ([], []) for v in range(first, last + 1)}
+    feed = changelog.load_cdf(
+        starting_version=first,
+        ending_version=last,
+        columns=["source_table", BODY, "_change_type", "_commit_version"],
+    )
+    for batch in feed.read_all().to_batches():
+        columns = ("source_table", BODY, "_change_type", "_commit_version")
+        for table, body, kind, version in zip(*(batch.column(c).to_pylist() for c in columns), strict=True):
+            if kind != "insert" or (only is not None and table not in only):
                 continue
+            tables, bodies = found[version]
             tables.append(table)
             bodies.append(body)
+    return found
+
+
+def _joined(versions: dict[int, tuple[list[str], list[bytes]]]) -> table_rows.Batch:
+    tables: list[str] = []
+    bodies: list[bytes] = []
+    for version in sorted(versions):
+        tables += versions[version][0]
+        bodies += versions[version][1]
     return table_rows.read(tables, bodies)
 
 
