@@ -32,8 +32,8 @@ def sink_settings_for_tests(**overrides: object) -> SinkSettings:
             # a failure in CI shows the JVM's own stack (where Spark or Delta raised), not only Python's
             "spark.sql.pyspark.jvmStacktrace.enabled": "true",
             # Spark's interpreted evaluation: the tests' batches are tiny and nearly every plan is new, so compiling
-            # code for each cost more than running it (a mirror test: 96 s against 146 s). The sinks the chaos run,
-            # the demo and the benchmarks start use Spark's default, code generation.
+            # code for each cost more than running it (a mirror test: 96 s against 146 s). The benchmarks' sinks
+            # generate code (Spark's default); the demo's and the chaos run's turn off whole-stage generation only.
             "spark.sql.codegen.wholeStage": "false",
             "spark.sql.codegen.factoryMode": "NO_CODEGEN",
         },
