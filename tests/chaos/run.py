@@ -66,8 +66,8 @@ class Options:
 
     @property
     def max_offsets(self) -> int:
-        """Records per changelog batch: about 15 batches (8 or more in short runs), so kills find batches open and
-        each costs little."""
+        """Records per changelog batch: about 15 batches (short runs: one per 1,000 records), so kills find
+        batches open and each costs little."""
         return max(1000, self.changes // 15)
 
     @property
