@@ -208,13 +208,9 @@ def _feed_bodies(
 ) -> dict[int, tuple[list[str], list[bytes]]]:
     """Per version of ``first``..``last`` (each one, rows or not) its inserted rows' source tables and bodies."""
     found: dict[int, tuple[list[str], list[bytes]]] = {v: ([], []) for v in range(first, last + 1)}
-    feed = changelog.load_cdf(
-        starting_version=first,
-        ending_version=last,
-        columns=["source_table", BODY, "_change_type", "_commit_version"],
-    )
+    columns = ["source_table", BODY, "_change_type", "_commit_version"]
+    feed = changelog.load_cdf(starting_version=first, ending_version=last, columns=columns)
     for batch in feed.read_all().to_batches():
-        columns = ("source_table", BODY, "_change_type", "_commit_version")
         for table, body, kind, version in zip(*(batch.column(c).to_pylist() for c in columns), strict=True):
             if kind != "insert" or (only is not None and table not in only):
                 continue

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from deltalake import DeltaTable, QueryBuilder
+from deltalake import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -37,6 +37,7 @@ from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
 from tests.sink.test_sink_semantics import ROUND_1, ROUND_2, ROUND_2B, ROUND_3, ROUND_4
+from tests.support.delta_rows import query_rows
 from tests.support.spark_fixtures import sink_settings_for_tests, spark
 
 pytestmark = pytest.mark.integration
@@ -171,12 +172,9 @@ def _table_rows(spark: SparkSession, uri: str) -> tuple[list[str], list[tuple[An
 
 def _rows(uri: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """The table as delta-rs reads it: after every round, in milliseconds where a Spark read takes a second."""
-    table = QueryBuilder().register("t", DeltaTable(uri)).execute("SELECT * FROM t").read_all()
-    columns = sorted(table.schema.names)
-    rows: list[tuple[Any, ...]] = []
-    for part in table.to_batches():
-        rows += zip(*(part.column(c).to_pylist() for c in columns), strict=True)
-    return columns, sorted(rows, key=repr)
+    columns, rows = query_rows(DeltaTable(uri), "SELECT * FROM t")
+    order = sorted(range(len(columns)), key=columns.__getitem__)
+    return [columns[i] for i in order], sorted((tuple(row[i] for i in order) for row in rows), key=repr)
 
 
 def _properties(uri: str) -> dict[str, str]:
@@ -188,12 +186,7 @@ def _floors(uri: str) -> list[tuple[Any, ...]]:
     if not DeltaTable.is_deltatable(uri):
         return []
     by = f"{TOMBSTONE_TABLE}, {TOMBSTONE_KEY}"
-    sql = f"SELECT {by}, max({ORDER_KEY}) FROM d GROUP BY {by}"
-    found = QueryBuilder().register("d", DeltaTable(uri)).execute(sql).read_all()
-    rows: list[tuple[Any, ...]] = []
-    for part in found.to_batches():
-        rows += zip(*(column.to_pylist() for column in part.columns), strict=True)
-    return sorted(rows)
+    return sorted(query_rows(DeltaTable(uri), f"SELECT {by}, max({ORDER_KEY}) FROM t GROUP BY {by}")[1])
 
 
 def _mirrors(settings: SinkSettings) -> list[str]:

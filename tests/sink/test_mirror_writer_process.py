@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 from arro3.core import Array, DataType, RecordBatch
-from deltalake import DeltaTable, QueryBuilder, write_deltalake
+from deltalake import DeltaTable, write_deltalake
 from pyspark.sql import SparkSession
 
 from binlake.shared.codec import avro
@@ -39,6 +39,7 @@ from tests.bench.sink_sustained import frame_ids, truth_mismatches
 from tests.sink.test_sink_metrics_scraped import _by_label, _get, _samples
 from tests.sink.test_sink_semantics import ROUND_1
 from tests.support import kafka_tools
+from tests.support.delta_rows import query_rows
 from tests.support.signal_probe import binlake_command
 from tests.support.sink_process import sink_env
 from tests.support.spark_fixtures import sink_settings_for_tests, spark
@@ -227,12 +228,8 @@ def test_a_replay_after_the_mirror_commits_still_appends_their_tombstones(tmp_pa
 
 
 def _tombstones(settings: SinkSettings) -> list[tuple[str, str, str]]:
-    reader = QueryBuilder().register("d", DeltaTable(settings.tombstones_uri())).execute("SELECT * FROM d")
-    rows: list[tuple[str, str, str]] = []
-    for part in reader.read_all().to_batches():
-        columns = [part.column(name).to_pylist() for name in ("source_table", "key", "_binlake_order_key")]
-        rows += list(zip(*columns, strict=True))
-    return sorted(rows)
+    sql = "SELECT source_table, key, _binlake_order_key FROM t"
+    return sorted(query_rows(DeltaTable(settings.tombstones_uri()), sql)[1])
 
 
 def test_rows_deleted_from_the_changelog_are_not_events(tmp_path: Path) -> None:
