@@ -12,7 +12,7 @@ COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from binlake.shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
 
-.PHONY: install native spark-archive demo test lint typecheck unit bench chaos fuzz clean tools deploy-tools images podman test-deploy test-pythons
+.PHONY: install native spark-archive demo test lint typecheck unit bench chaos fuzz clean tools deploy-tools images podman test-deploy test-pythons test-system
 
 # The packages are installed by uv (from PyPI, into the venv): the same versions pip resolves, in well under
 # half pip's time (parallel downloads, no per-package subprocess). uv keeps each PyPI sdist it builds (pyspark's
@@ -78,7 +78,13 @@ typecheck: $(STAMP)
 TEST_WORKERS ?= 2
 test:
 	$(MAKE) --jobs=2 --output-sync=target native spark-archive lint typecheck tools
-	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 2 -m "not peer and not chaos"
+	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 2 -m "not peer and not chaos and not system"
+
+# The whole pipeline as processes on small workloads (tests marked `system`): make demo's code (tests/shared/test_demo.py)
+# and a short make chaos (tests/chaos/test_chaos.py), side by side on two workers. CI runs it after `make test`.
+test-system:
+	$(MAKE) --jobs=2 --output-sync=target native spark-archive
+	$(BIN)/pytest -n 2 -m system tests/chaos/test_chaos.py tests/shared/test_demo.py
 
 # The unit tier alone: no broker, no Spark, no deployment tools (a few minutes).
 unit: $(NATIVE)

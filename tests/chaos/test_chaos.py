@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.system]
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 1800

@@ -40,8 +40,8 @@ from tests.support.sink_checkpoint import batch_ids, fresh_open, open_batch, pla
 from tests.support.sink_process import sink_env
 from tests.support.spark_fixtures import sink_settings_for_tests, spark
 
-# `make chaos` runs it (marker chaos): the short chaos run in `make test` (test_chaos.py) kills the sink while both
-# queries have a batch open, then once more, and checks the changelog and every mirror against the ground truth.
+# `make chaos` runs it (marker chaos): the short chaos run in `make test-system` (test_chaos.py) kills the sink while
+# both queries have a batch open, then once more, and checks the changelog and every mirror against the ground truth.
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio, pytest.mark.chaos]
 __all__ = ["spark"]
 
