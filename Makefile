@@ -80,11 +80,12 @@ test:
 	$(MAKE) --jobs=2 --output-sync=target native spark-archive lint typecheck tools
 	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 2 -m "not peer and not chaos and not system"
 
-# The whole pipeline as processes on small workloads (tests marked `system`): make demo's code (tests/shared/test_demo.py)
-# and a short make chaos (tests/chaos/test_chaos.py), side by side on two workers. CI runs it after `make test`.
+# The whole pipeline as processes (tests marked `system`): a short make chaos, make demo's code on a small workload,
+# the normalizer and sink scraped by a real Prometheus, and both through SASL_SSL; on two workers, the chaos run on
+# one and the rest on the other. CI runs it after `make test`.
 test-system:
-	$(MAKE) --jobs=2 --output-sync=target native spark-archive
-	$(BIN)/pytest -n 2 -m system tests/chaos/test_chaos.py tests/shared/test_demo.py
+	$(MAKE) --jobs=2 --output-sync=target native spark-archive tools
+	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n 2 --dist loadgroup -m system
 
 # The unit tier alone: no broker, no Spark, no deployment tools (a few minutes).
 unit: $(NATIVE)

@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.integration, pytest.mark.system]
+# make test-system runs it on one worker and the other system tests on the other (about as long together).
+pytestmark = [pytest.mark.integration, pytest.mark.system, pytest.mark.xdist_group("chaos")]
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 1800

@@ -31,7 +31,7 @@ from tests.deploy.tools import tool
 from tests.support import kafka_tools
 from tests.support.pipeline import Topics, send_workload
 
-pytestmark = [pytest.mark.integration]
+pytestmark = [pytest.mark.integration, pytest.mark.system, pytest.mark.xdist_group("system")]
 
 GRAFANA_VARIABLES: Final = {"$__rate_interval": "1m", "$job": ".*", "$format": ".*", "$instance": ".*"}
 METRIC: Final = re.compile(r"\b(binlake_[a-z0-9_]+)")

@@ -47,7 +47,7 @@ from tests.support.sink_process import sink_env
 from tests.support.spark_fixtures import sink_settings_for_tests
 from tests.support.tls_files import TlsFiles, make
 
-pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
+pytestmark = [pytest.mark.integration, pytest.mark.system, pytest.mark.xdist_group("system"), pytest.mark.asyncio]
 
 USER = "binlake-svc"
 PASSWORD = f"sasl-pw-{uuid.uuid4().hex[:16]}"

@@ -23,7 +23,7 @@ from binlake.shared.cli.demo import summary, traffic
 from binlake.shared.cli.demo.run import Options, run
 from binlake.shared.devbroker import broker
 
-pytestmark = [pytest.mark.integration, pytest.mark.system]
+pytestmark = [pytest.mark.integration, pytest.mark.system, pytest.mark.xdist_group("system")]
 
 
 def test_demo_lands_every_format_in_the_lake_equal_to_the_truth(tmp_path: Path) -> None:
