@@ -40,14 +40,18 @@ $(JVM_STAMP): $(STAMP) $(JVM_SOURCES)
 	touch $(JVM_STAMP)
 
 # mypyc's C compile uses one core: cargo builds the fast lane on the other meanwhile (with its own job
-# count: it cannot join make's jobserver from a recipe).
-$(NATIVE): $(STAMP) setup.py shared/native.py $(COMPILED_SOURCES) $(RUST_SOURCES)
+# count: it cannot join make's jobserver from a recipe). A build of the same inputs made earlier on this
+# machine (another clone's) is copied from BINLAKE_NATIVE_CACHE instead (shared/native_cache.py; empty: off).
+$(NATIVE): $(STAMP) setup.py shared/native.py shared/native_cache.py $(COMPILED_SOURCES) $(RUST_SOURCES)
 	rm -f $(VENV)/.compiled-* *__mypyc$(EXT) shared/*__mypyc$(EXT) $(addsuffix $(EXT),$(basename $(COMPILED_SOURCES)))
 	rm -f shared/fastlane/_native$(EXT)
 	if [ $(COMPILE) = 1 ]; then \
+		key=$$($(BIN)/python -m binlake.shared.native_cache key); \
+		if $(BIN)/python -m binlake.shared.native_cache restore $$key; then echo "native: build $$key from the cache"; \
+		else \
 		MAKEFLAGS= BINLAKE_NATIVE_PART=rust $(BIN)/python setup.py --quiet build_ext --inplace & rust=$$!; \
 		BINLAKE_NATIVE_PART=mypyc $(BIN)/python setup.py --quiet build_ext --inplace; mypyc=$$?; \
-		wait $$rust && [ $$mypyc = 0 ]; fi
+		wait $$rust && [ $$mypyc = 0 ] && $(BIN)/python -m binlake.shared.native_cache store $$key; fi; fi
 	touch $(NATIVE)
 
 install: $(NATIVE) $(JVM_STAMP)

@@ -98,7 +98,7 @@ def test_unknown_zone_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # Variables the docs may name that are not settings: build switches and the compose file's own.
-_NOT_SETTINGS = {"BINLAKE_COMPILE", "BINLAKE_TESTCONTAINERS", "BINLAKE_VENDOR_TOPICS"}
+_NOT_SETTINGS = {"BINLAKE_COMPILE", "BINLAKE_NATIVE_CACHE", "BINLAKE_TESTCONTAINERS", "BINLAKE_VENDOR_TOPICS"}
 
 
 def test_docs_name_only_real_variables() -> None:
