@@ -95,7 +95,10 @@ def restore(build: str) -> bool:
     for path in (kept / "complete").read_text("utf-8").splitlines():
         target = ROOT / path
         partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-        shutil.copy2(kept / "files" / path, partial)
+        # Written now (not the kept file's time): a build is newer than the sources it was made from, as
+        # ``native.stale`` (and make) expect of a fresh clone's sources.
+        shutil.copyfile(kept / "files" / path, partial)
+        shutil.copymode(kept / "files" / path, partial)
         partial.replace(target)  # a running process keeps the file it loaded
     os.utime(kept)  # newest by use
     return True
