@@ -84,6 +84,12 @@ def status() -> dict[str, bool]:
     return {name: is_compiled(name) for name in COMPILED}
 
 
+def ext_suffix() -> str:
+    """This Python's extension suffix (``.cpython-311-x86_64-linux-gnu.so``): another Python's builds (``make
+    test-pythons``, a venv of its own) sit beside this one's under their own."""
+    return str(sysconfig.get_config_var("EXT_SUFFIX"))
+
+
 def stale() -> list[str]:
     """Modules whose in-place build is older than their source (a rebuild is due: ``make``).
 
@@ -91,8 +97,7 @@ def stale() -> list[str]:
     ``shared/hotpath__mypyc.<this Python's suffix>``; the per-module
     extensions are small shims that mypyc leaves alone when only code changes.
     """
-    # This Python's builds only: another Python's (``make test-pythons``, a venv of its own) sit beside them.
-    suffix = str(sysconfig.get_config_var("EXT_SUFFIX"))
+    suffix = ext_suffix()  # this Python's builds only
     libraries = [p for p in [_ROOT / "shared" / f"hotpath__mypyc{suffix}"] if p.exists()]
     out = []
     for name in COMPILED:

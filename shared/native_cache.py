@@ -22,11 +22,10 @@ import platform
 import shutil
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 from typing import Final
 
-from binlake.shared.native import compiled_sources
+from binlake.shared.native import compiled_sources, ext_suffix
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 KEEP: Final = 6
@@ -42,15 +41,12 @@ def cache_dir() -> Path | None:
     return Path(configured).expanduser() if configured else None
 
 
-def ext_suffix() -> str:
-    return str(sysconfig.get_config_var("EXT_SUFFIX"))
-
-
 def inputs() -> list[Path]:
     """Every file a build reads, relative to the repository, sorted (compiled outputs left out)."""
     found = [ROOT / "setup.py", ROOT / "pyproject.toml", ROOT / "binlake" / "__init__.py"]
     for folder in INPUT_FOLDERS:
         found += [p for p in (ROOT / folder).rglob("*") if p.suffix in INPUT_SUFFIXES and p.is_file()]
+    # Not a cargo target folder (a `cargo build` run in the crate): generated sources that change each build.
     return sorted(p.relative_to(ROOT) for p in found if "target" not in p.parts)
 
 
