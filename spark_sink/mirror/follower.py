@@ -159,44 +159,6 @@ def read_range(
     return _joined(_feed_bodies(changelog, first, last, only))
 
 
-class TailBodies:
-    """``read_range`` for a reader that reads overlapping ranges again and again: the row bodies of the
-    versions its last read read are kept, and only the versions past them are read from the change feed.
-
-    A current-state read reads the changelog's tail past what the mirrors hold each time; between two reads
-    the mirrors move on by a few versions and the changelog grows by a few, so most of the tail was read
-    the time before. A Delta version never changes once committed: the bodies are kept per version of one
-    table (its id; another table at the path starts again) and one ``only``, those before a read's first
-    version dropped. The bodies kept are the tail's own, which a read holds anyway.
-    """
-
-    def __init__(self) -> None:
-        self._of: tuple[str, frozenset[str] | None] | None = None
-        self._versions: dict[int, tuple[list[str], list[bytes]]] = {}
-        self.versions_read = 0
-        """Versions read from the change feed so far (the others came from what was kept)."""
-
-    def read(
-        self, changelog: DeltaTable, first: int, last: int, *, only: Collection[str] | None = None
-    ) -> table_rows.Batch:
-        """The events of changelog versions ``first``..``last``, as ``read_range`` reads them."""
-        if not _in_feed(changelog, first):
-            self._versions.clear()
-            return read_range(changelog, first, last, only=only)
-        of = (str(changelog.metadata().id), None if only is None else frozenset(only))
-        if of != self._of:
-            self._of, self._versions = of, {}
-        kept = {v: bodies for v, bodies in self._versions.items() if first <= v <= last}
-        if not kept or min(kept) != first:  # what was kept is one run of versions: it must start at ``first``
-            kept = {}
-        start = max(kept, default=first - 1) + 1
-        if start <= last:
-            kept.update(_feed_bodies(changelog, start, last, only))
-            self.versions_read += last - start + 1
-        self._versions = kept
-        return _joined(kept)
-
-
 def _in_feed(changelog: DeltaTable, first: int) -> bool:
     """Whether versions from ``first`` on are read from the changelog's change data feed."""
     feed_from = change_feed_from(changelog.metadata().configuration)

@@ -149,6 +149,26 @@ def floors(tombstones: DeltaTable | None, table: str, keys: set[str]) -> dict[st
     return out
 
 
+def floor_rows(tombstones: DeltaTable | None, tables: list[str]) -> Table:
+    """The newest tombstone of every deleted key of ``tables`` in the pinned tombstone table, as columns ``tbl``
+    (source table), ``k`` (key text) and ``f`` (floor)."""
+    names = ["tbl", "k", "f"]
+    if tombstones is None or not tables:
+        return Table.from_arrays([Array([], DataType.string()) for _ in names], names=names)
+    table, key = double_quotes(TOMBSTONE_TABLE), double_quotes(TOMBSTONE_KEY)
+    wanted = ", ".join(sql_text(t) for t in tables)
+    reader = (
+        QueryBuilder()
+        .register("d", tombstones)
+        .execute(
+            f"SELECT CAST({table} AS VARCHAR) AS tbl, CAST({key} AS VARCHAR) AS k, "
+            f"CAST(max({double_quotes(ORDER_KEY)}) AS VARCHAR) AS f FROM d WHERE {table} IN ({wanted}) "
+            f"GROUP BY {table}, {key}"
+        )
+    )
+    return reader.read_all()
+
+
 def merge_source(columns: FoldColumns, projection: Projection, key_floors: list[str | None]) -> Table:
     """The MERGE's source (``merge_rules``' ``s``): per key its values, their sequences and its floor."""
     arrays: list[Array] = []

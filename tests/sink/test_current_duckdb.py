@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import itertools
 import json
 import shutil
 import threading
@@ -37,6 +38,7 @@ from binlake.spark_sink.mirror import batch as mirror_batch
 from binlake.spark_sink.mirror import current_state, follower
 from binlake.spark_sink.mirror.current_cli import current
 from binlake.spark_sink.mirror.current_duckdb import CurrentStates
+from binlake.spark_sink.mirror.current_held import HeldTables
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
 from tests.sink.test_mirror_without_spark import TOPIC, _changelog_round, _spark_rows, _value_events
@@ -55,6 +57,11 @@ def _rounds() -> list[list[bytes]]:
     rounds.insert(1, _value_events())
     rounds += [workload[:500], [avro.encode(e) for e in ROUND_3], workload[500:], [avro.encode(e) for e in ROUND_4]]
     return rounds
+
+
+def _every_table(rounds: list[list[bytes]]) -> list[str]:
+    """Every source table the rounds' events name."""
+    return sorted({f"{e.source.database}.{e.source.table}" for m in itertools.chain(*rounds) for e in [avro.decode(m)]})
 
 
 def _source_tables(settings: SinkSettings) -> list[str]:
@@ -100,28 +107,92 @@ def test_a_read_equals_the_mirrors_once_they_catch_up(tmp_path: Path) -> None:
     settings = _settings(tmp_path / "lake")
     store = DeltaRsChangelog(settings.changelog_uri(), settings.quarantine_uri(), "writer", partition_by=[])
     store.resume(TOPIC, [0])
+    rounds = _rounds()
+    # Two readers: one asks for the tables the lake holds so far (a new table makes it start again from the
+    # mirrors), one for every table the rounds will ever hold (it starts once: every later read applies only
+    # the changelog versions since the read before, over the copy it keeps).
     reader = CurrentStates(settings)
+    every = sorted(
+        {f"{e.source.database}.{e.source.table}" for m in itertools.chain(*rounds) for e in [avro.decode(m)]}
+    )
+    kept = CurrentStates(settings)
     offset = 0
     folded_tails = 0
-    for number, messages in enumerate(_rounds()):
+    for number, messages in enumerate(rounds):
         _changelog_round(store, messages, offset)
         offset += len(messages)
         tables = _source_tables(settings)
         got = _read(reader, tables)
+        got_kept = _read(kept, every)
         # What the mirrors hold once they have applied this changelog: a copy of the lake, caught up.
         copy = tmp_path / f"caught-up-{number}"
         shutil.copytree(tmp_path / "lake", copy)
         _catch_up(_settings(copy))
         expected = _mirrors(_settings(copy), tables)
-        assert sorted(got) == sorted(expected), number
+        assert sorted(got) == sorted(expected) == sorted(got_kept), number
         for table in tables:
             assert got[table] == expected[table], (number, table)
+            assert got_kept[table] == expected[table], (number, table)
         folded_tails += bool(_mirrors(settings, tables))
         if number % 2 == 1:
             _catch_up(settings)  # the lake's own mirrors follow every other round: its reads fold 1-2 rounds
         shutil.rmtree(copy)
+    assert kept.started_again == 1
+    assert 1 < reader.started_again < len(rounds)  # new tables came in some rounds, not in every one
     reader.close()
+    kept.close()
     assert folded_tails >= 6  # most reads folded a tail over existing mirrors
+
+
+def test_events_a_copy_holds_change_nothing_and_a_failed_read_starts_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = _settings(tmp_path / "lake")
+    store = DeltaRsChangelog(settings.changelog_uri(), settings.quarantine_uri(), "writer", partition_by=[])
+    store.resume(TOPIC, [0])
+    rounds = _rounds()
+    offset = 0
+    for number, messages in enumerate(rounds[:5]):
+        _changelog_round(store, messages, offset)
+        offset += len(messages)
+        if number == 1:
+            _catch_up(settings)
+    tables = _source_tables(settings)
+    # The whole changelog applied to a copy, then again (what a read does when the versions since the read before
+    # are no longer in the change data feed: every event from the table itself): the second changes nothing.
+    changelog = DeltaTable(settings.changelog_uri())
+    connection = duckdb_connection()
+    held = HeldTables(connection, settings)
+    held.apply(follower.read_range(changelog, 0, changelog.version()))
+    once = {t: _sorted(*_fetched(connection.table(h.name))) for t, h in held.tables.items()}
+    held.apply(follower.read_range(changelog, 0, changelog.version()))
+    twice = {t: _sorted(*_fetched(connection.table(h.name))) for t, h in held.tables.items()}
+    assert once == twice
+    assert sum(len(rows) for _, rows in once.values()) > 200, once.keys()  # the workload's rows among them
+    connection.close()
+    # A read that fails halfway keeps nothing: the next one starts again from the mirrors.
+    reader = CurrentStates(settings)
+    _read(reader, tables)
+    _changelog_round(store, rounds[5], offset)
+    real = HeldTables.apply
+
+    def fails(self: HeldTables, events: Any) -> None:
+        real(self, events)
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(HeldTables, "apply", fails)
+    with pytest.raises(OSError, match="went away"):
+        reader.read(tables)
+    monkeypatch.setattr(HeldTables, "apply", real)
+    got = _read(reader, tables)
+    assert reader.started_again == 2
+    _catch_up(settings)
+    assert got == _mirrors(settings, tables)
+    reader.close()
+
+
+def _fetched(relation: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
+    return relation.columns, relation.fetchall()
 
 
 def _normal(value: Any) -> Any:
@@ -143,23 +214,29 @@ def test_a_read_over_spark_mirrors_equals_the_spark_read(spark: SparkSession, tm
     reader = CurrentStates(settings)
     offset = 0
     applied = 0  # the first changelog version the Spark mirror has not applied
-    for number, messages in enumerate(_rounds()):
+    rounds = _rounds()
+    every = _every_table(rounds)
+    for number, messages in enumerate(rounds):
         _changelog_round(store, messages, offset)
         offset += len(messages)
         tables = _source_tables(settings)
+        kept = _read(reader, every)  # each read after the first applies the round to the copy it keeps
         if number == 5:
-            # Compared while the mirrors lag (the tail folded over type-widened Spark mirrors).
-            mine = _read(reader, tables)
+            # Compared while the mirrors lag: a new reader's copy starts from the type-widened Spark mirrors and
+            # their tail; the kept copy holds the rounds applied one by one, the types widened as Spark widens them.
+            fresh = CurrentStates(settings)
+            mine = _read(fresh, tables)
+            fresh.close()
             frames = current_state.current_tables(spark, settings, tables)
             for table, frame in frames.items():
                 if not frame.columns:
-                    assert table not in mine
+                    assert table not in mine and table not in kept
                     continue
                 columns = frame.columns
                 rows = [tuple(_normal(v) for v in r) for r in frame.select(*[quote(c) for c in columns]).collect()]
-                ours = mine[table]
-                ours_normal = (ours[0], sorted((tuple(_normal(v) for v in r) for r in ours[1]), key=repr))
-                assert ours_normal == _sorted(columns, rows), (number, table)
+                for ours in (mine[table], kept[table]):
+                    ours_normal = (ours[0], sorted((tuple(_normal(v) for v in r) for r in ours[1]), key=repr))
+                    assert ours_normal == _sorted(columns, rows), (number, table)
         if number == 2:
             # The Spark mirror query's batch, logged in the checkpoint as its Delta source logs it.
             last = DeltaTable(settings.changelog_uri()).version()
@@ -175,6 +252,7 @@ def test_a_read_over_spark_mirrors_equals_the_spark_read(spark: SparkSession, tm
         if "typeWidening" in str(DeltaTable(str(name)).protocol())
     ]
     assert widened  # the reads went over mirrors delta-rs itself could not scan
+    assert reader.started_again == 1
     reader.close()
 
 

@@ -12,7 +12,7 @@ from pyspark.sql.types import DataType
 from binlake.spark_sink.lake.native import duckdb_connection
 from binlake.spark_sink.mirror import typemap
 from binlake.spark_sink.mirror.current_cli import _json_value, _text
-from binlake.spark_sink.mirror.current_duckdb import duckdb_type
+from binlake.spark_sink.mirror.current_held import duckdb_type
 from binlake.spark_sink.mirror.merge_rules import double_quotes, merged_read
 
 pytestmark = pytest.mark.unit
