@@ -144,7 +144,8 @@ class CurrentStates:
         tail = None
         if self.through > after and changelog is not None:
             tail = follower.read_range(changelog, after + 1, self.through, only=set(tables))
-        held.add_floors(floor_rows(_open(settings.tombstones_uri()), list(tables)))
+        if settings.mirrors != "inline":  # the floors of the keys the mirrors deleted: for this tail and the next
+            held.add_floors(floor_rows(_open(settings.tombstones_uri()), list(tables)))
         if tail is not None:
             held.apply(tail)
         self._kept = _Kept(held, tables, "" if changelog is None else str(changelog.metadata().id))
