@@ -42,13 +42,15 @@ from binlake.spark_sink.layout import ORDER_KEY, ORIGIN, PROP_FALLBACKS, PROP_TR
 from binlake.spark_sink.mirror.apply import declared_descriptors
 from binlake.spark_sink.mirror.control_events import TableControl, controls
 from binlake.spark_sink.mirror.fold_rows import Projection
-from binlake.spark_sink.mirror.merge_rules import double_quotes, merge_clauses
+from binlake.spark_sink.mirror.merge_rules import FLOOR, double_quotes, merge_clauses
 from binlake.spark_sink.mirror.merge_source import FoldedTable, keyless_columns, merge_source, sql_text
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
 from binlake.spark_sink.mirror.schema import new_mirror, planned_from
 from binlake.spark_sink.mirror.table_rows import Batch, TableRows
 from binlake.spark_sink.settings import SinkSettings
 
+_KEY_TEXT: Final = "_k"
+"""The merge source's column of each key's text (``image_values.key_text``: the floors' key)."""
 REWRITE_AT_LEAST: Final = 50_000
 """Changed rows of a table before it is rewritten whole at the earliest (a small table is not rewritten often)."""
 
@@ -192,7 +194,10 @@ class HeldTables:
         if not len(folded.columns):
             return
         projection = folded.projection
-        source = merge_source(folded.columns, projection, self._floors_of(table, folded.texts))
+        # Each key's floor is joined in DuckDB (the floors table, by key text), not looked up beforehand.
+        source = merge_source(folded.columns, projection, [None] * len(folded.texts)).append_column(
+            _KEY_TEXT, Array(folded.texts, DataType.string())
+        )
         clauses = merge_clauses(
             [f.name for f in held.schema.fields],
             physical=projection.physical,
@@ -203,9 +208,13 @@ class HeldTables:
         updates = ", ".join(f"{c} = CAST({v} AS {types[c]})" for c, v in clauses.update.items())
         inserted = ", ".join(clauses.insert)
         values = ", ".join(f"CAST({v} AS {types[c]})" for c, v in clauses.insert.items())
-        with _registered(self.connection, source) as s:
+        with _registered(self.connection, source) as arrow:
+            with_floors = (
+                f"SELECT a.* EXCLUDE ({FLOOR}, {_KEY_TEXT}), f.f AS {FLOOR} FROM {arrow} AS a "
+                f"LEFT JOIN {self.floors} AS f ON f.tbl = {sql_text(table)} AND f.k = a.{_KEY_TEXT}"
+            )
             found = self.connection.execute(
-                f"MERGE INTO {held.name} AS t USING {s} AS s ON {clauses.condition} "
+                f"MERGE INTO {held.name} AS t USING ({with_floors}) AS s ON {clauses.condition} "
                 f"WHEN MATCHED AND s._delete AND {clauses.newer} THEN DELETE "
                 f"WHEN MATCHED AND NOT s._delete AND {clauses.newer} THEN UPDATE SET {updates} "
                 f"WHEN NOT MATCHED AND {clauses.inserted} THEN INSERT ({inserted}) VALUES ({values})"
@@ -236,19 +245,6 @@ class HeldTables:
             )
 
     # ------------------------------------------------------------ floors
-
-    def _floors_of(self, table: str, texts: list[str]) -> list[str | None]:
-        """Each key's floor (None: none), in ``texts``' order."""
-        if not texts:
-            return []
-        keys = Table.from_arrays([Array(texts, DataType.string())], names=["k"])
-        with _registered(self.connection, keys) as wanted:
-            found = self.connection.execute(
-                f"SELECT f.k, f.f FROM {self.floors} AS f SEMI JOIN {wanted} AS w ON f.k = w.k "
-                f"WHERE f.tbl = {sql_text(table)}"
-            ).fetchall()
-        by_key: dict[str, str] = dict(found)
-        return [by_key.get(t) for t in texts]
 
     def _upsert_floors(self, rows: Table) -> None:
         with _registered(self.connection, rows) as new:

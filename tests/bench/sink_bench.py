@@ -156,6 +156,8 @@ class BenchConfig:
     trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_TRIGGER_S", 1.0))
     warmup_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_WARMUP_S", 10.0))
     read_pause_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_READ_PAUSE_S", 5.0))
+    reader_nice: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_READER_NICE", 0))
+    """The DuckDB reader process' nice value."""
     mirror_writer: str = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRROR_WRITER", "python"))
     """The writer part's mirror process: python (the mirror writer without Spark) or spark (the mirror query)."""
     mirror_trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_MIRROR_TRIGGER_S", 2.0))
@@ -649,7 +651,9 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         apart.start()
     producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     tables = [f"bench.t{index:02d}" for index in range(TABLES)]
-    reader = sink_sustained.reader_for(spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader)
+    reader = sink_sustained.reader_for(
+        spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader, nice=config.reader_nice
+    )
     rss = sink_sustained.RssSampler()
     rss.start()
     try:

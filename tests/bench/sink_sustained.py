@@ -151,6 +151,8 @@ class CurrentReader:
     settings: Any
     tables: list[str]
     pause_s: float = 5.0
+    nice: int = 0
+    """The reader process' nice value (a dashboard yielding the CPU to the sink's writers)."""
     reads: list[tuple[float, float, int]] = field(default_factory=list)
     """(wall time started, wall time ended, rows) per completed read."""
     error: BaseException | None = None
@@ -201,6 +203,8 @@ class ReaderProcess:
     settings: Any
     tables: list[str]
     pause_s: float = 5.0
+    nice: int = 0
+    """The reader process' nice value (a dashboard yielding the CPU to the sink's writers)."""
     reads: list[tuple[float, float, int]] = field(default_factory=list)
     error: BaseException | None = None
     _process: subprocess.Popen[bytes] | None = None
@@ -211,7 +215,7 @@ class ReaderProcess:
         self._log = Path(tempfile.mkstemp(prefix="bench-reader-", suffix=".log")[1])
         with self._log.open("wb") as log:
             self._process = subprocess.Popen(
-                [sys.executable, "-m", "tests.bench.current_reader", *self.tables],
+                ["nice", "-n", str(self.nice), sys.executable, "-m", "tests.bench.current_reader", *self.tables],
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=log,
@@ -248,11 +252,11 @@ class ReaderProcess:
         pass
 
 
-def reader_for(spark: Any, settings: Any, tables: list[str], *, pause_s: float, engine: str) -> Any:
+def reader_for(spark: Any, settings: Any, tables: list[str], *, pause_s: float, engine: str, nice: int = 0) -> Any:
     """The sustained parts' current-state reader: ``ReaderProcess`` for duckdb, a ``CurrentReader`` thread in
     the bench's SparkSession for spark."""
     if engine == "duckdb":
-        return ReaderProcess(settings, tables, pause_s=pause_s)
+        return ReaderProcess(settings, tables, pause_s=pause_s, nice=nice)
     if engine != "spark":
         raise ValueError(f"no current-state reader {engine!r}: spark or duckdb")
     return CurrentReader(spark, settings, tables, pause_s=pause_s)

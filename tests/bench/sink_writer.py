@@ -100,7 +100,9 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         mirrors = subprocess.Popen(["nice", "-n", "10", *binlake_command("sink")], env=env, stdout=log, stderr=log)
     tables = [f"bench.t{index:02d}" for index in range(sink_bench.TABLES)]
     poller = sink_sustained.MirrorPoller(port, tables)
-    reader = sink_sustained.reader_for(spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader)
+    reader = sink_sustained.reader_for(
+        spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader, nice=config.reader_nice
+    )
     rss = sink_sustained.RssSampler()
     producer = sink_bench.PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     try:
@@ -187,6 +189,8 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         "mirror_seconds_by_step": poller.step_seconds(),
         "current_state": {
             "reader": config.reader,
+            "reader_nice": config.reader_nice,
+            "read_pause_s": config.read_pause_s,
             "reads": len(reader.reads),
             "read_s_p50_max": [round(read_seconds[len(read_seconds) // 2], 2), round(read_seconds[-1], 2)]
             if read_seconds
