@@ -120,7 +120,8 @@ class HeldTables:
     # ------------------------------------------------------------ moving on
 
     def apply(self, events: Batch) -> None:
-        """Apply changelog events (module doc) to the tables held (others' are ignored)."""
+        """Apply changelog events (module doc): a table the copy does not hold yet is made by its first row
+        event, as the mirror writer makes a mirror."""
         control = controls(events.control)
         for table in sorted(set(events.rows) | set(control) | set(events.descriptors)):
             self._apply(
@@ -278,7 +279,8 @@ def _name(what: str) -> str:
 
 
 class _registered:
-    """An Arrow table as a view of the connection while the block runs."""
+    """An Arrow table as a view of the connection while the block runs. DuckDB reads it as a stream: once, so
+    one statement reads it, once (a second scan fails)."""
 
     def __init__(self, connection: duckdb.DuckDBPyConnection, rows: Table) -> None:
         self._connection, self._rows, self.name = connection, rows, _name("arrow")
