@@ -131,6 +131,7 @@ class MirrorProcess:
     def stop(self) -> None:
         if self._process is None:
             return
+        self.peak_rss_mib = _peak_rss_mib(self._process.pid)
         self._process.send_signal(signal.SIGTERM)
         try:
             status = self._process.wait(120)
@@ -207,6 +208,8 @@ class ReaderProcess:
     """The reader process' nice value (a dashboard yielding the CPU to the sink's writers)."""
     reads: list[tuple[float, float, int]] = field(default_factory=list)
     error: BaseException | None = None
+    peak_rss_mib: int | None = None
+    """The reader process' peak resident memory (``VmHWM``), read as it is stopped."""
     _process: subprocess.Popen[bytes] | None = None
     _log: Path | None = None
 
@@ -224,6 +227,7 @@ class ReaderProcess:
     def stop(self) -> None:
         if self._process is None:
             return
+        self.peak_rss_mib = _peak_rss_mib(self._process.pid)
         self._process.send_signal(signal.SIGTERM)
         out, _ = self._process.communicate(timeout=300)
         for line in out.decode().splitlines():
@@ -250,6 +254,18 @@ class ReaderProcess:
 
     def close(self) -> None:
         pass
+
+
+def _peak_rss_mib(pid: int) -> int | None:
+    """A running process' peak resident memory in MiB (None when its status cannot be read)."""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    return None
 
 
 def reader_for(spark: Any, settings: Any, tables: list[str], *, pause_s: float, engine: str, nice: int = 0) -> Any:

@@ -192,6 +192,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
             "reader_nice": config.reader_nice,
             "read_pause_s": config.read_pause_s,
             "reads": len(reader.reads),
+            "reader_peak_rss_mib": getattr(reader, "peak_rss_mib", None),
             "read_s_p50_max": [round(read_seconds[len(read_seconds) // 2], 2), round(read_seconds[-1], 2)]
             if read_seconds
             else None,
