@@ -191,6 +191,33 @@ def test_events_a_copy_holds_change_nothing_and_a_failed_read_starts_again(
     reader.close()
 
 
+def test_a_lake_written_again_from_nothing_starts_the_copy_again(tmp_path: Path) -> None:
+    # An operator deletes the lake and the sink writes it again: the changelog is another table (its id), so
+    # the reader's copy of the old one is not moved on but made again from the new lake.
+    settings = _settings(tmp_path / "lake")
+    rounds = _rounds()
+
+    def write(count: int) -> None:
+        store = DeltaRsChangelog(settings.changelog_uri(), settings.quarantine_uri(), "writer", partition_by=[])
+        store.resume(TOPIC, [0])
+        offset = 0
+        for messages in rounds[:count]:
+            _changelog_round(store, messages, offset)
+            offset += len(messages)
+        _catch_up(settings)
+
+    write(5)
+    tables = _source_tables(settings)
+    reader = CurrentStates(settings)
+    before = _read(reader, tables)
+    shutil.rmtree(tmp_path / "lake")
+    write(1)
+    again = _read(reader, tables)
+    assert reader.started_again == 2
+    assert again == _mirrors(settings, tables) != before
+    reader.close()
+
+
 def _fetched(relation: Any) -> tuple[list[str], list[tuple[Any, ...]]]:
     return relation.columns, relation.fetchall()
 
