@@ -15,8 +15,8 @@ Applying events a copy holds already changes nothing (each key's floor, each ori
 changes nothing in a mirror: so the tail past the mirrors may overlap what the pinned mirrors hold.
 
 The copy lives in temporary tables of the reader's DuckDB connection (``drop`` removes them); a table written
-over and over is rewritten whole once the rows it changed pass the rows it holds (DuckDB keeps a changed row's
-old versions until then).
+over and over is rewritten whole once the rows it changed pass the rows it holds and 50,000, so the space of
+its deleted and updated rows is given back in one pass.
 """
 
 from __future__ import annotations
