@@ -50,7 +50,7 @@ from binlake.spark_sink.layout import ORDER_KEY, PROP_TRUNCATED
 from binlake.spark_sink.local_files import local_root
 from binlake.spark_sink.mirror import follower
 from binlake.spark_sink.mirror.arrow_columns import spark_schema
-from binlake.spark_sink.mirror.current_held import HeldTables, duckdb_type
+from binlake.spark_sink.mirror.current_held import HeldTables, duckdb_type, select_list
 from binlake.spark_sink.mirror.merge_rules import double_quotes
 from binlake.spark_sink.mirror.merge_source import floor_rows, sql_text
 from binlake.spark_sink.settings import SinkSettings
@@ -183,11 +183,8 @@ class CurrentStates:
 
 def _rows(mirror: str, schema: StructType, truncated: str | None) -> str:
     """The query of an attached mirror's rows in its columns' DuckDB types, none older than its TRUNCATE."""
-    columns = ", ".join(
-        f"CAST({double_quotes(f.name)} AS {duckdb_type(f.dataType)}) AS {double_quotes(f.name)}" for f in schema.fields
-    )
     where = "" if truncated is None else f" WHERE {double_quotes(ORDER_KEY)} >= {sql_text(truncated)}"
-    return f"SELECT {columns} FROM {mirror}{where}"
+    return f"SELECT {select_list(schema, {f.name for f in schema.fields})} FROM {mirror}{where}"
 
 
 def _open(uri: str) -> DeltaTable | None:

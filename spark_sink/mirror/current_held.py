@@ -114,8 +114,13 @@ class HeldTables:
         self.tables[table] = HeldTable(name, schema, dict(properties))
 
     def add_floors(self, rows: Table) -> None:
-        """Floors (``tbl``, ``k``, ``f``: one row per source table and key) read from the lake's tombstones."""
-        self._upsert_floors(rows)
+        """Floors (``tbl``, ``k``, ``f``: source table, key text, sequence), each key's newest one kept: the lake's
+        tombstones at the start, the keys each batch leaves deleted after."""
+        with _registered(self.connection, rows) as new:
+            self.connection.execute(
+                f"INSERT INTO {self.floors} SELECT tbl, k, max(f) FROM {new} GROUP BY tbl, k "
+                "ON CONFLICT (tbl, k) DO UPDATE SET f = greatest(f, excluded.f)"
+            )
 
     # ------------------------------------------------------------ moving on
 
@@ -172,10 +177,7 @@ class HeldTables:
             properties = dict(new.properties)
             if truncated is not None:
                 properties[PROP_TRUNCATED] = truncated
-            columns = ", ".join(
-                f"CAST(NULL AS {duckdb_type(f.dataType)}) AS {double_quotes(f.name)}" for f in new.schema
-            )
-            self.hold(table, f"SELECT {columns} WHERE false", new.schema, properties)
+            self.hold(table, f"SELECT {select_list(new.schema, set())} WHERE false", new.schema, properties)
             return self.tables[table], result, key
         result, key, schema = planned_from(settings, table, descs + declared, (held.properties, held.schema))
         held.properties[PROP_FALLBACKS] = json.dumps(result.fallbacks)
@@ -226,7 +228,7 @@ class HeldTables:
             rows = Table.from_arrays(
                 [Array([g[i] for g in gone], DataType.string()) for i in range(3)], names=["tbl", "k", "f"]
             )
-            self._upsert_floors(rows)
+            self.add_floors(rows)
 
     def _append_keyless(self, held: HeldTable, rows: TableRows, projection: Projection, truncated: str | None) -> None:
         made = rows.keyless(projection, truncated_at=truncated)
@@ -245,15 +247,6 @@ class HeldTables:
                 f"WHERE NOT EXISTS (SELECT 1 FROM {held.name} AS h WHERE h.{origin} = n.{origin})"
             )
 
-    # ------------------------------------------------------------ floors
-
-    def _upsert_floors(self, rows: Table) -> None:
-        with _registered(self.connection, rows) as new:
-            self.connection.execute(
-                f"INSERT INTO {self.floors} SELECT tbl, k, max(f) FROM {new} GROUP BY tbl, k "
-                "ON CONFLICT (tbl, k) DO UPDATE SET f = greatest(f, excluded.f)"
-            )
-
     # ------------------------------------------------------------ DuckDB tables
 
     def _count(self, held: HeldTable) -> int:
@@ -262,16 +255,20 @@ class HeldTables:
 
     def _rewrite(self, held: HeldTable, schema: StructType) -> None:
         """Write the table whole in ``schema``'s columns (columns added NULL, widened ones cast)."""
-        have = {f.name for f in held.schema.fields}
-        columns = ", ".join(
-            f"CAST({double_quotes(f.name) if f.name in have else 'NULL'} AS {duckdb_type(f.dataType)}) "
-            f"AS {double_quotes(f.name)}"
-            for f in schema.fields
-        )
+        columns = select_list(schema, {f.name for f in held.schema.fields})
         name = _name("held")
         self.connection.execute(f"CREATE TEMPORARY TABLE {name} AS SELECT {columns} FROM {held.name}")
         self.connection.execute(f"DROP TABLE {held.name}")
         held.name, held.schema, held.changed = name, schema, 0
+
+
+def select_list(schema: StructType, have: set[str]) -> str:
+    """``schema``'s columns in their DuckDB types, from the columns named ``have`` (the others NULL)."""
+    return ", ".join(
+        f"CAST({double_quotes(f.name) if f.name in have else 'NULL'} AS {duckdb_type(f.dataType)}) "
+        f"AS {double_quotes(f.name)}"
+        for f in schema.fields
+    )
 
 
 def _name(what: str) -> str:

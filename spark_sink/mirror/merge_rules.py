@@ -109,7 +109,7 @@ def merged_read(
     quote: Callable[[str], str] = backticks,
 ) -> MergedRead:
     """The MERGE of a folded batch into a mirror whose columns are ``columns`` ((name, SQL type text) in order)
-    as a query (``MergedRead``): the same clauses, so Spark's and DuckDB's reads agree with the MERGE."""
+    as a query (``MergedRead``): the same clauses, so Spark's current-state read agrees with the MERGE."""
     clauses = merge_clauses([name for name, _ in columns], physical=physical, key_index=key_index, quote=quote)
     in_mirror = f"t.{quote(physical[key_index[0]])} IS NOT NULL"  # a mirror row never lacks its key
     in_batch = f"s._v{key_index[0]} IS NOT NULL"

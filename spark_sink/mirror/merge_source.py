@@ -1,7 +1,7 @@
 """A keyed table's batch folded and made the MERGE's source (``merge_rules``' ``s``) in Arrow, without Spark.
 
 Shared by the mirror writer without Spark (``delta_rs_mirror``, which MERGEs the source with delta-rs) and
-the current-state reads without Spark (``current_duckdb``, which joins it with the mirror in DuckDB): the
+the current-state reads without Spark (``current_held``, which MERGEs it into its copy in DuckDB): the
 batch's events folded per key (``FoldColumns``: made by ``table_rows``, natively or by ``fold_rows``), each
 key's tombstone text and floor (the newest deleted-key row of the tombstone table the batch pinned), and the
 Arrow table holding per key its values, their sequences and its floor; for a key-less table, its new rows as
@@ -132,17 +132,8 @@ def floors(tombstones: DeltaTable | None, table: str, keys: set[str]) -> dict[st
     are left out)."""
     if tombstones is None or not keys:
         return {}
-    quoted_table = double_quotes(TOMBSTONE_TABLE)
-    reader = (
-        QueryBuilder()
-        .register("d", tombstones)
-        .execute(
-            f"SELECT {double_quotes(TOMBSTONE_KEY)} AS k, max({double_quotes(ORDER_KEY)}) AS f FROM d "
-            f"WHERE {quoted_table} = {sql_text(table)} GROUP BY {double_quotes(TOMBSTONE_KEY)}"
-        )
-    )
     out: dict[str, str] = {}
-    for batch in reader.read_all().to_batches():
+    for batch in floor_rows(tombstones, [table]).to_batches():
         for k, f in zip(batch.column("k").to_pylist(), batch.column("f").to_pylist(), strict=True):
             if k in keys:
                 out[k] = f
