@@ -4,7 +4,11 @@ What the changelog query does in a Spark micro-batch, this does in the
 Python process: read a batch of records (up to ``max_offsets_per_trigger``
 records or ``trigger_interval_s`` seconds, whichever comes first), make their
 changelog rows and rejects, append them with delta-rs, exactly once (the
-offsets live in the tables' Delta logs, ``delta_rs``). A batch of a few
+offsets live in the tables' Delta logs, ``delta_rs``). Batches start
+``trigger_interval_s`` apart, as a Spark processing-time trigger starts its
+micro-batches: a batch that took longer than the interval is followed at once
+by one holding what arrived meanwhile, so a slow batch (a busy machine) costs
+its own time once, not its time plus a whole interval. A batch of a few
 thousand events costs a fraction of a second on one core, so the changelog
 stays seconds behind the topic where a Spark micro-batch costs seconds of
 fixed work each; the Spark mirror query follows this changelog as it follows
@@ -89,15 +93,18 @@ async def run(
                 await consumer.seek_to_end(tp)
         ends = await consumer.end_offsets(assigned) if until_caught_up else {}
         max_records = settings.max_offsets_per_trigger or DEFAULT_MAX_RECORDS
+        closed_at: float | None = None
         while not stop.is_set():
             if on_tick is not None:
                 on_tick()
             if until_caught_up and await _caught_up(consumer, ends):
                 return
             started = time.time()
-            records = await _next_batch(consumer, max_records, settings.trigger_interval_s, stop)
+            close_at = None if closed_at is None else closed_at + settings.trigger_interval_s
+            records = await _next_batch(consumer, max_records, settings.trigger_interval_s, stop, close_at=close_at)
             if not records:
                 continue
+            closed_at = time.monotonic()
             batch = changelog_batch(records)
             written = await asyncio.to_thread(store.write, batch, records)
             log.info(
@@ -137,17 +144,19 @@ async def _caught_up(consumer: AIOKafkaConsumer, ends: dict[TopicPartition, int]
 
 
 async def _next_batch(
-    consumer: AIOKafkaConsumer, max_records: int, interval_s: float, stop: asyncio.Event
+    consumer: AIOKafkaConsumer, max_records: int, interval_s: float, stop: asyncio.Event, *, close_at: float | None
 ) -> list[KafkaRecord]:
-    """Records until ``max_records`` or ``interval_s`` seconds after the first one (or ``stop``); none after a
-    second without any."""
+    """Records until ``max_records``, or until ``close_at`` (monotonic s; ``None``: ``interval_s`` after the
+    first record), or ``stop``; none after a second without any. Past ``close_at`` (the batch before took
+    longer than the interval, or the topic was idle) a batch is what the first poll that returns records
+    holds: what arrived meanwhile, without waiting for more."""
     records: list[KafkaRecord] = []
-    deadline: float | None = None
+    deadline = close_at
     while not stop.is_set() and len(records) < max_records:
         now = time.monotonic()
-        if deadline is not None and now >= deadline:
+        if records and deadline is not None and now >= deadline:
             break
-        wait_s = 1.0 if deadline is None else min(1.0, deadline - now)
+        wait_s = 1.0 if deadline is None or now >= deadline else min(1.0, deadline - now)
         got = await consumer.getmany(timeout_ms=max(1, int(wait_s * 1000)), max_records=max_records - len(records))
         for messages in got.values():
             records += [_record(m) for m in messages]
