@@ -256,7 +256,9 @@ def _run_mirror_writer(
 
     def on_batch(batch: follower.FollowedBatch) -> None:
         applied = batch.applied
-        report = MirrorReport(batch.batch_id, rows=applied.rows, tables=applied.tables, stats=applied.stats)
+        report = MirrorReport(
+            batch.batch_id, rows=applied.rows, tables=applied.tables, stats=applied.stats, steps=batch.steps
+        )
         report.started_at_s, report.visible_at_s = batch.started_at_s, batch.ended_at_s
         metrics.observe_mirror_batch(report)
         server.beat()

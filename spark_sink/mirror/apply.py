@@ -56,7 +56,6 @@ import threading
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, replace
 from typing import Final, TypeVar
 
@@ -80,6 +79,7 @@ from binlake.spark_sink.mirror.project import (
     with_descriptor_id,
 )
 from binlake.spark_sink.mirror.schema import NewMirror, partition_columns, prepare
+from binlake.spark_sink.observe.steps import Step
 from binlake.spark_sink.settings import SinkSettings
 
 TRUNCATE_APP: Final = ".truncate"
@@ -135,10 +135,6 @@ def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str,
             Descriptor(int(row[DESC]), columns, tuple(row["primary_key"] or []))
         )
     return found, counts
-
-
-Step = Callable[[str], AbstractContextManager[None]]
-"""Times a named step of the batch (``StepClock.step``)."""
 
 
 def apply(

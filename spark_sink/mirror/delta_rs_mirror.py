@@ -57,6 +57,7 @@ from binlake.spark_sink.mirror.schema import new_mirror, owned_key
 from binlake.spark_sink.mirror.table_rows import Batch, TableRows
 from binlake.spark_sink.observe import batch_stats
 from binlake.spark_sink.observe.batch_stats import BatchStats
+from binlake.spark_sink.observe.steps import Step, StepClock
 from binlake.spark_sink.settings import SinkSettings
 
 log = logging.getLogger("binlake.sink.mirrors")
@@ -120,8 +121,10 @@ class DeltaRsMirrors:
         self._checked: set[str] = set()
         """Tables known to have no tombstone table of an earlier release (``_no_legacy_tombstones``)."""
 
-    def apply(self, events: Batch, batch_id: int) -> Applied:
-        """Apply one batch's events (module doc)."""
+    def apply(self, events: Batch, batch_id: int, *, steps: StepClock | None = None) -> Applied:
+        """Apply one batch's events (module doc); the wall time of its steps on ``steps`` (the sink's
+        ``binlake_sink_batch_step_seconds``)."""
+        step = (steps if steps is not None else StepClock()).step
         settings = self.settings
         tables_of: list[str] = [c.table for c in events.control]
         ops: list[str] = [c.op for c in events.control]
@@ -139,17 +142,20 @@ class DeltaRsMirrors:
         tombstones_uri = settings.tombstones_uri()
         # The tombstones as the batch starts, opened once for every table's floors (``tombstones.pin``): the
         # batch's own tombstone commits come after its MERGEs.
-        pinned = _open(tombstones_uri)
+        with step("floors"):
+            pinned = _open(tombstones_uri)
         deleted: list[tuple[str, str, str]] = []
         truncations: dict[str, str] = {}
         marked: list[tuple[DeltaTable, dict[str, str]]] = []
         for table in tables:
             ctl = control.get(table, TableControl())
             descs = events.descriptors.get(table, [])
-            state = self._prepare(table, descs, ctl)
+            with step("mirror_schema"):
+                state = self._prepare(table, descs, ctl)
             if state is None:
                 continue  # a TRUNCATE or DDL of a table no row event has described yet
-            state, fresh = self._truncate(table, state, ctl, batch_id)
+            with step("truncate"):
+                state, fresh = self._truncate(table, state, ctl, batch_id)
             if fresh is not None:
                 truncations[table] = fresh
                 if state.delta is not None:  # a new mirror records it in its creation
@@ -163,18 +169,22 @@ class DeltaRsMirrors:
                 applied.skipped.append(table)
             if not state.key:
                 if not done:
-                    self._append_keyless(state, rows, batch_id)
+                    with step("append_keyless"):
+                        self._append_keyless(state, rows, batch_id)
                 continue
             # Folded even when written already (a replay): its deleted keys go to the tombstones below.
-            deleted += self._merge(table, state, rows, batch_id, pinned, write=not done)
+            deleted += self._merge(table, state, rows, batch_id, pinned, write=not done, step=step)
         if truncations:
-            self._truncate_tombstones(tombstones_uri, truncations, batch_id)
-            # Last: a crash before these replays the TRUNCATEs' deletes (skipped by their transactions) and
-            # comes here again (a mirror whose mark is set would not apply its TRUNCATE again).
-            for mirror, marks in marked:
-                mirror.alter.set_table_properties(marks, raise_if_not_exists=False)
-        self._record(tombstones_uri, deleted, batch_id)
-        self._compact(tombstones_uri, batch_id)
+            with step("truncate"):
+                self._truncate_tombstones(tombstones_uri, truncations, batch_id)
+                # Last: a crash before these replays the TRUNCATEs' deletes (skipped by their transactions) and
+                # comes here again (a mirror whose mark is set would not apply its TRUNCATE again).
+                for mirror, marks in marked:
+                    mirror.alter.set_table_properties(marks, raise_if_not_exists=False)
+        with step("tombstones_append"):
+            self._record(tombstones_uri, deleted, batch_id)
+        with step("tombstones_compact"):
+            self._compact(tombstones_uri, batch_id)
         applied.deleted = len(deleted)
         return applied
 
@@ -278,10 +288,12 @@ class DeltaRsMirrors:
         tombstones: DeltaTable | None,
         *,
         write: bool = True,
+        step: Step,
     ) -> list[tuple[str, str, str]]:
         """Fold and MERGE a keyed table's row events (``write`` False: only fold) above their floors in the
         pinned ``tombstones``; return its deleted keys as tombstone rows."""
-        table_fold = rows.fold(table, state.plan, state.key, truncated_at=state.truncated_at)
+        with step("fold"):
+            table_fold = rows.fold(table, state.plan, state.key, truncated_at=state.truncated_at)
         projection, texts = table_fold.projection, table_fold.texts
         gone = table_fold.deleted()
         if not len(table_fold.columns) or not write:
@@ -289,31 +301,35 @@ class DeltaRsMirrors:
         mirror = state.delta if state.delta is not None else self._create(state, projection.types, keyless=False)
         if not mirror.file_uris():
             # A new mirror (or one a crash left empty after its creation): the MERGE could only insert.
-            floors = key_floors(tombstones, table, set(texts))
+            with step("floors"):
+                floors = key_floors(tombstones, table, set(texts))
             values, seqs = table_fold.inserted([floors.get(t) for t in texts])
             columns = [array(v, t) for v, t in zip(values, projection.types, strict=True)]
             columns.append(Array(seqs, DataType.string()))
             batch = RecordBatch.from_arrays(columns, names=[*projection.physical, ORDER_KEY])
-            write_deltalake(mirror, batch, mode="append", commit_properties=_commit(self.app_id, batch_id))
+            with step("append"):
+                write_deltalake(mirror, batch, mode="append", commit_properties=_commit(self.app_id, batch_id))
             return gone
-        source = table_fold.source(tombstones)
+        with step("floors"):
+            source = table_fold.source(tombstones)
         target = [f.name for f in spark_schema(mirror.schema()).fields]
         clauses = merge_clauses(
             target, physical=projection.physical, key_index=projection.key_index, quote=double_quotes
         )
-        (
-            mirror.merge(
-                source,
-                clauses.condition,
-                source_alias="s",
-                target_alias="t",
-                commit_properties=_commit(self.app_id, batch_id),
+        with step("merge"):
+            (
+                mirror.merge(
+                    source,
+                    clauses.condition,
+                    source_alias="s",
+                    target_alias="t",
+                    commit_properties=_commit(self.app_id, batch_id),
+                )
+                .when_matched_delete(predicate=f"s._delete AND {clauses.newer}")
+                .when_matched_update(updates=clauses.update, predicate=f"NOT s._delete AND {clauses.newer}")
+                .when_not_matched_insert(updates=clauses.insert, predicate=clauses.inserted)
+                .execute()
             )
-            .when_matched_delete(predicate=f"s._delete AND {clauses.newer}")
-            .when_matched_update(updates=clauses.update, predicate=f"NOT s._delete AND {clauses.newer}")
-            .when_not_matched_insert(updates=clauses.insert, predicate=clauses.inserted)
-            .execute()
-        )
         return gone
 
     def _create(self, state: _Table, types: list[SparkType], *, keyless: bool) -> DeltaTable:

@@ -22,7 +22,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
@@ -35,6 +35,7 @@ from binlake.spark_sink.local_files import local_root
 from binlake.spark_sink.mirror import table_rows
 from binlake.spark_sink.mirror.current_state import applied_by
 from binlake.spark_sink.mirror.delta_rs_mirror import Applied, DeltaRsMirrors, MirrorWriteError
+from binlake.spark_sink.observe.steps import StepClock
 from binlake.spark_sink.settings import SinkSettings
 
 log = logging.getLogger("binlake.sink.mirrors")
@@ -55,6 +56,8 @@ class FollowedBatch:
     applied: Applied
     started_at_s: float
     ended_at_s: float
+    steps: StepClock = field(default_factory=StepClock)
+    """Wall time per step (``binlake_sink_batch_step_seconds``)."""
 
 
 class Progress:
@@ -238,8 +241,10 @@ def run(
             progress.log(batch_id, str(changelog.metadata().id), last + 1)
         started = time.time()
         next_start = time.monotonic() + interval
-        events = read_range(changelog, first, last)
-        applied = store.apply(events, batch_id)
+        steps = StepClock()
+        with steps.step("read_changelog"):
+            events = read_range(changelog, first, last)
+        applied = store.apply(events, batch_id, steps=steps)
         progress.commit(batch_id)
         ended = time.time()
         log.info(
@@ -253,4 +258,4 @@ def run(
             ended - started,
         )
         if on_batch is not None:
-            on_batch(FollowedBatch(batch_id, first, last, applied, started, ended))
+            on_batch(FollowedBatch(batch_id, first, last, applied, started, ended, steps))

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+
+Step = Callable[[str], AbstractContextManager[None]]
+"""Times a named step of the batch (``StepClock.step``)."""
 
 
 class StepClock:

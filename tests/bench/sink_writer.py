@@ -1,7 +1,8 @@
 """Sustained freshness of the changelog written without Spark (``spark_sink.changelog.writer``).
 
 A producer thread sends canonical events at a steady rate (``PacedProducer``,
-``ts_ms`` = send time) while the writer runs in this process on a
+``ts_ms`` = send time) while the writer runs in a process of its own (as
+deployed; its batches reported back through a queue) on a
 ``BINLAKE_BENCH_SINK_TRIGGER_S`` trigger and the mirrors are written by a
 ``binlake sink`` process of its own (``BINLAKE_SINK_QUERIES=mirrors``, nice
 10): the mirror writer without Spark on a ``BINLAKE_BENCH_SINK_MIRROR_TRIGGER_S``
@@ -12,25 +13,28 @@ holding it became visible minus its ``ts_ms`` (target p99 < 5 s), over the
 events sent after the first ``BINLAKE_BENCH_SINK_WARMUP_S`` seconds.
 
 Beside them, as in the Spark sink's sustained part (``sink_sustained``): a
-reader in this process' SparkSession reads every table's current state
+reader (``BINLAKE_BENCH_SINK_READER``: DuckDB in a process of its own, or
+this process' SparkSession) reads every table's current state
 (merge on read) ``BINLAKE_BENCH_SINK_READ_PAUSE_S`` after its previous read
 (target p99 < 10 s), the mirrors' lag is polled from the mirror process'
 metrics every second (``MirrorPoller``; bounded: the second half of the input
 against the first), every table's current state is compared with the
 generator's truth at the end, and the resident memory of this process (with
-its JVM) and of the mirror process is sampled.
+its JVM) and of its children (the writer, the mirror process) is sampled.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import multiprocessing
 import os
 import shutil
 import signal
 import subprocess
 import threading
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -58,27 +62,32 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         trigger_interval_s=config.trigger_s,
         max_offsets_per_trigger=None,
     )
+    context = multiprocessing.get_context("spawn")
+    inbox: multiprocessing.Queue[Any] = context.Queue()
+    stop = context.Event()
     batches: list[writer.WriterBatch] = []
-    stop = asyncio.Event()
-    loops: list[asyncio.AbstractEventLoop] = []
     failures: list[BaseException] = []
+    # The writer in a process of its own, as deployed (``binlake sink``, queries=changelog): in this process its
+    # Python work would share the interpreter lock with the paced producer's.
+    child = context.Process(
+        target=_write_changelog, args=(settings, kafka, inbox, stop), name="bench-writer", daemon=True
+    )
+    child.start()
 
-    def run_writer() -> None:
-        async def main() -> None:
-            loops.append(asyncio.get_running_loop())
-            await writer.run(settings, kafka, "bench-writer", stop=stop, on_batch=batches.append)
+    def collect() -> None:
+        while True:
+            report = inbox.get()
+            if report is None:
+                return
+            if isinstance(report, BaseException):
+                failures.append(report)
+                return
+            batches.append(report)
 
-        try:
-            asyncio.run(main())
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            failures.append(exc)
-
-    thread = threading.Thread(target=run_writer, name="bench-writer", daemon=True)
+    thread = threading.Thread(target=collect, name="bench-writer-reports", daemon=True)
     thread.start()
-    while not loops and thread.is_alive():
-        time.sleep(0.1)
     changelog = tmp / "lake" / "changelog" / "_delta_log"
-    while not changelog.exists() and thread.is_alive():
+    while not changelog.exists() and child.is_alive():
         time.sleep(0.1)  # the writer creates the changelog; the mirror process waits for it anyway
     port = sink_sustained.free_port()
     mirror_env = {"BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S": "30"}
@@ -119,9 +128,11 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
         reader.stop()
         poller.stop()
         memory = rss.stop()
-        if loops:
-            loops[0].call_soon_threadsafe(stop.set)
-        thread.join(60)
+        stop.set()
+        child.join(60)
+        if child.is_alive():
+            child.kill()
+        thread.join(10)
         mirrors.send_signal(signal.SIGTERM)
         try:
             mirrors.wait(120)
@@ -203,7 +214,7 @@ def freshness(spark: Any, kafka: KafkaSettings, config: Any, topic: str, tmp: Pa
             "events_no_read_saw": sink_sustained.unseen_events(reports, reader.reads),
             "tables_not_equal_to_truth": wrong,
         },
-        # This process (the writer, the reader's SparkSession and its JVM, the mirror process as its child).
+        # This process (the reader's SparkSession and its JVM) and its children (the writer, the mirror process).
         "rss": memory,
         "cpus": os.cpu_count(),
     }
@@ -311,3 +322,30 @@ def _mirrors_caught_up(settings: Any) -> list[Any]:
     batches: list[follower.FollowedBatch] = []
     follower.run(settings, "bench-mirror-writer", stop=threading.Event(), on_batch=batches.append, until_caught_up=True)
     return batches
+
+
+def _write_changelog(settings: Any, kafka: KafkaSettings, reports: Any, stop: Any) -> None:
+    """The writer process: ``writer.run`` until ``stop`` is set, each batch put on ``reports``, then ``None``
+    (or the exception it failed with)."""
+    from binlake.spark_sink.changelog import writer
+
+    async def main() -> None:
+        stopped = asyncio.Event()
+
+        async def watch() -> None:
+            while not stop.is_set():
+                await asyncio.sleep(0.1)
+            stopped.set()
+
+        watcher = asyncio.create_task(watch())
+        try:
+            await writer.run(settings, kafka, "bench-writer", stop=stopped, on_batch=reports.put)
+        finally:
+            watcher.cancel()
+
+    try:
+        asyncio.run(main())
+    except BaseException:  # noqa: BLE001 - reported to the bench's process (as text: not every error pickles)
+        reports.put(RuntimeError(traceback.format_exc()))
+    else:
+        reports.put(None)

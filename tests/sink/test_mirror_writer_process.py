@@ -33,6 +33,7 @@ from binlake.spark_sink.changelog.delta_rs import DeltaRsChangelog
 from binlake.spark_sink.mirror import follower, table_rows
 from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors, MirrorWriteError
 from binlake.spark_sink.mirror.table_rows import Batch
+from binlake.spark_sink.observe.steps import StepClock
 from binlake.spark_sink.settings import SinkSettings
 from tests.bench import sink_bench
 from tests.bench.sink_sustained import frame_ids, truth_mismatches
@@ -161,6 +162,10 @@ async def test_the_mirror_writer_process_reports_its_batches_and_stops_on_sigter
         rows = _by_label(scraped, "binlake_sink_mirror_rows_total", "table", "op")
         assert sum(rows.values()) == 600 and {t for t, _ in rows} == {f"bench.t{i:02d}" for i in range(TABLES)}
         assert scraped[("binlake_sink_mirror_last_commit_timestamp_seconds", ())] > 0
+        steps = {
+            name for (name,), seconds in _by_label(scraped, "binlake_sink_batch_step_seconds_total", "step").items()
+        }
+        assert {"read_changelog", "fold"} <= steps and steps & {"append", "merge"}, steps  # where a batch went
         assert (await asyncio.to_thread(_get, port, "/readyz"))[0] == 200
         assert (await asyncio.to_thread(_get, port, "/healthz"))[0] == 200
         children = subprocess.run(
@@ -178,10 +183,10 @@ async def test_the_mirror_writer_process_reports_its_batches_and_stops_on_sigter
 class _FailingMirrors(DeltaRsMirrors):
     """Mirrors whose batch fails after its first table's MERGE (a broker of storage refusing a commit)."""
 
-    def apply(self, events: Batch, batch_id: int) -> Any:
+    def apply(self, events: Batch, batch_id: int, *, steps: StepClock | None = None) -> Any:
         first = sorted(events.rows)[:1]
         partial = Batch({t: events.rows[t] for t in first}, [], {t: events.descriptors[t] for t in first})
-        super().apply(partial, batch_id)
+        super().apply(partial, batch_id, steps=steps)
         raise OSError("the storage refused a commit")
 
 
