@@ -20,6 +20,10 @@ Exactly once: every commit of a batch carries the Delta transaction (app id, bat
 under the app id with ``.truncate``; a batch replayed after a crash skips each table whose mirror
 already holds its transaction, and folds the others against the same state as before (the tombstones
 are appended last, so they have not moved). Schema changes carry none: each is idempotent by value.
+
+Kept between batches (one writer per lake, so nothing else moves these tables): each table it opened,
+moved on by the log's new commits at the next batch (``_table``), and the tombstones' floors
+(``floor_cache``); a batch that fails drops both.
 """
 
 from __future__ import annotations
@@ -48,10 +52,10 @@ from binlake.spark_sink.layout import (
 from binlake.spark_sink.mirror.apply import COMPACT_APP, TRUNCATE_APP, declared_descriptors, truncation_properties
 from binlake.spark_sink.mirror.arrow_columns import array, arrow_type, delta_field, spark_schema
 from binlake.spark_sink.mirror.control_events import TableControl, controls
+from binlake.spark_sink.mirror.floor_cache import FloorCache
 from binlake.spark_sink.mirror.fold_rows import Projection
 from binlake.spark_sink.mirror.merge_rules import double_quotes, merge_clauses
-from binlake.spark_sink.mirror.merge_source import floors as key_floors
-from binlake.spark_sink.mirror.merge_source import keyless_columns, sql_text
+from binlake.spark_sink.mirror.merge_source import keyless_columns, merge_source, sql_text
 from binlake.spark_sink.mirror.plan import Descriptor, Plan, one_table_per_mirror, plan
 from binlake.spark_sink.mirror.schema import new_mirror, owned_key
 from binlake.spark_sink.mirror.table_rows import Batch, TableRows
@@ -118,13 +122,39 @@ class DeltaRsMirrors:
         # those of a Spark mirror with widening off (the setting must be false, ``SinkSettings``).
         self.settings = settings.model_copy(update={"type_widening": False})
         self.app_id = app_id
+        self._floors = FloorCache()
+        """The tombstones' floors kept from one batch to the next (``floor_cache``)."""
+        self._opened: dict[str, DeltaTable] = {}
+        """The tables opened so far (mirrors, tombstones), by URI (``_table``)."""
         self._checked: set[str] = set()
         """Tables known to have no tombstone table of an earlier release (``_no_legacy_tombstones``)."""
 
     def apply(self, events: Batch, batch_id: int, *, steps: StepClock | None = None) -> Applied:
         """Apply one batch's events (module doc); the wall time of its steps on ``steps`` (the sink's
-        ``binlake_sink_batch_step_seconds``)."""
-        step = (steps if steps is not None else StepClock()).step
+        ``binlake_sink_batch_step_seconds``). After a batch that failed, the next reads every table and floor
+        again: nothing kept from before the failure is trusted."""
+        try:
+            return self._apply(events, batch_id, (steps if steps is not None else StepClock()).step)
+        except BaseException:
+            self._opened.clear()
+            self._floors.forget()
+            raise
+
+    def _table(self, uri: str) -> DeltaTable | None:
+        """``uri``'s table as its log holds it now: the one opened in an earlier batch moved on by the commits
+        made since (this writer's own move it in place), else opened, reading its log from the last checkpoint.
+        Opening every mirror again in every batch cost a read of up to ``delta.checkpointInterval`` commits
+        each."""
+        held = self._opened.get(uri)
+        if held is not None:
+            held.update_incremental()
+            return held
+        found = _open(uri)
+        if found is not None:
+            self._opened[uri] = found
+        return found
+
+    def _apply(self, events: Batch, batch_id: int, step: Step) -> Applied:
         settings = self.settings
         tables_of: list[str] = [c.table for c in events.control]
         ops: list[str] = [c.op for c in events.control]
@@ -143,7 +173,8 @@ class DeltaRsMirrors:
         # The tombstones as the batch starts, opened once for every table's floors (``tombstones.pin``): the
         # batch's own tombstone commits come after its MERGEs.
         with step("floors"):
-            pinned = _open(tombstones_uri)
+            pinned = self._table(tombstones_uri)
+            self._floors.pin(pinned)
         deleted: list[tuple[str, str, str]] = []
         truncations: dict[str, str] = {}
         marked: list[tuple[DeltaTable, dict[str, str]]] = []
@@ -173,18 +204,22 @@ class DeltaRsMirrors:
                         self._append_keyless(state, rows, batch_id)
                 continue
             # Folded even when written already (a replay): its deleted keys go to the tombstones below.
-            deleted += self._merge(table, state, rows, batch_id, pinned, write=not done, step=step)
+            deleted += self._merge(table, state, rows, batch_id, write=not done, step=step)
         if truncations:
             with step("truncate"):
-                self._truncate_tombstones(tombstones_uri, truncations, batch_id)
+                if self._truncate_tombstones(tombstones_uri, truncations, batch_id):
+                    self._floors.forget()
                 # Last: a crash before these replays the TRUNCATEs' deletes (skipped by their transactions) and
                 # comes here again (a mirror whose mark is set would not apply its TRUNCATE again).
                 for mirror, marks in marked:
                     mirror.alter.set_table_properties(marks, raise_if_not_exists=False)
         with step("tombstones_append"):
-            self._record(tombstones_uri, deleted, batch_id)
+            recorded = self._record(tombstones_uri, deleted, batch_id)
         with step("tombstones_compact"):
-            self._compact(tombstones_uri, batch_id)
+            compacted = self._compact(tombstones_uri, batch_id)
+        commits = [v for v in (recorded, compacted) if v is not None]
+        if commits:
+            self._floors.committed(deleted, commits=len(commits), version=commits[-1])
         applied.deleted = len(deleted)
         return applied
 
@@ -208,7 +243,7 @@ class DeltaRsMirrors:
         self._no_legacy_tombstones(table)
         uri = settings.mirror_uri(table)
         every = descs + declared_descriptors(ctl)
-        found = _open(uri)
+        found = self._table(uri)
         if found is None:
             if not descs:
                 return None
@@ -266,16 +301,18 @@ class DeltaRsMirrors:
             )
         return _Table(state.uri, state.delta, state.plan, state.key, wanted, {}, []), wanted
 
-    def _truncate_tombstones(self, uri: str, truncations: dict[str, str], batch_id: int) -> None:
-        found = _open(uri)
+    def _truncate_tombstones(self, uri: str, truncations: dict[str, str], batch_id: int) -> bool:
+        """Delete the truncated tables' floors older than their TRUNCATE; return whether this committed."""
+        found = self._table(uri)
         app = self.app_id + TRUNCATE_APP
         if found is None or _done(found, app, batch_id):
-            return
+            return False
         older = " OR ".join(
             f"({double_quotes(TOMBSTONE_TABLE)} = {sql_text(t)} AND {double_quotes(ORDER_KEY)} < {sql_text(at)})"
             for t, at in sorted(truncations.items())
         )
         found.delete(older, commit_properties=_commit(app, batch_id))
+        return True
 
     # ------------------------------------------------------------ rows
 
@@ -285,13 +322,12 @@ class DeltaRsMirrors:
         state: _Table,
         rows: TableRows,
         batch_id: int,
-        tombstones: DeltaTable | None,
         *,
         write: bool = True,
         step: Step,
     ) -> list[tuple[str, str, str]]:
         """Fold and MERGE a keyed table's row events (``write`` False: only fold) above their floors in the
-        pinned ``tombstones``; return its deleted keys as tombstone rows."""
+        pinned tombstones (``_floors``); return its deleted keys as tombstone rows."""
         with step("fold"):
             table_fold = rows.fold(table, state.plan, state.key, truncated_at=state.truncated_at)
         projection, texts = table_fold.projection, table_fold.texts
@@ -302,8 +338,8 @@ class DeltaRsMirrors:
         if not mirror.file_uris():
             # A new mirror (or one a crash left empty after its creation): the MERGE could only insert.
             with step("floors"):
-                floors = key_floors(tombstones, table, set(texts))
-            values, seqs = table_fold.inserted([floors.get(t) for t in texts])
+                floors = self._floors.floors(table, texts)
+            values, seqs = table_fold.inserted(floors)
             columns = [array(v, t) for v, t in zip(values, projection.types, strict=True)]
             columns.append(Array(seqs, DataType.string()))
             batch = RecordBatch.from_arrays(columns, names=[*projection.physical, ORDER_KEY])
@@ -311,7 +347,7 @@ class DeltaRsMirrors:
                 write_deltalake(mirror, batch, mode="append", commit_properties=_commit(self.app_id, batch_id))
             return gone
         with step("floors"):
-            source = table_fold.source(tombstones)
+            source = merge_source(table_fold.columns, projection, self._floors.floors(table, texts))
         target = [f.name for f in spark_schema(mirror.schema()).fields]
         clauses = merge_clauses(
             target, physical=projection.physical, key_index=projection.key_index, quote=double_quotes
@@ -340,7 +376,7 @@ class DeltaRsMirrors:
         if keyless:
             fields += [Field(OP, DataType.string(), True), Field(ORIGIN, DataType.string(), True)]
         try:
-            return DeltaTable.create(
+            created = DeltaTable.create(
                 state.uri,
                 Schema(fields),
                 mode="ignore",
@@ -350,6 +386,8 @@ class DeltaRsMirrors:
             )
         except (CommitFailedError, DeltaError) as exc:
             raise MirrorWriteError(f"creating the mirror {state.uri} failed: {exc}") from exc
+        self._opened[state.uri] = created
+        return created
 
     def _append_keyless(self, state: _Table, rows: TableRows, batch_id: int) -> None:
         projection = Projection(state.plan, [])
@@ -385,31 +423,35 @@ class DeltaRsMirrors:
 
     # ------------------------------------------------------------ tombstones
 
-    def _compact(self, uri: str, batch_id: int) -> None:
+    def _compact(self, uri: str, batch_id: int) -> int | None:
         """Rewrite the tombstone table as one row per deleted key (its newest delete), one commit under the app id
         with ``.compact``, when it holds more than ``tombstone_compact_files`` files beyond one per source table
-        (``tombstones.compact``: the floors read the same values before and after)."""
-        found = _open(uri)
+        (``tombstones.compact``: the floors read the same values before and after); return the version this
+        committed (None: no commit)."""
+        found = self._table(uri)
         if found is None:
-            return
+            return None
         files = len(found.file_uris())
         tables = len(found.partitions())
         if files <= self.settings.tombstone_compact_files or files - tables <= self.settings.tombstone_compact_files:
-            return
+            return None
         app = self.app_id + COMPACT_APP
         if _done(found, app, batch_id):
-            return
+            return None
         newest = _compact_query(found).read_all()
         write_deltalake(
             found, newest, mode="overwrite", partition_by=[TOMBSTONE_TABLE], commit_properties=_commit(app, batch_id)
         )
+        return found.version()
 
-    def _record(self, uri: str, deleted: list[tuple[str, str, str]], batch_id: int) -> None:
+    def _record(self, uri: str, deleted: list[tuple[str, str, str]], batch_id: int) -> int | None:
+        """Append the batch's deleted keys to the tombstone table; return the version this committed (None: no
+        commit, nothing deleted or a replay of a batch that made it)."""
         if not deleted:
-            return
-        found = _open(uri)
+            return None
+        found = self._table(uri)
         if _done(found, self.app_id, batch_id):
-            return
+            return None
         batch = RecordBatch.from_arrays(
             [Array([d[i] for d in deleted], DataType.string()) for i in range(3)],
             names=[TOMBSTONE_TABLE, TOMBSTONE_KEY, ORDER_KEY],
@@ -421,6 +463,7 @@ class DeltaRsMirrors:
             partition_by=None if found is not None else [TOMBSTONE_TABLE],
             commit_properties=_commit(self.app_id, batch_id),
         )
+        return found.version() if found is not None else 0  # a table this append made is at its first version
 
 
 def _compact_query(table: DeltaTable) -> Any:

@@ -90,11 +90,6 @@ class FoldedTable:
         c = self.columns
         return [(self.table, t, seq) for t, seq, d in zip(self.texts, c.seq, c.delete, strict=True) if d]
 
-    def source(self, tombstones: DeltaTable | None) -> Table:
-        """The MERGE's source: its keys above their floors in the pinned ``tombstones`` (``merge_source``)."""
-        found = floors(tombstones, self.table, set(self.texts))
-        return merge_source(self.columns, self.projection, [found.get(t) for t in self.texts])
-
     def inserted(self, key_floors: list[str | None]) -> tuple[list[list[Any]], list[str]]:
         """The rows a mirror holding none of the keys gets (``merge_rules``' insert clause, per key): per physical
         column its values (a value no later than the key's floor or its last DELETE in the batch is NULL), and
@@ -125,19 +120,6 @@ def fold_table(
     projection = Projection(plan, key)
     rows = fold(events, projection, key, truncated_at=truncated_at)
     return FoldedTable.of(table, projection, columns_of(rows, projection))
-
-
-def floors(tombstones: DeltaTable | None, table: str, keys: set[str]) -> dict[str, str]:
-    """The newest tombstone of each of ``keys`` of ``table`` in the pinned tombstone table (keys without one
-    are left out)."""
-    if tombstones is None or not keys:
-        return {}
-    out: dict[str, str] = {}
-    for batch in floor_rows(tombstones, [table]).to_batches():
-        for k, f in zip(batch.column("k").to_pylist(), batch.column("f").to_pylist(), strict=True):
-            if k in keys:
-                out[k] = f
-    return out
 
 
 def floor_rows(tombstones: DeltaTable | None, tables: list[str]) -> Table:
