@@ -160,7 +160,7 @@ class BenchConfig:
     """The DuckDB reader process' nice value."""
     mirror_writer: str = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRROR_WRITER", "python"))
     """The writer part's mirror process: python (the mirror writer without Spark) or spark (the mirror query)."""
-    mirror_trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_MIRROR_TRIGGER_S", 2.0))
+    mirror_trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_MIRROR_TRIGGER_S", 10.0))
     """The python mirror process' trigger (the Spark mirror query's is 30 s: its batches cost seconds each)."""
     reader: str = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_READER", "duckdb"))
     """The sustained parts' current-state reader: duckdb (``current_duckdb``, no Spark, in a process of its own:
