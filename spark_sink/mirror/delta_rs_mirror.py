@@ -21,9 +21,10 @@ under the app id with ``.truncate``; a batch replayed after a crash skips each t
 already holds its transaction, and folds the others against the same state as before (the tombstones
 are appended last, so they have not moved). Schema changes carry none: each is idempotent by value.
 
-Kept between batches (one writer per lake, so nothing else moves these tables): each table it opened,
-moved on by the log's new commits at the next batch (``_table``), and the tombstones' floors
-(``floor_cache``); a batch that fails drops both.
+Kept between batches (one writer per lake, so nothing else moves these tables): each local table it opened,
+moved on by the log's new commits at the next batch (``_table``; opened again when its log no longer holds
+the version it knew: deleted under the writer), and the tombstones' floors (``floor_cache``); a batch that
+fails drops both.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from binlake.spark_sink.layout import (
     TOMBSTONE_KEY,
     TOMBSTONE_TABLE,
 )
+from binlake.spark_sink.local_files import local_root
 from binlake.spark_sink.mirror.apply import COMPACT_APP, TRUNCATE_APP, declared_descriptors, truncation_properties
 from binlake.spark_sink.mirror.arrow_columns import array, arrow_type, delta_field, spark_schema
 from binlake.spark_sink.mirror.control_events import TableControl, controls
@@ -103,6 +105,14 @@ def _open(uri: str) -> DeltaTable | None:
         return None
 
 
+def _still_there(uri: str, version: int) -> bool:
+    """Whether the log of the table at ``uri`` still holds the commit ``version`` a kept table object is at: a
+    table deleted under the writer (an operator) is opened again, not written as the object remembers it (an
+    append would start a log without its first versions). A table not on this file system is always opened."""
+    root = local_root(uri)
+    return root is not None and (root / "_delta_log" / f"{version:020d}.json").exists()
+
+
 def _commit(app_id: str, batch_id: int) -> CommitProperties:
     return CommitProperties(app_transactions=[Transaction(app_id, batch_id)])
 
@@ -146,7 +156,7 @@ class DeltaRsMirrors:
         Opening every mirror again in every batch cost a read of up to ``delta.checkpointInterval`` commits
         each."""
         held = self._opened.get(uri)
-        if held is not None:
+        if held is not None and _still_there(uri, held.version()):
             held.update_incremental()
             return held
         found = _open(uri)

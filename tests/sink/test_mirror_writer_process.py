@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import shutil
 import signal
 import subprocess
 import threading
@@ -30,6 +31,7 @@ from binlake.shared.config.settings import kafka_settings
 from binlake.spark_sink.changelog import writer
 from binlake.spark_sink.changelog.arrow_rows import KafkaRecord, changelog_batch
 from binlake.spark_sink.changelog.delta_rs import DeltaRsChangelog
+from binlake.spark_sink.local_files import local_root
 from binlake.spark_sink.mirror import follower, table_rows
 from binlake.spark_sink.mirror.delta_rs_mirror import DeltaRsMirrors, MirrorWriteError
 from binlake.spark_sink.mirror.table_rows import Batch
@@ -265,3 +267,29 @@ def test_a_table_with_tombstones_of_an_earlier_release_is_refused(tmp_path: Path
     events = table_rows.read(batch.column("source_table").to_pylist(), batch.column("event_avro").to_pylist())
     with pytest.raises(MirrorWriteError, match="BINLAKE_SINK_MIRROR_WRITER=spark"):
         DeltaRsMirrors(settings, "app").apply(events, 0)
+
+
+def test_a_mirror_deleted_under_the_writer_is_opened_again_not_written_as_kept(tmp_path: Path) -> None:
+    """The writer keeps the tables it opened between batches; one an operator deleted meanwhile is opened again
+    (and made again by the next batch's rows, as before the writer kept tables), never appended to as the kept
+    object remembers it (a log without its first versions) nor failing on its vanished files."""
+    settings = sink_settings_for_tests(lake_uri=str(tmp_path / "lake"), type_widening=False)
+    values = [item.value for item in sink_bench.generate(1_200, seed=11)]
+
+    def batch(first: int, last: int) -> Batch:
+        records = [KafkaRecord("t", 0, i, 1_764_000_000_000 + i, None, values[i]) for i in range(first, last)]
+        rows = changelog_batch(records).rows
+        return table_rows.read(rows.column("source_table").to_pylist(), rows.column("event_avro").to_pylist())
+
+    mirrors = DeltaRsMirrors(settings, "app")
+    mirrors.apply(batch(0, 600), 0)
+    uri = settings.mirror_uri("bench.t00")
+    kept_version = DeltaTable(uri).version()
+    shutil.rmtree(str(local_root(uri)))
+    later = batch(600, 1_200)
+    assert "bench.t00" in later.rows
+    mirrors.apply(later, 1)
+    again = DeltaTable(uri)
+    assert again.version() <= kept_version  # a new log from version 0, not the kept one's next version
+    keys = {row[0] for row in query_rows(again, 'SELECT "id" FROM t')[1]}
+    assert keys, "the next batch's rows made the mirror again"
