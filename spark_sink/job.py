@@ -28,7 +28,8 @@ from binlake.spark_sink import delta
 from binlake.spark_sink.changelog.batch import BatchReport, process
 from binlake.spark_sink.changelog.dedup import Frontier
 from binlake.spark_sink.changelog.table import ensure_table
-from binlake.spark_sink.checkpoint import app_ids, offset_log
+from binlake.spark_sink.checkpoint import app_ids, offset_log, writer_lake
+from binlake.spark_sink.checkpoint.writer_lake import WriterStart
 from binlake.spark_sink.events.source import read_stream
 from binlake.spark_sink.hadoop_files import HadoopFiles
 from binlake.spark_sink.lake import tables as lake_tables
@@ -49,6 +50,8 @@ class AppIds:
 
     changelog: str
     mirrors: str
+    writer: WriterStart | None = None
+    """A new changelog checkpoint continuing the changelog writer without Spark (``writer_lake``)."""
 
 
 @dataclass(slots=True)
@@ -165,7 +168,16 @@ def start(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings, **h
         )
     ids = owned_app_ids(spark, settings)
     changelog_query = (
-        start_changelog(spark, settings, kafka, ids.changelog, version=version, on_batch=on_batch, metrics=metrics)
+        start_changelog(
+            spark,
+            settings,
+            kafka,
+            ids.changelog,
+            version=version,
+            on_batch=on_batch,
+            metrics=metrics,
+            starting_offsets=None if ids.writer is None else writer_start(settings, kafka, ids.writer),
+        )
         if runs_changelog
         else None
     )
@@ -200,6 +212,7 @@ def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
         settings.mirror_checkpoint(),
         configured=f"{configured}.mirrors" if configured else None,
         legacy=settings.legacy_mirror_app_id(),
+        writer=app_ids.MIRROR_WRITER_ID,
     )
     mirror_tables = [
         uri
@@ -210,9 +223,14 @@ def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
     if delta.exists(spark, settings.tombstones_uri()):
         mirror_tables.append(settings.tombstones_uri())
     log_tables = [settings.changelog_uri(), settings.quarantine_uri()]
+    own_log = settings.queries != "mirrors"
+    writer = None
+    if own_log:
+        # A lake the changelog writer without Spark wrote: a new checkpoint continues from its offsets.
+        writer = writer_lake.continue_writer(spark, log_id, *log_tables, topic=settings.topic, known=mirror_id.known())
     # Each process writes only the id file of the query it runs (queries=changelog / mirrors): two processes
     # starting at once on a new lake must not each make, and write, the other's id.
-    own_log, own_mirrors = settings.queries != "mirrors", settings.queries != "changelog"
+    own_mirrors = settings.queries != "changelog"
     if settings.mirrors == "inline":  # the changelog query writes the mirrors too
         app_ids.check(spark, log_id, log_tables + mirror_tables, known=mirror_id.known(), adopt=settings.adopt_lake)
     else:
@@ -221,6 +239,14 @@ def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
         if own_mirrors:
             app_ids.check(spark, mirror_id, mirror_tables, known=log_id.known(), adopt=settings.adopt_lake)
             app_ids.keep(spark, mirror_id)
+            if mirror_id.writer:
+                log.warning(
+                    "mirror checkpoint %s was written by the mirror writer without Spark: the mirror query "
+                    "continues its batches under its app id %s",
+                    mirror_id.checkpoint,
+                    mirror_id.ident.app_id,
+                )
+                writer_lake.take_over_mirror_checkpoint(spark, mirror_id)
     if own_log:
         app_ids.keep(spark, log_id)
     for resolved in (log_id, mirror_id):
@@ -230,7 +256,22 @@ def owned_app_ids(spark: SparkSession, settings: SinkSettings) -> AppIds:
                 resolved.checkpoint,
                 ", ".join(resolved.foreign),
             )
-    return AppIds(log_id.ident.app_id, mirror_id.ident.app_id)
+    return AppIds(log_id.ident.app_id, mirror_id.ident.app_id, writer)
+
+
+def writer_start(settings: SinkSettings, kafka: KafkaSettings, writer: WriterStart) -> str:
+    """The changelog query's ``startingOffsets`` on the changelog writer's lake (every partition of the topic:
+    the Kafka source wants them all), logged."""
+    partitions = writer_lake.topic_partitions(kafka, settings.topic)
+    starting = writer.starting_offsets(settings.topic, partitions)
+    log.warning(
+        "the changelog was written by the changelog writer without Spark (app ids %s): the new checkpoint %s "
+        "adopts them and starts at the next offsets they record, %s (-2: the earliest)",
+        ", ".join(writer.adopted),
+        settings.checkpoint(),
+        starting,
+    )
+    return starting
 
 
 def start_changelog(
@@ -242,10 +283,12 @@ def start_changelog(
     version: int = CHANGELOG_VERSION,
     on_batch: Callable[[BatchReport], None] | None = None,
     metrics: SinkMetrics | None = None,
+    starting_offsets: str | None = None,
 ) -> StreamingQuery:
     """The unified topic -> decode -> quarantine and changelog (and the mirrors with ``mirrors=inline``).
 
     ``version``: the changelog's layout (``ensure_table``); a lake of an earlier release keeps its own.
+    ``starting_offsets``: where a new checkpoint starts instead of ``settings.starting_offsets`` (``writer_start``).
     """
 
     frontier = Frontier()  # this query's own: a new start asks the changelog again
@@ -277,7 +320,7 @@ def start_changelog(
             on_batch(report)
 
     writer = (
-        read_stream(spark, settings, kafka)
+        read_stream(spark, settings, kafka, starting_offsets=starting_offsets)
         .writeStream.foreachBatch(each_batch)
         .option("checkpointLocation", settings.checkpoint())
         .queryName(QUERY_NAME)

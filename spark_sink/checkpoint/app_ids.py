@@ -12,7 +12,10 @@ The app id is therefore made when the checkpoint is (random, in the file
 ``_binlake_app_id`` of the checkpoint folder) and read from there on every
 start. A checkpoint made by an earlier release (Spark state, no such file)
 keeps the id that release derived, so an upgrade continues exactly where it
-stopped.
+stopped. A mirror checkpoint the mirror writer without Spark wrote (binlake
+before issue #46: the offset and commit logs of the mirror query's format,
+no Spark ``metadata``, no id file) keeps that writer's app id, so the mirror
+query continues its batches (``resolve``'s ``writer``).
 
 Before a query starts, the lake tables it writes are checked: every sink app
 id that committed to them must be this checkpoint's (or one it adopted). A
@@ -40,6 +43,9 @@ from binlake.spark_sink import delta
 from binlake.spark_sink.hadoop_files import HadoopFiles
 
 ID_FILE: Final = "_binlake_app_id"
+MIRROR_WRITER_ID: Final = "binlake-mirror-writer"
+"""The app id of the mirror writer without Spark (binlake before issue #46) where ``BINLAKE_SINK_APP_ID`` was not
+set (``<app id>.mirrors`` where it was, the mirror query's own)."""
 SUFFIXES: Final = (".truncate", ".compact")
 """Suffixes the sink appends to a query's app id for extra commits of one batch (``mirror.apply.TRUNCATE_APP``,
 ``mirror.apply.COMPACT_APP``)."""
@@ -78,6 +84,8 @@ class Resolved:
     """The checkpoint holds no Spark state yet: its query starts from nothing."""
     foreign: list[str] = field(default_factory=list)
     """App ids adopted by this start (``adopt_lake``)."""
+    writer: bool = False
+    """The checkpoint is the mirror writer's without Spark, continued under its app id (``resolve``)."""
 
     def known(self) -> set[str]:
         """The ids whose commits this checkpoint owns (its own and those it adopted)."""
@@ -92,11 +100,17 @@ def base_id(app_id: str) -> str:
     return app_id
 
 
-def resolve(spark: SparkSession, checkpoint: str, *, configured: str | None, legacy: str) -> Resolved:
-    """The checkpoint's app id: from its file; else ``legacy`` for a checkpoint an earlier release made;
-    else a new one (``configured`` if set, otherwise random)."""
+def resolve(
+    spark: SparkSession, checkpoint: str, *, configured: str | None, legacy: str, writer: str | None = None
+) -> Resolved:
+    """The checkpoint's app id: from its file; else, for a checkpoint an earlier release made, ``legacy``, or
+    (``writer`` given: the mirror checkpoint) ``configured`` or ``writer`` where the mirror writer without Spark
+    made it (offset log, no Spark ``metadata``); else a new one (``configured`` if set, otherwise random)."""
     files = HadoopFiles(spark)
     text = files.read(f"{checkpoint}/{ID_FILE}")
+    # Spark writes ``metadata`` when a query is first started: the writer without Spark never did.
+    logged, started = files.exists(f"{checkpoint}/offsets"), files.exists(f"{checkpoint}/metadata")
+    writers = writer is not None and logged and not started
     if text is not None:
         ident = CheckpointId.from_json(text)
         if configured and configured != ident.app_id:
@@ -104,8 +118,11 @@ def resolve(spark: SparkSession, checkpoint: str, *, configured: str | None, leg
                 f"BINLAKE_SINK_APP_ID is {configured!r} but checkpoint {checkpoint} was made with app id "
                 f"{ident.app_id!r}: an app id belongs to its checkpoint; unset BINLAKE_SINK_APP_ID"
             )
-        return Resolved(checkpoint, ident, new=False)
-    if files.exists(f"{checkpoint}/offsets") or files.exists(f"{checkpoint}/metadata"):
+        # A writer's checkpoint whose id file was written, but not its ``metadata`` (a start stopped in between).
+        return Resolved(checkpoint, ident, new=False, writer=writers and ident.app_id == (configured or writer))
+    if writers:
+        return Resolved(checkpoint, CheckpointId(configured or writer or ""), new=True, writer=True)
+    if logged or started:
         return Resolved(checkpoint, CheckpointId(legacy), new=True)  # an earlier release's checkpoint: its id
     return Resolved(checkpoint, CheckpointId(configured or f"binlake-{secrets.token_hex(8)}"), new=True, fresh=True)
 

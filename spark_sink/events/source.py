@@ -64,9 +64,14 @@ def kafka_options(kafka: KafkaSettings) -> dict[str, str]:
     return options
 
 
-def read_stream(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings) -> DataFrame:
+def read_stream(
+    spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings, *, starting_offsets: str | None = None
+) -> DataFrame:
+    """The unified topic's records; a new checkpoint starts at ``starting_offsets`` (Spark's JSON of offsets per
+    partition), else at ``settings.starting_offsets``."""
     reader = spark.readStream.format("kafka").options(**kafka_options(kafka))
-    reader = reader.option("subscribe", settings.topic).option("startingOffsets", settings.starting_offsets)
+    reader = reader.option("subscribe", settings.topic)
+    reader = reader.option("startingOffsets", starting_offsets or settings.starting_offsets)
     reader = reader.option("failOnDataLoss", "true")
     if settings.max_offsets_per_trigger is not None:
         reader = reader.option("maxOffsetsPerTrigger", str(settings.max_offsets_per_trigger))
