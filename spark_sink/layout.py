@@ -52,6 +52,9 @@ PROP_TRUNCATED: Final = "binlake.truncated_at"
 """The sequence of the last TRUNCATE a mirror applied; row events not newer are ignored."""
 PROP_TRUNCATED_TS: Final = "binlake.truncated_ts_ms"
 """That TRUNCATE's ``ts_ms`` (empty when it had none): a history version of a late event closes then."""
+PROP_WIDTH: Final = "binlake.width"
+"""A keyed mirror made by an earlier release: its physical columns when ``COLUMN_ORDER`` was added (the width
+of its rows written before, whose ``WIDTH`` is NULL)."""
 PROP_VERSION: Final = "binlake.changelog_version"
 """The changelog's layout (``CHANGELOG_VERSION``); absent: version 1."""
 CHANGE_FEED: Final = "delta.enableChangeDataFeed"
@@ -88,7 +91,13 @@ ORDER_KEY: Final = "_binlake_order_key"
 OP: Final = "_binlake_op"
 ORIGIN: Final = "_binlake_origin"
 """A key-less mirror row's origin (``topic#partition#offset#row``): appended once per origin."""
-HIDDEN: Final = frozenset({ORDER_KEY, OP, ORIGIN})
+COLUMN_ORDER: Final = "_binlake_column_order"
+"""A keyed mirror row's columns whose sequence is not the row's (map: physical column -> the sequence of the
+event that last set it, or of the DELETE or TRUNCATE that emptied it; "" for never known)."""
+WIDTH: Final = "_binlake_width"
+"""How many physical columns a keyed mirror had when the row was last written: columns added after that
+were never known to the row (sequence ""). NULL in rows of an earlier release: ``PROP_WIDTH`` holds it."""
+HIDDEN: Final = frozenset({ORDER_KEY, OP, ORIGIN, COLUMN_ORDER, WIDTH})
 
 DELTA_LOG: Final = "_delta_log"
 COMMITTED_LOG_FILE: Final = r"^\d{20}\.(json|checkpoint\b.*)$|^_last_checkpoint$"
@@ -105,3 +114,5 @@ KNOWN: Final = "_binlake_known"
 
 TOMBSTONE_TABLE: Final = "source_table"
 TOMBSTONE_KEY: Final = "key"
+TOMBSTONE_DELETED_AT: Final = "deleted_at"
+"""When the sink recorded the delete (its retention counts from then); NULL in rows of an earlier release."""

@@ -53,13 +53,13 @@ again, so a replay under a new checkpoint does not double the table.
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Final, TypeVar
 
-from delta.tables import DeltaTable
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
@@ -70,15 +70,17 @@ from binlake.spark_sink.delta import release
 from binlake.spark_sink.events.order import sequence
 from binlake.spark_sink.events.source import decoded_event
 from binlake.spark_sink.layout import BODY, ORDER_KEY, PROP_TRUNCATED, PROP_TRUNCATED_TS
-from binlake.spark_sink.mirror import fold, history, merge, tombstones
+from binlake.spark_sink.mirror import fold, history, merge, mirror_state, tombstones
 from binlake.spark_sink.mirror.control_events import TableControl, Truncation, collect
 from binlake.spark_sink.mirror.fold import FoldTable
+from binlake.spark_sink.mirror.merge_rules import LAST_DELETE
 from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan, one_table_per_mirror
 from binlake.spark_sink.mirror.project import (
     DESC,
     with_descriptor_id,
 )
 from binlake.spark_sink.mirror.schema import NewMirror, partition_columns, prepare
+from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.observe.steps import Step
 from binlake.spark_sink.settings import SinkSettings
 
@@ -137,10 +139,18 @@ def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str,
     return found, counts
 
 
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """What a batch did to the mirrors: the tables it touched, and the tombstones it dropped as expired."""
+
+    tables: list[str]
+    tombstones_expired: int = 0
+
+
 def apply(
     spark: SparkSession, settings: SinkSettings, rows: DataFrame, app_id: str, batch_id: int, *, step: Step
-) -> list[str]:
-    """Apply a batch's new changelog rows to the mirrors; return the tables touched.
+) -> Applied:
+    """Apply a batch's new changelog rows to the mirrors; say what it did (``Applied``).
 
     Schema changes first (tables side by side), then TRUNCATEs one table after
     the other (commits under the TRUNCATE's own transaction id); then the row
@@ -246,7 +256,7 @@ def apply(
                     deleted += fold.deleted_keys(
                         folded, [(w.table, w.key, [w.result.types[k] for k in w.key]) for w in deleting]
                     )
-                tombstones.record(settings.tombstones_uri(), deleted, app_id=app_id, batch_id=batch_id)
+                tombstones.record(spark, settings.tombstones_uri(), deleted, app_id=app_id, batch_id=batch_id)
         finally:
             for written in done:
                 if written.folded is not None:
@@ -255,14 +265,23 @@ def apply(
                 release(folded)
     # Outside the batch's transaction id (a writer's own id and the session's must not meet in one commit).
     with step("tombstones_compact"):
-        tombstones.compact(
+        expired = tombstones.compact(
             spark,
             settings.tombstones_uri(),
             max_files=settings.tombstone_compact_files,
+            retention_s=settings.tombstone_retention_hours * 3600,
             app_id=app_id + COMPACT_APP,
             batch_id=batch_id,
         )
-    return touched
+    return Applied(touched, expired or 0)
+
+
+def older_than_retention(settings: SinkSettings, stats: BatchStats) -> int:
+    """The batch's events older than the tombstone retention (0 when it is off): such a
+    change may meet a deleted key whose tombstone has gone, and then applies as if the key had never been
+    deleted (metric ``binlake_sink_changes_older_than_retention``)."""
+    retention_s = settings.tombstone_retention_hours * 3600
+    return stats.older_than((time.time() - retention_s) * 1000) if retention_s > 0 else 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,7 +403,7 @@ def _truncate(
         return previous, closings, new, False
     if new is None:
         with delta.idempotent_dml(spark, app_id + TRUNCATE_APP, batch_id):
-            DeltaTable.forPath(spark, uri).delete(F.col(ORDER_KEY) < F.lit(wanted))
+            mirror_state.truncate(spark, uri, wanted)
     legacy = settings.legacy_tombstones_uri(table)
     tombstones.truncate_legacy(spark, legacy, wanted, app_id=app_id + TRUNCATE_APP, batch_id=batch_id)
     history_uri = settings.history_uri(table)
@@ -462,7 +481,7 @@ def _apply_rows(
             counted = Observation(f"binlake-fold-{uuid.uuid4().hex}")  # unique: tables fold concurrently
             folded = (
                 merge.folded_with_floors(spark, settings, table, mirror_events, key=key, result=result, pinned=pinned)
-                .observe(counted, F.count_if("_delete").alias("deletes"))
+                .observe(counted, F.count_if(F.col(LAST_DELETE).isNotNull()).alias("deletes"))
                 .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
             )
             deletes = int(counted.get["deletes"])
@@ -545,4 +564,5 @@ def _write_folded(
             batch_id=batch_id,
             probe=work.counts.changes == 0,
             new=work.new,
+            legacy_width=work.result.legacy_width,
         )

@@ -38,6 +38,10 @@ class MirrorReport:
     stats: BatchStats = field(default_factory=BatchStats)
     """Rows per (table, op) and event times of the batch's changelog rows (mirror freshness)."""
     steps: StepClock = field(default_factory=StepClock)
+    older_than_retention: int = 0
+    """Events older than the tombstone retention when applied (``apply.older_than_retention``)."""
+    tombstones_expired: int = 0
+    """Tombstones the batch dropped as older than the retention."""
     started_at_s: float = 0.0
     visible_at_s: float | None = None
     """Wall time (epoch s) when the batch's mirror commits were visible: set by the job when ``process`` returns."""
@@ -55,5 +59,7 @@ def process(settings: SinkSettings, app_id: str, rows: DataFrame, batch_id: int)
         report.stats = batch_stats.collect(rows)
         report.rows = report.stats.rows
     if report.rows:
-        report.tables = apply.apply(rows.sparkSession, settings, rows, app_id, batch_id, step=step)
+        applied = apply.apply(rows.sparkSession, settings, rows, app_id, batch_id, step=step)
+        report.tables, report.tombstones_expired = applied.tables, applied.tombstones_expired
+        report.older_than_retention = apply.older_than_retention(settings, report.stats)
     return report

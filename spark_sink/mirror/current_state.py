@@ -32,6 +32,7 @@ changelog: ``current`` is the mirror.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -44,8 +45,8 @@ from binlake.spark_sink.changelog.table import change_feed_from
 from binlake.spark_sink.checkpoint import offset_log
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.hadoop_files import HadoopFiles
-from binlake.spark_sink.layout import ORDER_KEY, ORIGIN, PROP_TRUNCATED
-from binlake.spark_sink.mirror import apply, fold, merge, merge_rules, tombstones
+from binlake.spark_sink.layout import COLUMN_ORDER, HIDDEN, ORDER_KEY, ORIGIN, PROP_KEY, PROP_TRUNCATED
+from binlake.spark_sink.mirror import apply, fold, merge, merge_rules, mirror_state, tombstones
 from binlake.spark_sink.mirror.control_events import TableControl, collect
 from binlake.spark_sink.mirror.fold import FoldTable
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
@@ -181,14 +182,25 @@ def _state(
     declared = apply.declared_descriptors(control)
     if not descs and not declared:
         held = _mirror_or_empty(spark, uri, None)
-        return held if truncated is None or found is None else held.where(F.col(ORDER_KEY) >= F.lit(truncated))
+        if truncated is None or found is None:
+            return held
+        key: list[str] = json.loads(found.properties.get(PROP_KEY, "[]"))
+        physical = [f.name for f in found.schema.fields if f.name not in HIDDEN]
+        return _truncated(held, truncated, key=key, legacy_width=mirror_state.legacy_width(found.properties, physical))
     result, key, schema = planned(spark, settings, table, descs + declared)
     held = _mirror_or_empty(spark, uri, schema)
     if truncated is not None:
-        held = held.where(F.col(ORDER_KEY) >= F.lit(truncated))
+        held = _truncated(held, truncated, key=key, legacy_width=result.legacy_width)
     if not descs:
         return held  # the tail only declares columns (or truncates): no row event to fold
     return _Fold(table, descs, result, key, schema, held, truncated)
+
+
+def _truncated(held: DataFrame, at: str, *, key: list[str], legacy_width: int) -> DataFrame:
+    """A mirror's rows as the TRUNCATE at ``at`` leaves them (``mirror_state.truncate``)."""
+    if key and COLUMN_ORDER in held.columns:
+        return mirror_state.truncated(held, at, key=key, legacy_width=legacy_width)
+    return held.where(F.col(ORDER_KEY) >= F.lit(at))
 
 
 def _current(
@@ -209,7 +221,9 @@ def _current(
         result=result,
         pinned=pinned,
     )
-    return merged(held, folded, schema=state.schema, physical=list(result.types), key=key)
+    return merged(
+        held, folded, schema=state.schema, physical=list(result.types), key=key, legacy_width=result.legacy_width
+    )
 
 
 def _from_shared(
@@ -222,7 +236,14 @@ def _from_shared(
     source = merge.with_floors(
         spark, settings, rows, table=state.table, key=state.key, result=state.result, pinned=pinned
     )
-    return merged(state.held, source, schema=state.schema, physical=physical, key=state.key)
+    return merged(
+        state.held,
+        source,
+        schema=state.schema,
+        physical=physical,
+        key=state.key,
+        legacy_width=state.result.legacy_width,
+    )
 
 
 def _mirror_or_empty(spark: SparkSession, uri: str, schema: StructType | None) -> DataFrame:
@@ -230,7 +251,7 @@ def _mirror_or_empty(spark: SparkSession, uri: str, schema: StructType | None) -
     none where there is no mirror yet."""
     found = delta.state(spark, uri)
     if found is None:
-        return spark.createDataFrame([], schema if schema is not None else StructType([]))
+        return delta.empty(spark, schema if schema is not None else StructType([]))
     rows = spark.read.format("delta").load(uri)
     if schema is None:
         return rows
@@ -243,7 +264,15 @@ def _mirror_or_empty(spark: SparkSession, uri: str, schema: StructType | None) -
     )
 
 
-def merged(held: DataFrame, folded: DataFrame, *, schema: StructType, physical: list[str], key: list[str]) -> DataFrame:
+def merged(
+    held: DataFrame,
+    folded: DataFrame,
+    *,
+    schema: StructType,
+    physical: list[str],
+    key: list[str],
+    legacy_width: int,
+) -> DataFrame:
     """The mirror's rows (``held``, with ``schema``) after the MERGE of ``folded`` (its folded events with
     their floors), computed as a full outer join (``merge_rules.merged_read``): what ``merge.merge`` would leave
     in the table."""
@@ -251,6 +280,7 @@ def merged(held: DataFrame, folded: DataFrame, *, schema: StructType, physical: 
         [(f.name, f.dataType.simpleString()) for f in schema.fields],
         physical=physical,
         key_index=[physical.index(k) for k in key],
+        legacy_width=legacy_width,
     )
     joined = held.alias("t").join(folded.alias("s"), on=F.expr(read.condition), how="full_outer")
     return joined.where(read.keep).selectExpr(*read.columns)

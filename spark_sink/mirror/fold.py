@@ -159,7 +159,7 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
         f"inline(concat(array(struct(CAST(NULL AS STRING) AS key, CAST(NULL AS {_value_type(events)}) AS value)),"
         f" map_entries({IMAGE})))",
     )
-    route_frame = F.broadcast(spark.createDataFrame(routes, _ROUTES_SCHEMA))
+    route_frame = F.broadcast(_routes_frame(spark, routes))
     joined = entries.join(
         route_frame,
         on=(entries[TABLE] == route_frame[TABLE])
@@ -194,6 +194,22 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
     return folded.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
 
+def _routes_frame(spark: SparkSession, routes: list[tuple[str, int, str, str, bool]]) -> DataFrame:
+    """The routes as a small DataFrame made of literals in the JVM: no Python step on the executors (whose
+    Python may be another version than the driver's, on a cluster)."""
+    rows = [
+        F.struct(
+            *[
+                F.lit(value).cast(field.dataType).alias(field.name)
+                for value, field in zip(row, _ROUTES_SCHEMA.fields, strict=True)
+            ]
+        )
+        for row in routes
+    ]
+    empty = F.array_compact(F.array(F.lit(None).cast(_ROUTES_SCHEMA)))  # typed, for a batch with no routes
+    return spark.range(1).select(F.inline(F.array(*rows) if rows else empty))
+
+
 def _value_type(events: DataFrame) -> str:
     """The image map's value struct type, as SQL (the NULL entry's type must match the map's)."""
     image_type = events.schema[IMAGE].dataType
@@ -202,8 +218,8 @@ def _value_type(events: DataFrame) -> str:
 
 
 def deletes_per_table(folded: DataFrame) -> dict[str, int]:
-    """How many keys each table's newest event deletes (the tombstones to append): one small job."""
-    counted = folded.where("_delete").groupBy(TABLE).count().collect()
+    """How many keys each table's batch deletes (the tombstones to append): one small job."""
+    counted = folded.where(f"{LAST_DELETE} IS NOT NULL").groupBy(TABLE).count().collect()
     return {row[TABLE]: int(row["count"]) for row in counted}
 
 
@@ -238,7 +254,8 @@ def deleted_keys(folded: DataFrame, tables: list[tuple[str, list[str], list[Data
             column_of = ", ".join(f"{sql_string(table)}, {sql_string(key[j])}" for table, key, _ in group)
             values.append(f"{convert(f'{COLUMNS}[map({column_of})[{TABLE}]].v', data_type)} AS _k{j}")
         names = sorted(table for table, _, _ in group)
-        rows = folded.where(F.col("_delete") & F.col(TABLE).isin(names)).selectExpr(TABLE, ORDER_KEY, *values)
+        deleting = F.col(LAST_DELETE).isNotNull() & F.col(TABLE).isin(names)
+        rows = folded.where(deleting).selectExpr(TABLE, f"{LAST_DELETE} AS {ORDER_KEY}", *values)
         rows = rows.where(" AND ".join(f"_k{j} IS NOT NULL" for j in range(len(types))))  # as ``table_rows``
         key = tombstones.key_text_of([F.col(f"_k{j}") for j in range(len(types))], types)
         frames.append(rows.select(F.col(TABLE).alias(tombstones.TABLE), key.alias(tombstones.KEY), ORDER_KEY))

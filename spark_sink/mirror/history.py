@@ -152,7 +152,6 @@ def apply(
     of them is a version closed by a ``TRUNCATE`` row at the first one after it, wherever the batch
     boundaries fell (``close_all`` closed the versions stored before the TRUNCATE arrived)."""
     keys = [f"_v{i}" for i in key_index]
-    key_names = [physical[i] for i in key_index]
     fresh = new_events.select(
         ORDER_KEY, OP, IS_DELETE, TS_MS, *[c for i in range(len(physical)) for c in (f"_v{i}", f"_k{i}")]
     )
@@ -160,17 +159,50 @@ def apply(
         fresh = fresh.where(F.col(k).isNotNull())
     stored = _stored_as_events(spark.read.format("delta").load(uri), physical, types, key_index)
     touched = stored.join(fresh.select(*keys).distinct(), on=keys, how="left_semi")
-    if closings:
-        fresh = fresh.unionByName(_closing_rows(fresh, closings, len(physical), key_index))
+    _recompute(
+        spark,
+        uri,
+        fresh=fresh,
+        stored=touched,
+        key_index=key_index,
+        physical=physical,
+        closings=closings,
+        app_id=app_id,
+        batch_id=batch_id,
+    )
+
+
+_FROM: Final = "_from"
+
+
+def _recompute(
+    spark: SparkSession,
+    uri: str,
+    *,
+    fresh: DataFrame,
+    stored: DataFrame,
+    key_index: list[int],
+    physical: list[str],
+    closings: Sequence[Truncation],
+    app_id: str,
+    batch_id: int,
+) -> None:
+    """The versions of the keys of ``fresh`` (new events) and ``stored`` (their stored versions, as events)
+    computed again, closed by ``closings`` where an event is older than one, and MERGEd into the table."""
+    keys = [f"_v{i}" for i in key_index]
+    key_names = [physical[i] for i in key_index]
     # One row per (key, event): the batch's own before a stored copy (a closing row knows no column).
     first = Window.partitionBy(*keys, ORDER_KEY).orderBy(_FROM)
-    replay = (
-        fresh.withColumn(_FROM, F.lit(0))
-        .unionByName(touched.withColumn(_FROM, F.lit(1)))
-        .withColumn("_first", F.row_number().over(first))
-        .where(F.col("_first") == 1)
-        .drop(_FROM, "_first")
-    )
+    replay = fresh.withColumn(_FROM, F.lit(0)).unionByName(stored.withColumn(_FROM, F.lit(1)))
+    if closings:
+        # Closing rows from every event of the keys, stored or new: the same rows whichever batch brought
+        # the events (a stored TRUNCATE row of the same sequence is the same row: the stored one is kept).
+        events = replay.where(F.col(OP) != "TRUNCATE").drop(_FROM)
+        replay = replay.unionByName(
+            _closing_rows(events, closings, len(physical), key_index).withColumn(_FROM, F.lit(2))
+        )
+    replay = replay.withColumn("_first", F.row_number().over(first)).where(F.col("_first") == 1)
+    replay = replay.drop(_FROM, "_first")
     if closings:
         # A TRUNCATE closes a version: none where the key's previous event deleted it (or there is none).
         previous = F.lag(IS_DELETE).over(Window.partitionBy(*keys).orderBy(ORDER_KEY))
@@ -180,10 +212,7 @@ def apply(
     _upsert(spark, uri, rows, key_names, app_id=app_id, batch_id=batch_id)
 
 
-_FROM: Final = "_from"
-
-
-def _closing_rows(fresh: DataFrame, closings: Sequence[Truncation], width: int, key_index: list[int]) -> DataFrame:
+def _closing_rows(events: DataFrame, closings: Sequence[Truncation], width: int, key_index: list[int]) -> DataFrame:
     """For each key with an event older than a TRUNCATE in ``closings``, that TRUNCATE's closing row (as an
     event: it knows only the key) at the first TRUNCATE after the event; its time is the TRUNCATE's ``ts_ms``,
     else (unknown) the key's last event before it."""
@@ -195,12 +224,12 @@ def _closing_rows(fresh: DataFrame, closings: Sequence[Truncation], width: int, 
         at = F.when(older, F.lit(ts_ms).cast(LongType())).otherwise(at)
     keys = [f"_v{i}" for i in key_index]
     grouped = (
-        fresh.select(*keys, closed_by.alias(ORDER_KEY), at.alias("_at"), TS_MS)
+        events.select(*keys, closed_by.alias(ORDER_KEY), at.alias("_at"), TS_MS)
         .where(F.col(ORDER_KEY).isNotNull())
         .groupBy(*keys, ORDER_KEY)
         .agg(F.coalesce(F.first("_at"), F.max(TS_MS)).alias(TS_MS))
     )
-    types = dict(fresh.dtypes)
+    types = dict(events.dtypes)
     selected: list[Column] = [F.col(ORDER_KEY), F.lit("TRUNCATE").alias(OP), F.lit(True).alias(IS_DELETE), F.col(TS_MS)]
     for i in range(width):
         value = F.col(f"_v{i}") if i in key_index else F.lit(None).cast(types[f"_v{i}"])
@@ -238,21 +267,35 @@ def _merge(spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, ap
 def close_all(
     spark: SparkSession, uri: str, *, truncated_at: str, ts_ms: int | None, app_id: str, batch_id: int
 ) -> None:
-    """TRUNCATE: every current version older than it gets a closing ``TRUNCATE`` row."""
-    columns = [f.name for f in delta.schema(spark, uri).fields]
+    """TRUNCATE: every key with a version older than it is closed by a ``TRUNCATE`` row at it, and its
+    versions after it start from nothing (``_recompute``), as when the TRUNCATE arrives before them."""
+    schema = delta.schema(spark, uri)
     key: list[str] = json.loads(delta.properties(spark, uri).get(PROP_KEY, "[]"))
-    current = spark.read.format("delta").load(uri).where(F.col(IS_CURRENT) & (F.col(ORDER_KEY) < truncated_at))
-    at = F.timestamp_millis(F.lit(ts_ms)) if ts_ms is not None else F.current_timestamp()
-    closed = current.withColumn(VALID_TO, at).withColumn(IS_CURRENT, F.lit(False))
-    # The closing row knows no column: a replay carries the values of the version it closes, as the
-    # closing rows of late events (``_closing_rows``) do.
-    marker = (
-        current.withColumn(VALID_FROM, at)
-        .withColumn(KNOWN, F.array().cast(ArrayType(StringType())))
-        .withColumn(VALID_TO, at)
-        .withColumn(IS_CURRENT, F.lit(False))
-        .withColumn(ORDER_KEY, F.lit(truncated_at))
-        .withColumn(OP, F.lit("TRUNCATE"))
+    physical = [f.name for f in schema.fields if f.name not in EXTRA]
+    types = {f.name: f.dataType for f in schema.fields}
+    key_index = [physical.index(k) for k in key]
+    table = spark.read.format("delta").load(uri)
+    # Keys a TRUNCATE changes: one whose last version before it is open (current, or followed by versions
+    # after it); a key closed before it (deleted, or by an older TRUNCATE) and not seen since is left alone.
+    older = F.col(ORDER_KEY) < F.lit(truncated_at)
+    keys = table.groupBy(*[quote(k) for k in key]).agg(
+        F.max(F.when(older, F.col(ORDER_KEY))).alias("_before"),
+        F.max(F.col(ORDER_KEY)).alias("_last"),
+        F.max_by(F.col(IS_CURRENT), F.col(ORDER_KEY)).alias("_current"),
     )
-    source = closed.unionByName(marker).select(*[quote(c) for c in columns])
-    _upsert(spark, uri, source, key, app_id=app_id, batch_id=batch_id)
+    changed = keys.where(F.col("_before").isNotNull() & ((F.col("_last") > F.lit(truncated_at)) | F.col("_current")))
+    stored = _stored_as_events(
+        table.join(changed.select(*[quote(k) for k in key]), on=key, how="left_semi"), physical, types, key_index
+    )
+    fresh = stored.limit(0)
+    _recompute(
+        spark,
+        uri,
+        fresh=fresh,
+        stored=stored,
+        key_index=key_index,
+        physical=physical,
+        closings=[(truncated_at, ts_ms)],
+        app_id=app_id,
+        batch_id=batch_id,
+    )

@@ -2,10 +2,11 @@
 table's append). The mirror's rules, shared by the mirror query (``apply``) and the current-state reads
 (``current_state``).
 
-Each key's events are folded in sequence order (``fold_per_key``): the last event that knows a column gives
-its value, a key whose last event is a DELETE is deleted. The MERGE (``merge_rules.merge_clauses``) then applies
-each column above the key's *floor* (the mirror row's or the tombstone's sequence, ``with_floors``), so an old
-event never overwrites newer state and never resurrects a deleted row.
+Each key's events are folded in sequence order (``fold_per_key``): per column the newest event that knows
+it, per key the newest event and the newest DELETE. The MERGE (``merge_rules.merge_clauses``) then applies
+each column where its event is newer than what the mirror's column holds (``mirror_state``), or, for a key
+the mirror does not hold, newer than the key's tombstone (``with_floors``): an old event never overwrites
+newer state and never resurrects a deleted row, and the result does not depend on the batches.
 """
 
 from __future__ import annotations
@@ -203,21 +204,23 @@ def merge(
     batch_id: int,
     probe: bool = True,
     new: NewMirror | None = None,
+    legacy_width: int,
 ) -> None:
-    """MERGE the folded batch: each key's newer events, column by column, above the key's floor.
+    """MERGE the folded batch: each key's newer events, column by column (``merge_rules``).
 
-    A matched row's floor is its sequence; an unmatched key's is its
-    tombstone's (``merge_rules.FLOOR``, NULL when it has none). ``probe``: first ask
+    A matched row's column takes the batch's value when its event is newer than the column's sequence
+    (``mirror_state``); an unmatched key's when newer than its tombstone (``merge_rules.FLOOR``, NULL when it
+    has none). ``legacy_width``: ``mirror_state.legacy_width``. ``probe``: first ask
     whether the mirror holds any of the keys, and append if it holds none. Worth
     a job only for a batch of INSERTs: one that updates or deletes rows the
     mirror almost always holds is MERGEd at once (the answer would cost about
     as much as the append it could save). ``new``: the mirror does not exist yet; the rows create it.
     """
     target_columns = [f.name for f in (new.schema if new is not None else delta.schema(spark, uri)).fields]
-    clauses = merge_clauses(target_columns, physical=physical, key_index=key_index)
+    clauses = merge_clauses(target_columns, physical=physical, key_index=key_index, legacy_width=legacy_width)
     update: dict[str, str | Column] = dict(clauses.update)
     insert: dict[str, str | Column] = dict(clauses.insert)
-    condition, newer, inserted = clauses.condition, clauses.newer, clauses.inserted
+    condition, inserted = clauses.condition, clauses.inserted
     # The rows a MERGE could only insert: what a new mirror is created with, or an append adds.
     inserted_rows = source.alias("s").where(inserted).selectExpr(*[f"{e} AS {c}" for c, e in insert.items()])
     if new is not None:
@@ -235,8 +238,8 @@ def merge(
             DeltaTable.forPath(spark, uri)
             .alias("t")
             .merge(source.alias("s"), condition)
-            .whenMatchedDelete(condition=f"s._delete AND {newer}")
-            .whenMatchedUpdate(condition=f"NOT s._delete AND {newer}", set=update)
+            .whenMatchedDelete(condition=clauses.deleted)
+            .whenMatchedUpdate(condition=clauses.changes, set=update)
             .whenNotMatchedInsert(condition=inserted, values=insert)
             .execute()
         )

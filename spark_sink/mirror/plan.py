@@ -51,6 +51,8 @@ class Plan:
     widened: dict[str, DataType] = field(default_factory=dict)
     fallbacks: dict[str, str] = field(default_factory=dict)
     """Fallback physical column -> logical column (all of them, old and new)."""
+    legacy_width: int = 0
+    """The width of the mirror's rows that have none (``mirror_state.legacy_width``); set by ``schema``."""
 
     def physical_of(self, logical: str) -> list[str]:
         return [phys for phys, name in self.logical.items() if name == logical]

@@ -23,7 +23,18 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from binlake.spark_sink import delta
-from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN, PROP_FALLBACKS, PROP_KEY, PROP_SOURCE
+from binlake.spark_sink.layout import (
+    COLUMN_ORDER,
+    HIDDEN,
+    OP,
+    ORDER_KEY,
+    ORIGIN,
+    PROP_FALLBACKS,
+    PROP_KEY,
+    PROP_SOURCE,
+    PROP_WIDTH,
+)
+from binlake.spark_sink.mirror import mirror_state
 from binlake.spark_sink.mirror.plan import SHARED_NAME_HINT, Descriptor, Plan, choose_key, plan
 from binlake.spark_sink.settings import SinkSettings
 
@@ -55,8 +66,12 @@ def prepare(
     uri = settings.mirror_uri(table)
     if not delta.exists(spark, uri):
         return new_mirror(settings, table, descs)
-    key, fallbacks = owned_key(settings, table, delta.properties(spark, uri), descs)
+    properties = delta.properties(spark, uri)
+    key, fallbacks = owned_key(settings, table, properties, descs)
     existing = {f.name: f.dataType for f in delta.schema(spark, uri).fields}
+    if key and COLUMN_ORDER not in existing:
+        properties = _add_column_sequences(spark, uri, properties, existing)
+        existing = {f.name: f.dataType for f in delta.schema(spark, uri).fields}
     refused: set[str] = set()
     while True:
         result = plan(existing, fallbacks, descs, widening=settings.type_widening, no_widen=frozenset(refused))
@@ -76,7 +91,24 @@ def prepare(
     delta.add_columns(spark, uri, added)
     if result.fallbacks != fallbacks:
         delta.set_properties(spark, uri, {PROP_FALLBACKS: json.dumps(result.fallbacks)})
+    result.legacy_width = mirror_state.legacy_width(properties, list(result.types))
     return result, key, None
+
+
+def _add_column_sequences(
+    spark: SparkSession, uri: str, properties: dict[str, str], existing: dict[str, DataType]
+) -> dict[str, str]:
+    """Give a keyed mirror of an earlier release the column sequences' columns (``mirror_state``): its rows
+    keep NULL there, read as "every column has the row's sequence", with the width it has now.
+
+    The width is recorded first: a batch replayed after the columns were added finds it there.
+    """
+    if PROP_WIDTH not in properties:
+        width = {PROP_WIDTH: str(sum(1 for name in existing if name not in HIDDEN))}
+        delta.set_properties(spark, uri, width)
+        properties = {**properties, **width}
+    delta.add_columns(spark, uri, [(f.name, f.dataType) for f in mirror_state.fields()])
+    return properties
 
 
 def owned_key(
@@ -105,6 +137,9 @@ def new_mirror(settings: SinkSettings, table: str, descs: list[Descriptor]) -> t
     fields.append(StructField(ORDER_KEY, StringType()))
     if not key:
         fields += [StructField(OP, StringType()), StructField(ORIGIN, StringType())]
+    else:
+        fields += mirror_state.fields()
+    result.legacy_width = len(result.types)  # no row of this mirror lacks a width
     props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
     if settings.type_widening:
         props["delta.enableTypeWidening"] = "true"
@@ -141,6 +176,10 @@ def planned_from(
     fields += [StructField(name, result.types[name]) for name in result.added]
     if not key and ORIGIN not in existing:
         fields.append(StructField(ORIGIN, StringType()))
+    if key and COLUMN_ORDER not in existing:
+        properties = {PROP_WIDTH: str(sum(1 for name in existing if name not in HIDDEN)), **properties}
+        fields += mirror_state.fields()
+    result.legacy_width = mirror_state.legacy_width(properties, list(result.types))
     return result, key, StructType(fields)
 
 

@@ -11,7 +11,9 @@ deleted twice has two rows, and a key inserted again after its delete keeps its
 old row, which is harmless: while the mirror holds the key, the mirror row's
 newer ``order_key`` is the key's floor, and the tombstone's is used only for a
 key the mirror does not hold (``merge.merge``). A stale DELETE (older than
-the mirror row) is appended too, equally harmless. The floors are read at the
+the mirror row) is appended too, equally harmless, and so is a DELETE followed
+by a newer event of its key in the same batch: the tombstones then hold every
+key's newest DELETE, however the batches were cut. The floors are read at the
 version pinned when the batch starts (``pin``), so a batch replayed after a crash
 between the mirrors' commits and the tombstones' append folds the same rows
 and appends the same deletes. Tombstones are kept until a TRUNCATE of their
@@ -39,12 +41,14 @@ floors and emptied by a TRUNCATE, and never appended to again.
 
 from __future__ import annotations
 
+import time
+import uuid
 from dataclasses import dataclass
 from functools import reduce
 from typing import Final
 
 from delta.tables import DeltaTable
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import (
     BinaryType,
@@ -59,11 +63,12 @@ from pyspark.sql.types import (
 
 from binlake.spark_sink import delta
 from binlake.spark_sink.delta import quote
-from binlake.spark_sink.layout import ORDER_KEY, TOMBSTONE_KEY, TOMBSTONE_TABLE
-from binlake.spark_sink.mirror.merge_rules import FLOOR
+from binlake.spark_sink.layout import ORDER_KEY, TOMBSTONE_DELETED_AT, TOMBSTONE_KEY, TOMBSTONE_TABLE
+from binlake.spark_sink.mirror.merge_rules import FLOOR, LAST_DELETE
 
 TABLE: Final = TOMBSTONE_TABLE
 KEY: Final = TOMBSTONE_KEY
+DELETED_AT: Final = TOMBSTONE_DELETED_AT
 TEXT_KEY: Final = "_tombstone_key"
 """The column a fold's rows carry their key text in while they are joined with their floors."""
 
@@ -154,20 +159,26 @@ def with_floors(folded: DataFrame, floor: DataFrame | None, *, key_cols: list[st
 
 
 def deleted(folded: DataFrame, table: str, *, key_cols: list[str], types: list[DataType]) -> DataFrame:
-    """The keys a folded batch of ``table`` deletes, as tombstone rows (``TABLE``, ``KEY``, ``ORDER_KEY``)."""
-    return folded.where(F.col("_delete")).select(
-        F.lit(table).alias(TABLE), key_text(key_cols, types).alias(KEY), F.col(ORDER_KEY)
+    """The keys a folded batch of ``table`` deletes, as tombstone rows (``TABLE``, ``KEY``, ``ORDER_KEY``): each
+    key's newest DELETE in the batch, also where a newer event inserts the key again (so the tombstones, like
+    the mirrors, do not depend on where the batches were cut)."""
+    return folded.where(F.col(LAST_DELETE).isNotNull()).select(
+        F.lit(table).alias(TABLE), key_text(key_cols, types).alias(KEY), F.col(LAST_DELETE).alias(ORDER_KEY)
     )
 
 
-def record(uri: str, rows: list[DataFrame], *, app_id: str, batch_id: int) -> None:
+def record(spark: SparkSession, uri: str, rows: list[DataFrame], *, app_id: str, batch_id: int) -> None:
     """Append the batch's deleted keys of all its tables (``deleted``), one commit; none if no table deletes.
+    Each row records when it was appended (``DELETED_AT``: its retention counts from then).
 
     The table is created by the lake's first delete, in that append's commit, partitioned by source table.
     """
     if not rows:
         return
-    delta.append(reduce(DataFrame.unionByName, rows), uri, app_id, batch_id, partition_by=[TABLE])
+    if delta.exists(spark, uri) and DELETED_AT not in delta.schema(spark, uri).fieldNames():
+        delta.add_columns(spark, uri, [(DELETED_AT, TimestampType())])  # a table of an earlier release
+    stamped = reduce(DataFrame.unionByName, rows).withColumn(DELETED_AT, F.current_timestamp())
+    delta.append(stamped, uri, app_id, batch_id, partition_by=[TABLE])
 
 
 def truncate(spark: SparkSession, uri: str, truncated_at: dict[str, str], *, app_id: str, batch_id: int) -> None:
@@ -190,29 +201,59 @@ def truncate_legacy(spark: SparkSession, legacy_uri: str, truncated_at: str, *, 
             DeltaTable.forPath(spark, legacy_uri).delete(F.col(ORDER_KEY) < F.lit(truncated_at))
 
 
-def compact(spark: SparkSession, uri: str, *, max_files: int, app_id: str, batch_id: int) -> bool:
+_pruned_at: dict[str, float] = {}
+"""When this process last dropped the expired tombstones of each tombstone table (``compact``)."""
+PRUNE_EVERY_S: Final = 3600.0
+"""The longest time between two prunings of a tombstone table (shorter retentions prune every tenth of it)."""
+
+
+def compact(
+    spark: SparkSession, uri: str, *, max_files: int, retention_s: float, app_id: str, batch_id: int
+) -> int | None:
     """Rewrite the tombstone table as one row per deleted key (its newest delete) and one file per source table,
     in one commit under (``app_id``, ``batch_id``), when it holds more than ``max_files`` files beyond one per
-    source table; True if it did."""
-    files = delta.file_count(spark, uri)
-    if files <= max_files:  # no Spark job for most batches
-        return False
-    if files - len(delta.partition_values(spark, uri, TABLE)) <= max_files:
-        return False  # as compact as it gets, or nearly: a rewrite would not be worth it
+    source table, or when it holds expired rows (``retention_s`` > 0: recorded longer ago than that; looked
+    for at the first batch of this process, then every tenth of the retention, at most an hour apart), which
+    the rewrite drops. Returns the rows dropped as expired (None: no rewrite).
+
+    A row of an earlier release, which has no ``DELETED_AT``, counts from the first rewrite that keeps it.
+    """
+    if not delta.exists(spark, uri) or delta.transactions(spark, uri).get(app_id, -1) >= batch_id:
+        return None  # nothing yet; or a replayed batch whose rewrite committed before the crash
+    now = time.time()
+    cutoff = F.timestamp_micros(F.lit(int((now - retention_s) * 1_000_000)))
+    expiring = False
+    if retention_s > 0 and now - _pruned_at.get(uri, 0.0) >= min(retention_s / 10, PRUNE_EVERY_S):
+        version = delta.current_version(spark, uri)
+        assert version is not None
+        if DELETED_AT in delta.schema(spark, uri).fieldNames():
+            # A small job: the files' statistics of DELETED_AT skip all but those holding expired rows.
+            expiring = not delta.read_at(spark, uri, version).where(F.col(DELETED_AT) < cutoff).isEmpty()
+        _pruned_at[uri] = now
+    if not expiring:
+        files = delta.file_count(spark, uri)
+        if files <= max_files:  # no Spark job for most batches
+            return None
+        if files - len(delta.partition_values(spark, uri, TABLE)) <= max_files:
+            return None  # as compact as it gets, or nearly: a rewrite would not be worth it
     version = delta.current_version(spark, uri)
-    assert version is not None  # it holds files
-    newest = (
-        delta.read_at(spark, uri, version)
-        .groupBy(TABLE, KEY)
-        .agg(F.max(ORDER_KEY).alias(ORDER_KEY))
-        .repartition(TABLE)  # each source table's rows in one task, so one file
-    )
+    assert version is not None
+    stored = delta.read_at(spark, uri, version)
+    has_time = DELETED_AT in stored.columns
+    stamped = F.coalesce(DELETED_AT, F.current_timestamp()) if has_time else F.current_timestamp()
+    newest = stored.groupBy(TABLE, KEY).agg(F.max(ORDER_KEY).alias(ORDER_KEY), F.max(stamped).alias(DELETED_AT))
+    counted = Observation(f"binlake-tombstones-{uuid.uuid4().hex}")
+    newest = newest.observe(counted, F.count_if(F.col(DELETED_AT) < cutoff).alias("expired"))
+    if retention_s > 0:
+        newest = newest.where(F.col(DELETED_AT) >= cutoff)
     (
-        newest.write.format("delta")
+        newest.repartition(TABLE)  # each source table's rows in one task, so one file
+        .write.format("delta")
         .mode("overwrite")
         .option("txnAppId", app_id)
         .option("txnVersion", str(batch_id))
+        .option("overwriteSchema", str(not has_time).lower())  # adds DELETED_AT to a table of an earlier release
         .partitionBy(TABLE)
         .save(uri)
     )
-    return True
+    return int(counted.get["expired"]) if retention_s > 0 else 0

@@ -9,8 +9,8 @@ query, and each mirror must then equal what was read.
 
 1. inserts, a partial UPDATE (an absent column stays), deletes, a key-changing
    UPDATE; a key-less table (append-only); an int column;
-2. late events: an UPDATE older than the mirror's row (ignored by the mirror,
-   placed in the history), an INSERT older than the key's delete (no
+2. late events: an UPDATE older than the mirror's row but newer than the column
+   it sets (applied to that column, as in the history), an INSERT older than the key's delete (no
    resurrection); a redelivered event; ``ALTER TABLE ... ADD COLUMN`` (the
    mirror gets the column before any row carries it); the int column widened
    to bigint; in one batch, a late and a new UPDATE of one key, a delete and
@@ -43,7 +43,7 @@ from binlake.spark_sink.changelog.table import ensure_table
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.events.order import sequence_of
 from binlake.spark_sink.layout import PROP_TRUNCATED
-from binlake.spark_sink.mirror import current_state
+from binlake.spark_sink.mirror import current_state, mirror_state
 from binlake.spark_sink.settings import SinkSettings
 from tests.support import kafka_tools
 from tests.support.spark_fixtures import sink_settings_for_tests, spark
@@ -181,7 +181,10 @@ async def _round(
     names = [f"t.{table}" for table in TABLES]
     read: dict[str, tuple[list[str], list[tuple[Any, ...]]]] = {}
     for name, frame in current_state.current_tables(spark, settings, names).items():
-        read[name] = (frame.columns, _sorted(frame, frame.columns))
+        # The column sequences' own columns can hold one state in two ways (a row untouched since a column was
+        # added, or rewritten with it); test_sink_batching compares the sequences they stand for.
+        columns = [c for c in frame.columns if c not in mirror_state.STATE_COLUMNS]
+        read[name] = (columns, _sorted(frame, columns))
     if whole is not None:
         for name, frame in current_state.current_tables(spark, whole, names).items():
             assert _sorted(frame, read[name][0]) == read[name][1], name
@@ -191,7 +194,7 @@ async def _round(
     await asyncio.to_thread(_until_done, job.start_mirrors(spark, settings, ids.mirrors))
     for table, (columns, rows) in read.items():
         mirror = spark.read.format("delta").load(settings.mirror_uri(table))
-        assert sorted(mirror.columns) == sorted(columns), table
+        assert sorted(c for c in mirror.columns if c not in mirror_state.STATE_COLUMNS) == sorted(columns), table
         assert _sorted(mirror, columns) == rows, table
 
 
@@ -252,7 +255,9 @@ async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: Spar
     await _round(kafka_bootstrap, topic, spark, settings, ROUND_2)
     mirror = spark.read.format("delta").load(keyed)
     assert mirror.schema["c"].dataType == DecimalType(10, 2)  # from the DDL, before any row carries c
-    assert _rows(spark, keyed, "id", "a", "b", "c") == [(1, 1, "y", None), (6, 6, "k", None)]  # late events ignored
+    # The late UPDATE of a (25) is newer than the a the row holds (10; the UPDATE at 30 knew only b): applied,
+    # as the history's current version has it. The INSERT older than the key's delete is ignored.
+    assert _rows(spark, keyed, "id", "a", "b", "c") == [(1, 9, "y", None), (6, 6, "k", None)]
     assert spark.read.format("delta").load(types).schema["q"].dataType == LongType()  # widened
     assert _rows(spark, mixed, "id", "a", "b", order="id") == [(1, 2, "new"), (2, None, "re"), (3, 4, "s")]
     await _round(kafka_bootstrap, topic, spark, settings, ROUND_2B)
@@ -261,7 +266,7 @@ async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: Spar
     operations = [r["operation"] for r in spark.sql(f"DESCRIBE HISTORY delta.`{late}`").orderBy("version").collect()]
     assert operations[-1] == "WRITE", operations  # round 2B's keys are not in the mirror: appended, not MERGEd
     assert _rows(spark, keyed, "id", "a", "b", "c") == [
-        (1, 1, "y", None),
+        (1, 9, "y", None),
         (6, 6, "k", None),
         (7, 7, "n", Decimal("1.50")),
     ]
