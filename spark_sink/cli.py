@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
-import json
 import logging
 import time
 from typing import TYPE_CHECKING, Any
@@ -26,7 +24,6 @@ from binlake.spark_sink.settings import SinkSettings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from binlake.spark_sink.observe.metrics import SinkMetrics
     from binlake.spark_sink.observe.server import MetricsServer
 
 
@@ -94,13 +91,6 @@ def run(args: argparse.Namespace) -> int:
     metrics = SinkMetrics()
     server = MetricsServer(metrics.registry)
     port = server.start(settings.metrics_host, settings.metrics_port)
-    if settings.changelog_writer == "python" or settings.mirror_writer == "python":
-        run_one = _run_writer if settings.changelog_writer == "python" else _run_mirror_writer
-        try:
-            return run_one(settings, kafka, log, metrics=metrics, server=server, port=port)
-        finally:
-            server.ready = False
-            server.stop()
     error: str | None = None
     try:
         spark = build_session(settings)  # seconds: the JVM, the connector packages
@@ -144,154 +134,6 @@ def run(args: argparse.Namespace) -> int:
     if error is not None:
         log.error("the sink query failed: %s", error)
         return 1
-    return 0
-
-
-WRITER_APP_ID = "binlake-writer"
-"""The changelog writer's app id where ``BINLAKE_SINK_APP_ID`` is not set: its progress lives in the tables'
-Delta logs under ``<app id>/<topic>/<partition>``, not in a checkpoint, so one fixed id per lake serves."""
-
-
-def _run_writer(
-    settings: SinkSettings,
-    kafka: KafkaSettings,
-    log: logging.Logger,
-    *,
-    metrics: SinkMetrics,
-    server: MetricsServer,
-    port: int,
-) -> int:
-    """``changelog_writer=python``: the changelog written without Spark until a signal (or, available-now, until
-    caught up); the same metrics, health and readiness as the Spark sink's changelog process."""
-    from binlake.spark_sink.changelog import writer
-    from binlake.spark_sink.changelog.batch import BatchReport
-
-    app_id = settings.app_id or WRITER_APP_ID
-    batch_ids = itertools.count()
-
-    def on_batch(batch: writer.WriterBatch) -> None:
-        written = batch.written
-        report = BatchReport(
-            next(batch_ids),
-            records=batch.records,
-            changelog_rows=written.changelog_rows,
-            quarantined=written.quarantined,
-            stats=written.stats,
-            visible_at_s=written.visible_at_s,
-        )
-        metrics.observe_batch(report)
-        seconds = batch.ended_at_s - batch.started_at_s
-        offsets = {settings.topic: {str(p): o for p, o in batch.read_to.items()}}
-        latest = {settings.topic: {str(p): o for p, o in batch.latest.items()}}
-        # The Kafka source's progress, as the Spark sink's listener reports it: batches, durations, lag.
-        metrics.observe_progress(
-            {
-                "processedRowsPerSecond": batch.records / seconds if seconds > 0 else None,
-                "durationMs": {"triggerExecution": int(seconds * 1000)},
-                "sources": [{"endOffset": json.dumps(offsets), "latestOffset": json.dumps(latest)}],
-            }
-        )
-        server.beat()
-
-    async def main() -> None:
-        stop = asyncio.Event()
-
-        async def watch() -> None:
-            while stopping.requested() is None:
-                await asyncio.sleep(0.2)
-            log.info("stopping on signal %d", stopping.requested())
-            stop.set()
-
-        watcher = asyncio.create_task(watch())
-        try:
-            await writer.run(
-                settings,
-                kafka,
-                app_id,
-                stop=stop,
-                on_batch=on_batch,
-                on_tick=server.beat,  # /healthz: the writer's loop comes round (a stuck write stops it)
-                until_caught_up=settings.trigger == "available-now",
-            )
-        finally:
-            watcher.cancel()
-
-    server.ready = True
-    metrics.query_active.set(1)
-    started = {"topic": settings.topic, "lake": settings.lake(), "queries": "changelog", "app_id": app_id}
-    log.info("sink started", extra={**started, "changelog_writer": "python", "metrics_port": port})
-    try:
-        asyncio.run(main())
-    except Exception as exc:  # reported as the Spark sink reports a failed query: exit 1
-        log.error("the changelog writer failed: %s", exc, exc_info=True)
-        return 1
-    finally:
-        metrics.query_active.set(0)
-    return 0
-
-
-MIRROR_WRITER_APP_ID = "binlake-mirror-writer"
-"""The mirror writer's app id where ``BINLAKE_SINK_APP_ID`` is not set (``<app id>.mirrors`` where it is): the
-transaction id of its commits; its batches are numbered in the mirror checkpoint."""
-
-
-def _run_mirror_writer(
-    settings: SinkSettings,
-    kafka: KafkaSettings,
-    log: logging.Logger,
-    *,
-    metrics: SinkMetrics,
-    server: MetricsServer,
-    port: int,
-) -> int:
-    """``mirror_writer=python``: the mirrors written without Spark until a signal (or, available-now, until they
-    hold the whole changelog); the mirror metrics, health and readiness of the Spark mirror process."""
-    import threading
-
-    from binlake.spark_sink.mirror import follower
-    from binlake.spark_sink.mirror.batch import MirrorReport
-
-    del kafka  # the mirrors read the changelog, not the topic
-    app_id = f"{settings.app_id}.mirrors" if settings.app_id else MIRROR_WRITER_APP_ID
-
-    def on_batch(batch: follower.FollowedBatch) -> None:
-        applied = batch.applied
-        report = MirrorReport(
-            batch.batch_id, rows=applied.rows, tables=applied.tables, stats=applied.stats, steps=batch.steps
-        )
-        report.started_at_s, report.visible_at_s = batch.started_at_s, batch.ended_at_s
-        metrics.observe_mirror_batch(report)
-        server.beat()
-
-    stop = threading.Event()
-
-    def watch() -> None:
-        while not stop.wait(0.2):
-            if stopping.requested() is not None:
-                log.info("stopping on signal %d", stopping.requested())
-                stop.set()
-
-    watcher = threading.Thread(target=watch, name="binlake-stop-watch", daemon=True)
-    watcher.start()
-    server.ready = True
-    metrics.query_active.set(1)
-    started = {"topic": settings.topic, "lake": settings.lake(), "queries": "mirrors", "app_id": app_id}
-    log.info("sink started", extra={**started, "mirror_writer": "python", "metrics_port": port})
-    try:
-        follower.run(
-            settings,
-            app_id,
-            stop=stop,
-            on_batch=on_batch,
-            on_tick=server.beat,
-            until_caught_up=settings.trigger == "available-now",
-        )
-    except Exception as exc:  # reported as the Spark sink reports a failed query: exit 1
-        log.error("the mirror writer failed: %s", exc, exc_info=True)
-        return 1
-    finally:
-        stop.set()
-        metrics.query_active.set(0)
     return 0
 
 

@@ -97,30 +97,10 @@ class SinkSettings(BaseSettings):
         "the mirror process at a lower CPU priority (nice), or on other machines, cannot slow the changelog "
         "down. The mirrors process waits for the changelog to exist; it never creates it.",
     )
-    mirror_writer: Literal["spark", "python"] = Field(
-        "spark",
-        description="What writes the mirrors in a process with queries=mirrors: spark, the mirror query (a Spark "
-        "micro-batch per trigger); python, this process without Spark (the changelog's new versions read with "
-        "delta-rs, bodies decoded by the native fast lane, the fold in Python, delta-rs MERGEs under per-batch "
-        "transaction ids, progress in the mirror checkpoint): the same mirrors and tombstones, record for record, at "
-        "a fraction of the CPU. python needs queries=mirrors, type_widening=false (a wider type goes to a fallback "
-        "column), no history_tables, a local mirror checkpoint, and mirrors it made or that Spark made without type "
-        "widening.",
-    )
-    changelog_writer: Literal["spark", "python"] = Field(
-        "spark",
-        description="What writes the changelog in a process with queries=changelog: spark, the changelog query "
-        "(a Spark micro-batch per trigger); python, this process without Spark (aiokafka reads the topic, "
-        "delta-rs appends, offsets kept in the tables' Delta logs): a batch costs it a fraction of a second where "
-        "a Spark micro-batch costs seconds, so the changelog stays fresher. python needs queries=changelog (the mirror "
-        "query runs in a process of its own) and a changelog of layout 2; it creates a missing changelog on a "
-        "local lake only. One such writer per lake.",
-    )
     mirror_trigger_interval_s: float = Field(
         30.0,
         gt=0,
-        description="Seconds between the mirror query's micro-batches (mirrors=follow, processing-time); with "
-        "mirror_writer=python, between the starts of its batches (a batch that takes longer is followed at once).",
+        description="Seconds between the mirror query's micro-batches (mirrors=follow, processing-time).",
     )
     mirror_max_files_per_trigger: int | None = Field(
         None,
@@ -253,37 +233,6 @@ class SinkSettings(BaseSettings):
             raise ValueError(
                 "BINLAKE_SINK_QUERIES=mirrors needs BINLAKE_SINK_MIRRORS=follow (inline: the changelog query "
                 "writes the mirrors itself, there is no mirror query)"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _python_mirror_writer(self) -> SinkSettings:
-        if self.mirror_writer != "python":
-            return self
-        if self.queries != "mirrors" or self.mirrors != "follow":
-            raise ValueError(
-                "BINLAKE_SINK_MIRROR_WRITER=python runs in a process of its own: set BINLAKE_SINK_QUERIES=mirrors (and "
-                "BINLAKE_SINK_MIRRORS=follow) here, and write the changelog in another process"
-            )
-        if self.type_widening:
-            raise ValueError(
-                "BINLAKE_SINK_MIRROR_WRITER=python does not widen column types (delta-rs cannot write Delta's type "
-                "widening): set BINLAKE_SINK_TYPE_WIDENING=false, and a wider type goes to a fallback column"
-            )
-        if self.history_tables:
-            raise ValueError(
-                "BINLAKE_SINK_MIRROR_WRITER=python does not write history (SCD2) tables: unset "
-                "BINLAKE_SINK_HISTORY_TABLES, or keep BINLAKE_SINK_MIRROR_WRITER=spark"
-            )
-        return self
-
-    @model_validator(mode="after")
-    def _python_writer_alone(self) -> SinkSettings:
-        if self.changelog_writer == "python" and (self.queries != "changelog" or self.mirrors != "follow"):
-            raise ValueError(
-                "BINLAKE_SINK_CHANGELOG_WRITER=python runs in a process of its own: set BINLAKE_SINK_QUERIES="
-                "changelog (and BINLAKE_SINK_MIRRORS=follow) here, and run the mirror query in a second process "
-                "with BINLAKE_SINK_QUERIES=mirrors"
             )
         return self
 

@@ -24,7 +24,7 @@ _COMMANDS: Final = {
     "dlq": ("binlake.shared.cli.dlq", "dead-letter tools: replay"),
     "config": ("binlake.shared.cli.config", "print every BINLAKE_* setting (example env file or reference)"),
     "sink": ("binlake.spark_sink.cli", "run the Spark sink: unified topic -> changelog and mirror Delta tables"),
-    "current": ("binlake.spark_sink.mirror.current_cli", "a source table as the changelog holds it now (no Spark)"),
+    "current": ("binlake.spark_sink.mirror.current_cli", "a source table as the changelog holds it now (Spark)"),
     "lake": ("binlake.spark_sink.lake.cli", "inspect the sink's lake (show) and check it against the topic (verify)"),
 }
 _SERVICES: Final = frozenset({"normalizer", "sink"})

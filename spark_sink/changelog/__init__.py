@@ -2,9 +2,7 @@
 
 - ``batch``: one micro-batch, exactly once: decode, [mirrors inline,] append, quarantine, statistics;
 - ``table``: the changelog and quarantine tables: creation, the commit a batch made, the rows it appended;
-- ``dedup``: which of a batch's Kafka records the changelog holds already (a replay's);
-- ``arrow_rows``, ``delta_rs``, ``writer``: the changelog without Spark (``BINLAKE_SINK_CHANGELOG_WRITER=python``):
-  the same rows made in Python as Arrow, appended exactly once by delta-rs, from an aiokafka loop.
+- ``dedup``: which of a batch's Kafka records the changelog holds already (a replay's).
 
 What a changelog row holds is ``spark_sink.events.rows``; the wiring of the query is ``spark_sink.job``.
 """

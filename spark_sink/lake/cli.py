@@ -133,27 +133,37 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _verify(settings: SinkSettings, kafka: KafkaSettings, *, as_json: bool, verbose: bool) -> int:
+    with spark_session(
+        settings, app_name="binlake-lake-verify", command="binlake lake verify", verbose=verbose
+    ) as spark:
+        return verify(spark, settings, kafka, as_json=as_json, out=sys.stdout)
+
+
+@contextmanager
+def spark_session(settings: SinkSettings, *, app_name: str, command: str, verbose: bool) -> Iterator[SparkSession]:
+    """A local Spark session built like the sink's (``BINLAKE_SINK_*``), stopped after the block. Unless
+    ``verbose``, what the JVM prints goes to a log file, named on stderr (as ``command``'s) only if the block
+    fails, else removed."""
     from binlake.spark_sink.session import build_session
 
     log: Path | None = None
     if not verbose:
-        handle, name = tempfile.mkstemp(prefix="binlake-lake-verify-", suffix=".log")
+        handle, name = tempfile.mkstemp(prefix=f"{app_name}-", suffix=".log")
         os.close(handle)
         log = Path(name)
         logging.getLogger("py4j").setLevel(logging.ERROR)
     failed = True
     try:
         with process_output_to(log):
-            spark = build_session(settings, app_name="binlake-lake-verify")
+            spark = build_session(settings, app_name=app_name)
         try:
-            code = verify(spark, settings, kafka, as_json=as_json, out=sys.stdout)
+            yield spark
         finally:
             spark.stop()
         failed = False
-        return code
     finally:
         if log is not None:
             if failed:
-                print(f"binlake lake verify: Spark's output is in {log}", file=sys.stderr)
+                print(f"{command}: Spark's output is in {log}", file=sys.stderr)
             else:
                 log.unlink(missing_ok=True)

@@ -25,7 +25,6 @@ bucket's midpoint; the histogram observes it once per event (``count`` times).
 from __future__ import annotations
 
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,35 +164,6 @@ def collect(fresh: DataFrame, *, now_ms: int | None = None) -> BatchStats:
     sets = [list(s) for s in GROUPING_SETS]
     aggregated = frame.groupingSets(sets, *dict.fromkeys(c for s in sets for c in s)).agg(*_aggregates())
     return summarize(aggregated.collect())
-
-
-def from_values(
-    tables: Sequence[str], ops: Sequence[str], ts_ms: Sequence[int | None], *, now_ms: int | None = None
-) -> BatchStats:
-    """``collect`` of a batch's rows given as columns of Python values (the changelog writer without Spark)."""
-    reference = int(time.time() * 1000) if now_ms is None else now_ms
-    stats = BatchStats()
-    groups: dict[tuple[str, str], list[int | None]] = {}
-    for key, ts in zip(zip(tables, ops, strict=True), ts_ms, strict=True):
-        found = groups.get(key)
-        if found is None:
-            groups[key] = [ts]
-        else:
-            found.append(ts)
-    times: Counter[int] = Counter()
-    for key, values in groups.items():
-        known = [ts for ts in values if ts is not None]
-        low, high = (min(known), max(known)) if known else (None, None)
-        stats.by_table_op[key] = TableOp(len(values), low, high)
-        stats.without_ts += len(values) - len(known)
-        times.update(known)
-    buckets: dict[tuple[int, int], int] = {}
-    for ts, count in times.items():  # each distinct time once: many events share a millisecond
-        width = next((ms for below, ms in WIDTHS_MS if reference - ts < below), OLD_WIDTH_MS)
-        start = ts - ts % width  # Python's % is Spark's pmod: a bucket starts at or below its times
-        buckets[(start, width)] = buckets.get((start, width), 0) + count
-    stats.event_time = sorted((TimeBucket(s, w, n) for (s, w), n in buckets.items()), key=lambda b: b.start_ms)
-    return stats
 
 
 def _width_sql(reference_ms: int) -> str:

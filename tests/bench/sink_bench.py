@@ -39,8 +39,9 @@ keyed and partitioned like the normalizer does (``event_key``,
    ``BINLAKE_BENCH_SINK_SECONDS`` (default 300 s), each with ``ts_ms`` = its
    send time, while the sink runs with the processing-time trigger
    (``BINLAKE_BENCH_SINK_TRIGGER_S``, default 1 s) and a reader thread reads
-   every table's current state, ``BINLAKE_BENCH_SINK_READ_PAUSE_S`` (default
-   5 s) after its previous read ended (``sink_sustained``). An
+   every table's current state with Spark (``current_state``),
+   ``BINLAKE_BENCH_SINK_READ_PAUSE_S`` (default 5 s) after its previous read
+   ended (``sink_sustained``). An
    event's freshness is the wall time at which its micro-batch's changelog
    commit became visible minus its ``ts_ms``, read from each batch's
    ``BatchReport`` (event-time histogram in 100 ms buckets, taken at the
@@ -66,14 +67,10 @@ keyed and partitioned like the normalizer does (``event_key``,
    trigger ended (``freshness_steady_by_commits``, from the queries'
    progress), the one measure they share. ``BINLAKE_BENCH_SINK_MIRRORS_APART=1``
    runs the mirror query as its own ``binlake sink`` process at nice 10
-   (``BINLAKE_SINK_QUERIES``; its freshness is then not reported).
+   (``BINLAKE_SINK_QUERIES``; its freshness is then polled from that
+   process' ``/metrics``).
 
-3. **Writer** (``sink_writer``): the same sustained input, the changelog
-   written without Spark (``spark_sink.changelog.writer``) and the mirror
-   query in a ``binlake sink`` process of its own at nice 10; changelog
-   freshness p50/p90/p99 (target p99 < 5 s).
-
-4. **Scale**: ``BINLAKE_BENCH_SINK_SCALE_EVENTS`` events (default 20,000) of
+3. **Scale**: ``BINLAKE_BENCH_SINK_SCALE_EVENTS`` events (default 20,000) of
    1, 10 and 100 tables, each case one changelog batch and one mirror batch
    (``scale``): how the sink's time grows with the tables a batch touches.
 
@@ -119,7 +116,7 @@ from binlake.shared.kafka.records import event_key, partition_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Parsed
-from tests.bench import sink_floors, sink_peer, sink_sustained, sink_writer
+from tests.bench import sink_floors, sink_peer, sink_sustained
 
 PARTITIONS: Final = 4
 TABLES: Final = 8
@@ -156,15 +153,6 @@ class BenchConfig:
     trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_TRIGGER_S", 1.0))
     warmup_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_WARMUP_S", 10.0))
     read_pause_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_READ_PAUSE_S", 5.0))
-    reader_nice: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_READER_NICE", 0))
-    """The DuckDB reader process' nice value."""
-    mirror_writer: str = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRROR_WRITER", "python"))
-    """The writer part's mirror process: python (the mirror writer without Spark) or spark (the mirror query)."""
-    mirror_trigger_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_MIRROR_TRIGGER_S", 10.0))
-    """The python mirror process' trigger (the Spark mirror query's is 30 s: its batches cost seconds each)."""
-    reader: str = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_READER", "duckdb"))
-    """The sustained parts' current-state reader: duckdb (``current_duckdb``, no Spark, in a process of its own:
-    ``tests.bench.current_reader``) or spark (``current_state``, a thread in the bench's Spark session)."""
     mirrors_apart: bool = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRRORS_APART") == "1")
     shuffle_partitions: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS", CORES))
     warmup_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_WARMUP_EVENTS", 5_000))
@@ -646,14 +634,14 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
     )
     query = queries.changelog
     assert query is not None  # queries=both or changelog
-    apart = sink_sustained.MirrorProcess(settings, kafka.bootstrap_servers) if config.mirrors_apart else None
-    if apart is not None:
-        apart.start()
-    producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     tables = [f"bench.t{index:02d}" for index in range(TABLES)]
-    reader = sink_sustained.reader_for(
-        spark, settings, tables, pause_s=config.read_pause_s, engine=config.reader, nice=config.reader_nice
-    )
+    apart = sink_sustained.MirrorProcess(settings, kafka.bootstrap_servers) if config.mirrors_apart else None
+    poller = None if apart is None else sink_sustained.MirrorPoller(apart.port, tables)
+    if apart is not None and poller is not None:
+        apart.start()
+        poller.start()
+    producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
+    reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s)
     rss = sink_sustained.RssSampler()
     rss.start()
     try:
@@ -675,6 +663,8 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         reader.stop()
         memory = rss.stop()
         queries.stop()  # without catching up: interrupts the running batches, which the lake never sees
+        if poller is not None:
+            poller.stop()
         if apart is not None:
             apart.stop()
         job.detach_listener(spark, listener, query.runId)
@@ -691,7 +681,17 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
     send_seconds = producer.finished_at - producer.started_at
     steady_from_ms = producer.started_at * 1000 + config.warmup_s * 1000
     half_ms = (producer.started_at + producer.finished_at) / 2 * 1000
-    mirror_samples = list(freshness_samples(mirror_reports, sent_from_ms=steady_from_ms))
+    if poller is None:
+        mirror_samples = list(freshness_samples(mirror_reports, sent_from_ms=steady_from_ms))
+        first_half = list(freshness_samples(mirror_reports, sent_from_ms=steady_from_ms, sent_before_ms=half_ms))
+        second_half = list(freshness_samples(mirror_reports, sent_from_ms=half_ms))
+    else:  # the mirror process' own figures, polled from its /metrics
+        polls = poller.polls
+        mirror_samples = sink_sustained.mirror_freshness(producer.ticks, polls, sent_from_ms=steady_from_ms)
+        first_half = sink_sustained.mirror_freshness(
+            producer.ticks, polls, sent_from_ms=steady_from_ms, sent_before_ms=half_ms
+        )
+        second_half = sink_sustained.mirror_freshness(producer.ticks, polls, sent_from_ms=half_ms)
     read_seconds = sorted(ended - started for started, ended, _ in reader.reads)
     wrong = (
         sink_sustained.truth_mismatches(
@@ -704,7 +704,6 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         if caught_up
         else ["not caught up: not compared"]
     )
-    reader.close()
     return {
         "target_rate": config.rate,
         "seconds": config.seconds,
@@ -734,19 +733,18 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         "progress": _phases(progress),
         "mirrors": settings.mirrors,
         # The mirror query in a Spark application of its own (BINLAKE_SINK_QUERIES), at nice 10: its
-        # batches are not reported to this process, so the mirrors' freshness below is empty.
+        # batches are not reported to this process, so the mirrors' freshness below is polled from its /metrics.
         "mirrors_apart": config.mirrors_apart,
+        "mirror_process_peak_rss_mib": None if apart is None else apart.peak_rss_mib,
         "mirror_trigger_interval_s": settings.mirror_trigger_interval_s,
         # mirrors=follow: when the mirror commits made the events visible in the mirrors (what they held by
         # the end of the run; the mirror query is not waited for).
         "mirror_freshness_steady": _summary(mirror_samples),
         # Bounded lag: the mirrors' freshness over the second half of the input against the first half.
-        "mirror_freshness_first_half": _summary(
-            list(freshness_samples(mirror_reports, sent_from_ms=steady_from_ms, sent_before_ms=half_ms))
-        ),
-        "mirror_freshness_second_half": _summary(list(freshness_samples(mirror_reports, sent_from_ms=half_ms))),
+        "mirror_freshness_first_half": _summary(first_half),
+        "mirror_freshness_second_half": _summary(second_half),
         "current_state": {
-            "reader": config.reader,
+            "reader": "spark",
             "reads": len(reader.reads),
             "read_s_p50_max": [round(read_seconds[len(read_seconds) // 2], 2), round(read_seconds[-1], 2)]
             if read_seconds
@@ -795,7 +793,6 @@ def _throughput(
     # The current-state reads too: the first reads in a JVM took 3x the later ones (21 s against 6-7 s for
     # 50,000 events), a cost the other contenders' warm-up runs spare them.
     merge_on_read(spark, kafka, config, warm, tmp / "warm-mor", tables=[t.name for t in peer_tables])
-    sink_writer.merge_on_read(spark, kafka, config, warm, tmp / "warm-writer", tables=[t.name for t in peer_tables])
     bare_s = bare_copy(spark, kafka, config, main, tmp / "bare")
     shutil.rmtree(tmp / "bare", ignore_errors=True)
     sink = sink_copy(spark, kafka, config, main, tmp / "sink")
@@ -811,16 +808,6 @@ def _throughput(
     if mor["current_rows"] != peer_rows:
         raise RuntimeError(f"the current-state reads found {mor['current_rows']} rows, the peer {peer_rows}")
     mor_s = mor["changelog_s"] + mor["current_read_s"]
-    by_writer = sink_writer.merge_on_read(
-        spark, kafka, config, main, tmp / "writer", tables=[t.name for t in peer_tables]
-    )
-    if by_writer["current_rows"] != peer_rows or by_writer["changelog_rows"] != events:
-        raise RuntimeError(f"the writer's lake differs: {by_writer}, the peer's mirrors hold {peer_rows} rows")
-    if by_writer["python_mirror_rows"] != peer_rows:
-        raise RuntimeError(f"the mirror writer's mirrors differ: {by_writer}, the peer's hold {peer_rows} rows")
-    writer_mor_s = by_writer["changelog_s"] + by_writer["current_read_s"]
-    writer_sink_s = by_writer["changelog_s"] + by_writer["mirrors_written_s"]
-    python_sink_s = by_writer["changelog_s"] + by_writer["python_mirrors_written_s"]
     sink_settings = _sink_settings(config, lake=(tmp / "sink").as_uri(), topic=main)
     sink_rows = sum(spark.read.format("delta").load(sink_settings.mirror_uri(t.name)).count() for t in peer_tables)
     bare_rate, sink_rate, peer_rate = _rate(events, bare_s), _rate(events, sink.seconds), _rate(events, peer_s)
@@ -847,17 +834,6 @@ def _throughput(
         "merge_on_read": mor,
         "ratio_merge_on_read_vs_bare": round(bare_s / mor_s, 3) if mor_s else None,
         "ratio_merge_on_read_vs_textbook_peer": round(peer_s / mor_s, 3) if mor_s else None,
-        # The same with the changelog written without Spark (sink_writer.merge_on_read): the writer, then the
-        # reads, then the mirror query over its changelog. The whole sink's ratio adds the writer's time and
-        # the mirror query's, one after the other (deployed, they overlap).
-        "writer_merge_on_read": by_writer,
-        "ratio_writer_merge_on_read_vs_bare": round(bare_s / writer_mor_s, 3) if writer_mor_s else None,
-        "ratio_writer_merge_on_read_vs_textbook_peer": round(peer_s / writer_mor_s, 3) if writer_mor_s else None,
-        "ratio_writer_sink_vs_bare": round(bare_s / writer_sink_s, 3) if writer_sink_s else None,
-        "ratio_writer_sink_vs_textbook_peer": round(peer_s / writer_sink_s, 3) if writer_sink_s else None,
-        # The whole sink without Spark: the writer, then the mirror writer without Spark over its changelog.
-        "ratio_writer_python_mirrors_vs_bare": round(bare_s / python_sink_s, 3) if python_sink_s else None,
-        "ratio_writer_python_mirrors_vs_textbook_peer": round(peer_s / python_sink_s, 3) if python_sink_s else None,
         "ratio_sink_vs_bare": round(sink_rate / bare_rate, 3) if bare_rate else None,
         "ratio_sink_vs_textbook_peer": round(sink_rate / peer_rate, 3) if peer_rate else None,
         "ratio_textbook_peer_vs_bare": round(peer_rate / bare_rate, 3) if bare_rate else None,
@@ -878,13 +854,11 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
 
     Each case is one changelog batch and one mirror batch (available-now, ``maxOffsetsPerTrigger`` above
     the event count), after a small warm-up; ``ratio_100_vs_1`` is the 100-table case's time over the
-    1-table case's (what a table costs once its rows are paid for). ``without_spark``: each case's topic again
-    through the changelog writer and the mirror writer without Spark (``sink_writer.scale_case``).
+    1-table case's (what a table costs once its rows are paid for).
     """
     bootstrap = kafka.bootstrap_servers
     suffix = os.urandom(4).hex()
     cases: dict[str, Any] = {}
-    without_spark: dict[str, Any] = {}
     warm = f"bench-sink-scale-warm-{suffix}"
     asyncio.run(create_topic(bootstrap, warm))
     asyncio.run(produce(bootstrap, warm, generate(min(2_000, config.scale_events), tables=1)))
@@ -905,10 +879,6 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
             "mirrors_s": None if changelog_s is None else round(run.seconds - changelog_s, 3),
             "mirror_seconds_by_step": _steps(run.mirror_reports),
         }
-        # The same topic through both writers without Spark (in this process, one after the other).
-        python_lake = tmp / f"scale-{tables}-python"
-        without_spark[str(tables)] = sink_writer.scale_case(kafka, config, topic, python_lake)
-        shutil.rmtree(python_lake, ignore_errors=True)
     ratio = f"ratio_{SCALE_TABLES[-1]}_vs_{SCALE_TABLES[0]}"
 
     def ratio_of(found: dict[str, Any]) -> float | None:
@@ -918,11 +888,10 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
     return {
         "tables": cases,
         ratio: ratio_of(cases),
-        "without_spark": {"tables": without_spark, ratio: ratio_of(without_spark)},
     }
 
 
-PARTS: Final = ("throughput", "freshness", "writer", "scale")
+PARTS: Final = ("throughput", "freshness", "scale")
 
 
 def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] = PARTS) -> dict[str, Any]:
@@ -958,17 +927,11 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
             if "scale" in parts:
                 report["scale"] = scale(spark, kafka, config, tmp)
             fresh_config = config if rate is None else replace(config, rate=rate)
-            # The sustained parts' JVM warmed up as the throughput part's contenders are (its reads too).
-            warm = None
-            if "throughput" not in parts and ("writer" in parts or "freshness" in parts):
+            # The sustained part's JVM warmed up as the throughput part's contenders are (its reads too).
+            if "throughput" not in parts and "freshness" in parts:
                 warm = _warm_up(spark, kafka, config, tmp, generate(config.warmup_events))
-            if "writer" in parts:
-                if warm is not None:
-                    tables = [f"bench.t{index:02d}" for index in range(TABLES)]
-                    sink_writer.merge_on_read(spark, kafka, config, warm, tmp / "warm-writer", tables=tables)
-                writer_topic = f"bench-sink-writer-{os.urandom(4).hex()}"
-                asyncio.run(create_topic(bootstrap, writer_topic))
-                report["writer"] = sink_writer.freshness(spark, kafka, fresh_config, writer_topic, tmp / "writer")
+                tables = [f"bench.t{index:02d}" for index in range(TABLES)]
+                merge_on_read(spark, kafka, config, warm, tmp / "warm-mor", tables=tables)
             if "freshness" in parts:
                 bare_topic, topic = (f"bench-sink-{name}-{os.urandom(4).hex()}" for name in ("bare", "fresh"))
                 for name in (bare_topic, topic):

@@ -1,13 +1,10 @@
 """What the sink's sustained run measures besides the changelog's freshness (``sink_bench.freshness``).
 
-- **Current-state reads** (``reader_for``): a reader reads the current state of every table (the mirror
-  combined with the fold of the changelog's tail, merge on read): without Spark in a process of its own
-  (``ReaderProcess``, ``BINLAKE_BENCH_SINK_READER=duckdb``, the default) or with ``current_state.current_tables``
-  in a thread of the bench's Spark session (``CurrentReader``, ``spark``),
-  ``pause_s`` after the previous read ended (a dashboard refreshing), while
-  the sink runs. An event is visible to current-state
-  readers once a read that started after its changelog commit has ended:
-  its current-state freshness is that end minus its ``ts_ms``
+- **Current-state reads** (``CurrentReader``): a thread of the bench's Spark session reads the current
+  state of every table with ``current_state.current_tables`` (the mirror combined with the fold of the
+  changelog's tail, merge on read), ``pause_s`` after the previous read ended (a dashboard refreshing),
+  while the sink runs. An event is visible to current-state readers once a read that started after its
+  changelog commit has ended: its current-state freshness is that end minus its ``ts_ms``
   (``read_freshness``).
 - **The ground truth** (``truth_mismatches``): at the end, every table's
   current state holds exactly the keys the generator's tables hold.
@@ -16,18 +13,17 @@
 - **The mirrors apart** (``MirrorProcess``, ``BINLAKE_BENCH_SINK_MIRRORS_APART=1``):
   the mirror query runs as its own ``binlake sink`` process
   (``BINLAKE_SINK_QUERIES=mirrors``) at nice 10, the bench's session runs the
-  changelog query alone.
+  changelog query alone; the mirrors' freshness is then polled from that
+  process' ``/metrics`` (``MirrorPoller``, ``mirror_freshness``).
 """
 
 from __future__ import annotations
 
 import datetime
-import json
 import math
 import os
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -69,10 +65,13 @@ def read_in_full(frame: Any) -> int:
     """Read every column of every row of a current state (a hash of each row, combined: a count alone would let
     Spark skip computing the columns); return the number of rows."""
     from pyspark.sql import functions as F
+    from pyspark.sql.types import MapType
 
     if not frame.columns:
         return 0  # a table the changelog does not name yet: an empty frame without columns
-    row = frame.select(F.xxhash64(*frame.columns).alias("h")).agg(F.count("*"), F.bit_xor("h")).first()
+    # Spark refuses to hash a map (the same map may hash two ways): a map column is hashed as its JSON text.
+    columns = [F.to_json(frame[f.name]) if isinstance(f.dataType, MapType) else frame[f.name] for f in frame.schema]
+    row = frame.select(F.xxhash64(*columns).alias("h")).agg(F.count("*"), F.bit_xor("h")).first()
     return int(row[0])
 
 
@@ -105,6 +104,15 @@ class RssSampler:
         }
 
 
+def free_port() -> int:
+    """A TCP port free on loopback now (for a child process' metrics server, whose port the bench must know)."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 @dataclass
 class MirrorProcess:
     """``binlake sink`` running the mirror query alone (``queries=mirrors``) on the sink's lake, at nice 10."""
@@ -113,6 +121,10 @@ class MirrorProcess:
     bootstrap: str
     nice: int = 10
     log: Path | None = None
+    port: int = field(default_factory=free_port)
+    """Its metrics port (``MirrorPoller`` polls it)."""
+    peak_rss_mib: int | None = None
+    """Its peak resident memory (``VmHWM``), read as it is stopped."""
     _process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
@@ -121,6 +133,7 @@ class MirrorProcess:
             self.bootstrap,
             BINLAKE_SINK_QUERIES="mirrors",
             BINLAKE_SINK_MIRROR_TRIGGER_INTERVAL_S=str(self.settings.mirror_trigger_interval_s),
+            BINLAKE_SINK_METRICS_PORT=str(self.port),
         )
         self.log = Path(tempfile.mkstemp(prefix="bench-mirrors-", suffix=".log")[1])
         with self.log.open("wb") as out:
@@ -152,8 +165,6 @@ class CurrentReader:
     settings: Any
     tables: list[str]
     pause_s: float = 5.0
-    nice: int = 0
-    """The reader process' nice value (a dashboard yielding the CPU to the sink's writers)."""
     reads: list[tuple[float, float, int]] = field(default_factory=list)
     """(wall time started, wall time ended, rows) per completed read."""
     error: BaseException | None = None
@@ -188,72 +199,9 @@ class CurrentReader:
         if self._thread is not None:
             self._thread.join()
 
-    def close(self) -> None:
-        pass
-
     def check(self) -> None:
         if self.error is not None:
             raise RuntimeError(f"a current-state read failed: {self.error!r}") from self.error
-
-
-@dataclass
-class ReaderProcess:
-    """``CurrentReader``'s reads without Spark in a process of its own (``tests.bench.current_reader``), as a
-    dashboard beside the sink runs; ``ids`` reads in this process (at the end, when nothing else runs)."""
-
-    settings: Any
-    tables: list[str]
-    pause_s: float = 5.0
-    nice: int = 0
-    """The reader process' nice value (a dashboard yielding the CPU to the sink's writers)."""
-    reads: list[tuple[float, float, int]] = field(default_factory=list)
-    error: BaseException | None = None
-    peak_rss_mib: int | None = None
-    """The reader process' peak resident memory (``VmHWM``), read as it is stopped."""
-    _process: subprocess.Popen[bytes] | None = None
-    _log: Path | None = None
-
-    def start(self) -> None:
-        env = sink_env(self.settings, "127.0.0.1:9", BINLAKE_BENCH_SINK_READ_PAUSE_S=str(self.pause_s))
-        self._log = Path(tempfile.mkstemp(prefix="bench-reader-", suffix=".log")[1])
-        with self._log.open("wb") as log:
-            self._process = subprocess.Popen(
-                ["nice", "-n", str(self.nice), sys.executable, "-m", "tests.bench.current_reader", *self.tables],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=log,
-            )
-
-    def stop(self) -> None:
-        if self._process is None:
-            return
-        self.peak_rss_mib = _peak_rss_mib(self._process.pid)
-        self._process.send_signal(signal.SIGTERM)
-        out, _ = self._process.communicate(timeout=300)
-        for line in out.decode().splitlines():
-            read = json.loads(line)
-            self.reads.append((read["started"], read["ended"], read["rows"]))
-        if self._process.returncode != 0:
-            tail = "" if self._log is None else self._log.read_text(errors="replace")[-3000:]
-            self.error = RuntimeError(f"the reader process ended with status {self._process.returncode}:\n{tail}")
-
-    def check(self) -> None:
-        if self.error is not None:
-            raise self.error
-
-    def ids(self) -> dict[str, set[int]]:
-        """Every table's keys (its ``id`` column) in a current-state read now, in this process."""
-        from binlake.spark_sink.mirror.current_duckdb import CurrentStates
-
-        states = CurrentStates(self.settings)
-        try:
-            read = states.read(self.tables)
-            return {table: {int(row[0]) for row in rel.project('"id"').fetchall()} for table, rel in read.items()}
-        finally:
-            states.close()
-
-    def close(self) -> None:
-        pass
 
 
 def _peak_rss_mib(pid: int) -> int | None:
@@ -268,27 +216,11 @@ def _peak_rss_mib(pid: int) -> int | None:
     return None
 
 
-def reader_for(spark: Any, settings: Any, tables: list[str], *, pause_s: float, engine: str, nice: int = 0) -> Any:
-    """The sustained parts' current-state reader: ``ReaderProcess`` for duckdb, a ``CurrentReader`` thread in
-    the bench's SparkSession for spark."""
-    if engine == "duckdb":
-        return ReaderProcess(settings, tables, pause_s=pause_s, nice=nice)
-    if engine != "spark":
-        raise ValueError(f"no current-state reader {engine!r}: spark or duckdb")
-    return CurrentReader(spark, settings, tables, pause_s=pause_s)
-
-
 def frame_ids(frames: dict[str, Any]) -> dict[str, set[int]]:
     """The keys (``id`` column) of Spark frames by source table (frames without columns: no table yet)."""
     return {
         table: {int(r[0]) for r in frame.select("id").collect()} for table, frame in frames.items() if frame.columns
     }
-
-
-def duckdb_read_in_full(relation: Any) -> int:
-    """``read_in_full`` of a DuckDB relation: a hash of every row, combined; the number of rows."""
-    count, _ = relation.query("t", "SELECT count(*), bit_xor(hash(t)) FROM t AS t").fetchone()
-    return int(count)
 
 
 def read_freshness(
@@ -368,15 +300,6 @@ def commit_freshness(
             first = last
         before = cumulative
     return out
-
-
-def free_port() -> int:
-    """A TCP port free on loopback now (for a child process' metrics server, whose port the bench must know)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass

@@ -43,7 +43,16 @@ def test_lint_strict(values: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
-    "typo", ["replica=2", "serviceMonitor.enable=true", "normalizers.canal.replica=2", "sink.mode=spark"]
+    "typo",
+    [
+        "replica=2",
+        "serviceMonitor.enable=true",
+        "normalizers.canal.replica=2",
+        "sink.mode=spark",
+        # The writers without Spark are gone (issue #46): their options are refused, not ignored.
+        "sink.changelogWriter=python",
+        "sink.mirrorWriter=python",
+    ],
 )
 def test_the_values_schema_refuses_typos(typo: str) -> None:
     done = run(tool("helm"), "lint", "--strict", str(CHART), "--set", typo, check=False)
@@ -72,6 +81,7 @@ def test_sink_local_mode_is_a_statefulset_with_a_volume_probes_and_a_metrics_ser
     sink = one(docs, "StatefulSet", "binlake-sink")
     assert sink["spec"]["replicas"] == 1
     pod = sink["spec"]["template"]["spec"]
+    assert [c["name"] for c in pod["containers"]] == ["sink"]  # both queries in one Spark application
     container = pod["containers"][0]
     assert container["args"] == ["sink"]
     assert container["image"] == "binlake-sink:0.1.0"
@@ -90,63 +100,6 @@ def test_sink_local_mode_is_a_statefulset_with_a_volume_probes_and_a_metrics_ser
     assert one(docs, "Deployment", "binlake-canal")["spec"]["template"]["spec"]["containers"][0]["image"] == (
         "binlake-normalizer:0.1.0"
     )
-
-
-def test_sink_with_the_python_writer_is_two_containers_each_with_its_metrics() -> None:
-    docs = render("--set", "sink.changelogWriter=python")
-    pod = one(docs, "StatefulSet", "binlake-sink")["spec"]["template"]["spec"]
-    containers = {c["name"]: c for c in pod["containers"]}
-    assert set(containers) == {"changelog", "mirrors"}
-    writer, mirrors = env_of(containers["changelog"]), env_of(containers["mirrors"])
-    assert (writer["BINLAKE_SINK_QUERIES"], writer["BINLAKE_SINK_CHANGELOG_WRITER"]) == ("changelog", "python")
-    assert mirrors["BINLAKE_SINK_QUERIES"] == "mirrors"
-    assert "BINLAKE_SINK_CHANGELOG_WRITER" not in mirrors
-    # The same lake and checkpoints, on the pod's one volume; each container its own metrics port and probes.
-    for name in ("BINLAKE_SINK_LAKE_URI", "BINLAKE_SINK_CHECKPOINT_URI", "BINLAKE_SINK_MIRROR_CHECKPOINT_URI"):
-        assert writer[name] == mirrors[name]
-    assert (writer["BINLAKE_SINK_METRICS_PORT"], mirrors["BINLAKE_SINK_METRICS_PORT"]) == ("9109", "9110")
-    for container, port in ((containers["changelog"], "metrics"), (containers["mirrors"], "mirror-metrics")):
-        assert container["ports"][0]["name"] == port
-        assert {"name": "data", "mountPath": "/var/lib/binlake"} in container["volumeMounts"]
-        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
-            assert container[probe]["httpGet"]["port"] == port
-    assert containers["changelog"]["resources"]["requests"]["cpu"] == "1"
-    service = one(docs, "Service", "binlake-sink")
-    assert [p["port"] for p in service["spec"]["ports"]] == [9109, 9110]
-    urls = one(docs, "Pod", "binlake-test-readyz")["spec"]["containers"][0]["args"][1:]
-    assert urls[-2:] == ["http://binlake-sink:9109/readyz", "http://binlake-sink:9110/readyz"]
-    monitor = one(
-        render("--set", "sink.changelogWriter=python", "--set", "serviceMonitor.enabled=true"), "ServiceMonitor"
-    )
-    assert [e["port"] for e in monitor["spec"]["endpoints"]] == ["metrics", "mirror-metrics"]
-    done = run(
-        tool("helm"),
-        "template",
-        "binlake",
-        str(CHART),
-        "-f",
-        str(SPARK_OPERATOR),
-        "--set",
-        "sink.changelogWriter=python",
-        check=False,
-    )
-    assert done.returncode != 0 and "local mode" in done.stderr
-
-
-def test_sink_with_the_python_mirror_writer_writes_mirrors_without_spark_on_the_pvc() -> None:
-    docs = render("--set", "sink.changelogWriter=python", "--set", "sink.mirrorWriter=python")
-    containers = {
-        c["name"]: c for c in one(docs, "StatefulSet", "binlake-sink")["spec"]["template"]["spec"]["containers"]
-    }
-    mirrors = env_of(containers["mirrors"])
-    assert (mirrors["BINLAKE_SINK_MIRROR_WRITER"], mirrors["BINLAKE_SINK_TYPE_WIDENING"]) == ("python", "false")
-    assert "BINLAKE_SINK_MIRROR_WRITER" not in env_of(containers["changelog"])
-    for refused in (
-        ["--set", "sink.mirrorWriter=python"],
-        ["-f", str(FULL), "--set", "sink.changelogWriter=python", "--set", "sink.mirrorWriter=python"],
-    ):
-        done = run(tool("helm"), "template", "binlake", str(CHART), *refused, check=False)
-        assert done.returncode != 0 and "sink.mirrorWriter python" in done.stderr
 
 
 def test_sink_on_an_object_store_takes_credentials_from_a_secret() -> None:

@@ -20,8 +20,6 @@ pytestmark = [pytest.mark.unit, pytest.mark.deploy]
 SCHEMAS = TOOLS / "schemas"
 VALUES = {"default": [], "full": ["-f", str(CHART / "ci" / "full-values.yaml")]}
 VALUES["spark-operator"] = ["-f", str(CHART / "ci" / "spark-operator-values.yaml")]
-VALUES["python-writer"] = ["-f", str(CHART / "ci" / "full-values.yaml"), "--set", "sink.changelogWriter=python"]
-VALUES["python-mirrors"] = ["--set", "sink.changelogWriter=python", "--set", "sink.mirrorWriter=python"]
 
 
 def kubeconform(manifests: str) -> str:

@@ -64,20 +64,6 @@ def test_sink_queries_split_needs_a_mirror_query(monkeypatch: pytest.MonkeyPatch
     assert SinkSettings().queries == "changelog"
 
 
-def test_the_changelog_writer_without_spark_runs_in_a_changelog_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    from binlake.spark_sink.settings import SinkSettings
-
-    monkeypatch.setenv("BINLAKE_SINK_CHANGELOG_WRITER", "python")
-    for queries, mirrors in (("both", "follow"), ("mirrors", "follow"), ("changelog", "inline")):
-        monkeypatch.setenv("BINLAKE_SINK_QUERIES", queries)
-        monkeypatch.setenv("BINLAKE_SINK_MIRRORS", mirrors)
-        with pytest.raises(ValidationError, match="BINLAKE_SINK_CHANGELOG_WRITER=python runs in a process of its own"):
-            SinkSettings()
-    monkeypatch.setenv("BINLAKE_SINK_MIRRORS", "follow")
-    monkeypatch.setenv("BINLAKE_SINK_QUERIES", "changelog")
-    assert SinkSettings().changelog_writer == "python"
-
-
 def test_sasl_needs_credentials_and_hides_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("BINLAKE_KAFKA_SECURITY_PROTOCOL", "SASL_SSL")
     with pytest.raises(ValidationError, match="BINLAKE_KAFKA_SASL_USERNAME"):
@@ -99,6 +85,8 @@ def test_unknown_zone_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # Variables the docs may name that are not settings: build switches and the compose file's own.
 _NOT_SETTINGS = {"BINLAKE_COMPILE", "BINLAKE_NATIVE_CACHE", "BINLAKE_TESTCONTAINERS", "BINLAKE_VENDOR_TOPICS"}
+_REMOVED = {"BINLAKE_SINK_CHANGELOG_WRITER", "BINLAKE_SINK_MIRROR_WRITER"}
+"""Settings of earlier releases the docs name as gone (the writers without Spark, issue #46)."""
 
 
 def test_docs_name_only_real_variables() -> None:
@@ -106,7 +94,9 @@ def test_docs_name_only_real_variables() -> None:
     import re
 
     root = Path(__file__).parents[2]
-    known = set(re.findall(r"BINLAKE_[A-Z0-9_]*[A-Z0-9]", markdown())) | _NOT_SETTINGS
+    settings = set(re.findall(r"BINLAKE_[A-Z0-9_]*[A-Z0-9]", markdown()))
+    assert not settings & _REMOVED
+    known = settings | _NOT_SETTINGS | _REMOVED
     for page in [root / "README.md", *sorted((root / "docs").glob("*.md"))]:
         # A name ending in "_" is a prefix (``BINLAKE_SINK_*``), not a variable.
         named = {n for n in re.findall(r"BINLAKE_[A-Z0-9_]*", page.read_text("utf-8")) if not n.endswith("_")}

@@ -118,12 +118,6 @@ binlake.io/format: {{ .n.format }}
 {{- if and $sink.enabled (eq $sink.mode "spark-operator") (not $sink.lake.uri) }}
 {{- fail "sink.mode spark-operator: set sink.lake.uri to an object store (s3a://, gs://, abfss://): the driver and executors share no disk" }}
 {{- end }}
-{{- if and $sink.enabled (eq $sink.mode "spark-operator") (eq $sink.changelogWriter "python") }}
-{{- fail "sink.changelogWriter python runs in local mode (two containers of the sink's pod): set sink.mode local, or sink.changelogWriter spark" }}
-{{- end }}
-{{- if and $sink.enabled (eq $sink.mirrorWriter "python") (or (ne $sink.changelogWriter "python") $sink.lake.uri) }}
-{{- fail "sink.mirrorWriter python runs in the mirrors container of sink.changelogWriter python, on the PVC's lake: set sink.changelogWriter python and leave sink.lake.uri empty, or sink.mirrorWriter spark" }}
-{{- end }}
 {{- end }}
 
 {{/* The plain BINLAKE_KAFKA_* settings, as JSON (shared by the normalizers and the sink). */}}
