@@ -1,7 +1,6 @@
 """Types of the Rust extension (shared/fastlane/src/lib.rs)."""
 
 from collections.abc import Callable
-from typing import Any, TypeAlias
 
 KIND_CODES: dict[str, int]
 """Column kind name -> code, the one definition (values.rs) that plan.py is checked against."""
@@ -162,62 +161,3 @@ class OmsAvroLane:
 
 def detect_format(raw: bytes) -> str | None: ...
 def auto_format(raw: bytes) -> str | None: ...
-
-class AvroShape:
-    """An Avro schema in ``avro_shape.rs``'s notation: bodies read into Python values (records as tuples,
-    enums as indexes), skipped fields unbuilt; None for a body fastavro must read."""
-
-    def __init__(self, notation: str) -> None: ...
-    def read_many(self, bodies: list[bytes], offset: int) -> list[tuple[Any, ...] | None]: ...
-
-class TailReader:
-    """Reads batches of changelog bodies of the current schema (``tail_read.rs``): envelopes only, images
-    read again by the fold."""
-
-    def __init__(
-        self,
-        notation: str,
-        fields: list[str],
-        kinds: list[str],
-        ops: list[tuple[str, bool]],
-        header: bytes,
-        separator: str,
-    ) -> None: ...
-    def read(self, tables: list[str], bodies: list[bytes]) -> Tail | None: ...
-
-FoldAnswer: TypeAlias = tuple[
-    list[list[Any]], list[tuple[list[Any], list[str | None]] | None], list[str], list[bool], list[str | None], list[str]
-]
-"""``Tail.fold``'s: per key column its values, per physical column (values, sequences) or None for a key
-column, sequences, deletes, last deletes, tombstone key texts."""
-
-class Tail:
-    """A batch read by ``TailReader.read`` (``tail_fold.rs``)."""
-
-    def descriptors(self) -> list[tuple[bytes, list[str]]]: ...
-    def firsts(self) -> list[tuple[str, int, str]]: ...
-    def controls(self) -> list[tuple[str, str, str, int | None, str | None, str | None]]: ...
-    def row_counts(self) -> list[tuple[str, int]]: ...
-    def summary(self, table: str) -> tuple[list[str], list[int | None]]: ...
-    def bodies(self, table: str) -> tuple[list[bytes], list[int]]: ...
-    def fold(
-        self,
-        table: str,
-        routes: list[list[tuple[str, int, bool]] | None],
-        targets: list[tuple[str, int, int]],
-        converters: list[Any],
-        key_index: list[int],
-        key_names: list[str],
-        truncated_at: str | None,
-    ) -> (
-        tuple[list[list[Any]], list[tuple[list[Any], list[str | None]] | None], list[str], list[bool], list[str | None]]
-        | None
-    ): ...
-    def keyless(
-        self,
-        table: str,
-        routes: list[list[tuple[str, int, bool]] | None],
-        targets: list[tuple[str, int, int]],
-        converters: list[Any],
-        truncated_at: str | None,
-    ) -> tuple[list[list[Any]], list[str], list[str], list[str]] | None: ...

@@ -100,11 +100,6 @@ impl<'a> Reader<'a> {
         self.at == self.data.len()
     }
 
-    /// The bytes read since position `start`.
-    pub fn since(&self, start: usize) -> &'a [u8] {
-        &self.data[start..self.at]
-    }
-
     fn take(&mut self, n: usize) -> Option<&'a [u8]> {
         let end = self.at.checked_add(n)?;
         let part = self.data.get(self.at..end)?;

@@ -12,7 +12,6 @@
 
 mod avro;
 mod avro_reader;
-mod avro_shape;
 mod canal;
 mod ckafka;
 mod debezium;
@@ -32,9 +31,6 @@ mod oms_avro;
 mod oms_dataworks;
 mod oms_json;
 mod oms_shareplex;
-mod tail_fold;
-mod tail_read;
-mod tail_values;
 mod typed;
 mod values;
 
@@ -1118,9 +1114,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(render_json, m)?)?;
     m.add_function(wrap_pyfunction!(auto_format, m)?)?;
-    m.add_class::<avro_shape::AvroShape>()?;
-    m.add_class::<tail_fold::TailReader>()?;
-    m.add_class::<tail_fold::Tail>()?;
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;
     m.add_class::<DrsAvroLane>()?;
