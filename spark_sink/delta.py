@@ -180,6 +180,12 @@ def release(frame: DataFrame) -> None:
         plan.rdd().unpersist(False)
 
 
+def empty(spark: SparkSession, schema: StructType) -> DataFrame:
+    """No rows, with ``schema``: planned in the JVM (``createDataFrame([])`` would run Python on executors,
+    which a cluster's workers may not have in the driver's version)."""
+    return spark.range(0).select(*[F.lit(None).cast(f.dataType).alias(f.name) for f in schema.fields])
+
+
 def exists(spark: SparkSession, uri: str) -> bool:
     return state(spark, uri) is not None
 

@@ -132,6 +132,14 @@ class SinkSettings(BaseSettings):
         "table. Every mirror batch that deletes adds a file per table it deletes from, and a table's tombstones are "
         "read in every batch that writes the table. 0: after every batch that leaves more.",
     )
+    tombstone_retention_hours: float = Field(
+        168.0,
+        ge=0,
+        description="How long a deleted key's tombstone (deleted_keys/) is kept after the sink recorded the delete: "
+        "a change of the key older than its delete that arrives later than this is applied as if the key had never "
+        "been deleted (counted in binlake_sink_changes_older_than_retention_total). Expired tombstones go at the "
+        "first mirror batch after, at most an hour later. 0: kept until a TRUNCATE of their table.",
+    )
     changelog_partition_by: Annotated[list[PartitionColumn], NoDecode] = Field(
         default_factory=lambda: list[PartitionColumn](["source_table", "event_date"]),
         description="Partition columns of the changelog table (source_table, event_date), fixed at creation.",

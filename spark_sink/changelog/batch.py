@@ -45,7 +45,7 @@ from binlake.spark_sink.checkpoint import offset_log
 from binlake.spark_sink.events.rows import BAD, RECORDS, changelog_rows
 from binlake.spark_sink.events.source import decode
 from binlake.spark_sink.layout import CHANGELOG_VERSION
-from binlake.spark_sink.mirror.apply import apply
+from binlake.spark_sink.mirror.apply import apply, older_than_retention
 from binlake.spark_sink.observe import batch_stats
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.observe.steps import StepClock
@@ -64,6 +64,10 @@ class BatchReport:
     """Rows per (table, op) and event times of the rows appended to the changelog (metrics, benchmark)."""
     steps: StepClock = field(default_factory=StepClock)
     """Wall time per step of ``process`` (metrics, benchmark)."""
+    older_than_retention: int = 0
+    """``mirrors=inline``: events older than the tombstone retention (``apply.older_than_retention``)."""
+    tombstones_expired: int = 0
+    """``mirrors=inline``: tombstones the batch dropped as older than the retention."""
     visible_at_s: float | None = None
     """Wall time (epoch s) when the batch's changelog commit was visible (set after the append; else by the
     job when ``process`` returns)."""
@@ -128,7 +132,8 @@ def process(
                 full = dedup.not_yet_written(changelog_rows(decoded, 1), seen)
                 full = full.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
                 checkpointed.append(full)
-            report.tables = apply(spark, settings, full, app_id, batch_id, step=step)
+            applied = apply(spark, settings, full, app_id, batch_id, step=step)
+            report.tables, report.tombstones_expired = applied.tables, applied.tombstones_expired
 
         after = -1 if changelog_version is None else changelog_version
         counted: BatchStats | None = None
@@ -179,6 +184,8 @@ def process(
                 counted = table.appended_stats(spark, changelog_uri, commit, ranges)
         report.stats = counted
         report.changelog_rows = counted.rows
+        if inline:
+            report.older_than_retention = older_than_retention(settings, counted)
     finally:
         for frame in pinned:
             frame.unpersist()

@@ -60,7 +60,7 @@ def appended(
         return spark.read.format("delta").load(uri).where(in_ranges(ranges))
     schema = delta.schema(spark, uri)
     if not files:
-        return spark.createDataFrame([], schema)
+        return delta.empty(spark, schema)
     # The table's schema types the partition columns as the table does (no type inference from paths).
     return spark.read.schema(schema).option("basePath", uri).parquet(*files)
 

@@ -95,6 +95,11 @@ class BatchStats:
                 out[table] = entry.max_ts_ms
         return out
 
+    def older_than(self, cutoff_ms: float) -> int:
+        """Events whose ``ts_ms`` is before ``cutoff_ms``, to the histogram's bucket width (whole buckets that
+        end by then: an event up to a bucket's width older may be left out)."""
+        return sum(b.count for b in self.event_time if b.start_ms + b.width_ms <= cutoff_ms)
+
     def oldest_ts_ms(self) -> int | None:
         values = [entry.min_ts_ms for entry in self.by_table_op.values() if entry.min_ts_ms is not None]
         return min(values) if values else None

@@ -229,6 +229,17 @@ class SinkMetrics:
             "Wall time (epoch s) when the last mirror micro-batch's commits became visible",
             registry=r,
         )
+        self.older_than_retention = Counter(
+            "binlake_sink_changes_older_than_retention",
+            "Events applied to the mirrors whose ts_ms was older than the tombstone retention then: such a change "
+            "of a key deleted longer ago than that applies as if the key had never been deleted",
+            registry=r,
+        )
+        self.tombstones_expired = Counter(
+            "binlake_sink_tombstones_expired",
+            "Tombstones (deleted keys) dropped as older than BINLAKE_SINK_TOMBSTONE_RETENTION_HOURS",
+            registry=r,
+        )
         self.mirror_batch_seconds = Histogram(
             "binlake_sink_mirror_batch_duration_seconds",
             "Mirror micro-batch duration (mirrors=follow)",
@@ -252,6 +263,8 @@ class SinkMetrics:
             self.mirror_batch_seconds.observe(max(0.0, visible_at - report.started_at_s))
         for name, seconds in report.steps.seconds.items():
             self.step_seconds.labels(name).inc(seconds)
+        self.older_than_retention.inc(report.older_than_retention)
+        self.tombstones_expired.inc(report.tombstones_expired)
 
     def observe_batch(self, report: BatchReport) -> None:
         """A micro-batch whose commits are visible (``report.visible_at_s`` set by the job)."""
@@ -274,6 +287,8 @@ class SinkMetrics:
         self.last_commit.set(visible_at)
         for name, seconds in report.steps.seconds.items():
             self.step_seconds.labels(name).inc(seconds)
+        self.older_than_retention.inc(report.older_than_retention)  # mirrors=inline
+        self.tombstones_expired.inc(report.tombstones_expired)
 
     def observe_progress(self, progress: Mapping[str, Any]) -> None:
         """One ``StreamingQueryProgress`` (or its JSON as a dict)."""
