@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from pathlib import Path
 
 import pytest
@@ -211,14 +212,15 @@ def test_compaction_keeps_each_keys_newest_delete(spark: SparkSession, tmp_path:
         return out
 
     for batch, data in enumerate(appends):
-        tombstones.record(uri, [rows(data)], app_id="app", batch_id=batch)
+        tombstones.record(spark, uri, [rows(data)], app_id="app", batch_id=batch)
     files = delta.file_count(spark, uri)
     assert files >= 4  # a file per source table and append
     before = floors()
     assert before == {"t.a": [('["1"]', _sequence(20)), ('["2"]', _sequence(21))], "t.b": [('["1"]', _sequence(11))]}
 
-    assert not tombstones.compact(spark, uri, max_files=files, app_id="app.compact", batch_id=2)  # not yet
-    assert tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=2)
+    compact = functools.partial(tombstones.compact, spark, uri, retention_s=0.0, app_id="app.compact")  # by files
+    assert compact(max_files=files, batch_id=2) is None  # not yet
+    assert compact(max_files=0, batch_id=2) == 0  # rewritten, nothing expired
     assert delta.file_count(spark, uri) == 2  # one per source table
     held = spark.read.format("delta").load(uri)
     assert _sorted(held, [TABLE, KEY, ORDER_KEY]) == [
@@ -227,18 +229,18 @@ def test_compaction_keeps_each_keys_newest_delete(spark: SparkSession, tmp_path:
         ("t.b", '["1"]', _sequence(11)),
     ]
     assert floors() == before
-    assert not tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=3)  # nothing to gain
+    assert compact(max_files=0, batch_id=3) is None  # nothing to gain
 
     # The batch replayed after a crash that followed its compaction: its append and its compaction are skipped
     # (their transaction ids are in the table's log, which the rewrite kept).
     version = delta.current_version(spark, uri)
-    tombstones.record(uri, [rows(appends[2])], app_id="app", batch_id=2)
+    tombstones.record(spark, uri, [rows(appends[2])], app_id="app", batch_id=2)
     assert delta.current_version(spark, uri) == version
     newer = [("t.a", '["1"]', _sequence(30)), ("t.c", '["9"]', _sequence(30))]
-    tombstones.record(uri, [rows(newer)], app_id="app", batch_id=3)  # the next batch: t.a has two files again
+    tombstones.record(spark, uri, [rows(newer)], app_id="app", batch_id=3)  # the next batch: t.a has two files again
     assert delta.file_count(spark, uri) == 4
-    assert tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=2)  # replayed: Delta skips it
+    assert compact(max_files=0, batch_id=2) is None  # replayed: committed already
     assert delta.file_count(spark, uri) == 4
-    assert tombstones.compact(spark, uri, max_files=0, app_id="app.compact", batch_id=3)
+    assert compact(max_files=0, batch_id=3) == 0
     assert delta.file_count(spark, uri) == 3
     assert floors() == {**before, "t.a": [('["1"]', _sequence(30)), ('["2"]', _sequence(21))]}
