@@ -15,7 +15,7 @@ and turned into per-table instructions:
   a RENAME the events arrive under the new name and fill a new mirror; a dropped
   column keeps its last values (see docs/spark-sink.md).
 
-``added_columns`` and ``controls`` are pure (no Spark, the mirror without Spark uses them) and unit-tested.
+``added_columns`` and ``controls`` are pure (no Spark) and unit-tested.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def owned_key(
     settings: SinkSettings, table: str, properties: dict[str, str], descs: list[Descriptor]
 ) -> tuple[list[str], dict[str, str]]:
     """An existing mirror's key and fallback columns, from its table ``properties``; an error if it belongs to
-    another source table. (Shared with the mirror writer without Spark, which reads properties with delta-rs.)"""
+    another source table."""
     owner = properties.get(PROP_SOURCE)
     if owner is not None and owner != table:
         uri = settings.mirror_uri(table)
@@ -127,7 +127,7 @@ def owned_key(
 
 def new_mirror(settings: SinkSettings, table: str, descs: list[Descriptor]) -> tuple[Plan, list[str], NewMirror]:
     """The plan, key and table of a mirror its first batch (with ``descs``) creates (``NewMirror.schema`` puts
-    the key first; the mirror writer without Spark creates it from the same)."""
+    the key first)."""
     key = choose_key(table, None, descs, settings.primary_keys)
     result = plan({}, {}, descs, widening=settings.type_widening)
     ordered = key + [name for name in result.types if name not in key]
@@ -156,18 +156,10 @@ def planned(
     A widening Delta would refuse (``prepare`` then routes the type to a fallback column) shows as widened.
     """
     found = delta.state(spark, settings.mirror_uri(table))
-    return planned_from(settings, table, descs, None if found is None else (found.properties, found.schema))
-
-
-def planned_from(
-    settings: SinkSettings, table: str, descs: list[Descriptor], found: tuple[dict[str, str], StructType] | None
-) -> tuple[Plan, list[str], StructType]:
-    """``planned`` of a mirror whose (properties, schema) are ``found`` (None: no mirror yet), read by any
-    reader (Spark's, or delta-rs' for the current-state reads without Spark)."""
     if found is None:
         result, key, new = new_mirror(settings, table, descs)
         return result, key, new.schema
-    properties, schema = found
+    properties, schema = found.properties, found.schema
     key = choose_key(table, json.loads(properties.get(PROP_KEY, "[]")), descs, settings.primary_keys)
     fallbacks: dict[str, str] = json.loads(properties.get(PROP_FALLBACKS, "{}"))
     existing = {f.name: f.dataType for f in schema.fields}
