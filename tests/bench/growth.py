@@ -27,10 +27,11 @@
    - ``tables``: batch time over 1, 10 and 100 source tables: ``sink_bench.scale``'s figures,
      taken from the same ``make bench`` run's ``spark_sink`` section when it has them, else measured
      here by calling it;
-   - ``lake_size``: one batch of ``BINLAKE_BENCH_GROWTH_LAKE_CHANGES`` (20,000) generated updates
-     spread over the keys of one table whose mirror holds ``BINLAKE_BENCH_GROWTH_LAKE_BASE`` (10,000)
-     rows, and of one holding ``BINLAKE_BENCH_GROWTH_LAKE_ROWS`` (1,000,000). Both mirrors are made
-     by the sink from the same 10,000 generated inserts; the big one then gets copies of those rows
+   - ``lake_size``: one batch of ``BINLAKE_BENCH_GROWTH_LAKE_CHANGES`` (5,000) generated updates
+     spread over the keys of one table whose mirror holds ``BINLAKE_BENCH_GROWTH_LAKE_BASE`` (20,000)
+     rows, and of one holding ``BINLAKE_BENCH_GROWTH_LAKE_ROWS`` (2,000,000): the sink issue's target
+     is a mirror batch at most 1.5x as long on the large one. Both mirrors are made
+     by the sink from the same 20,000 generated inserts; the big one then gets copies of those rows
      under other keys (``clone_key``), appended by Spark in the mirror's own schema, so 1M rows cost
      seconds, not an hour of sink batches. Each copy of an update is re-keyed to a random copy of
      its row. Per size: ``sink_bench.merge_on_read`` (the changelog batch; every current-state read
@@ -132,9 +133,9 @@ class GrowthConfig:
     codec_rounds: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_GROWTH_CODEC_ROUNDS", 3))
     kafka_mb: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_GROWTH_KAFKA_MB", 80.0))
     max_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_GROWTH_MAX_EVENTS", 20_000))
-    lake_base: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_GROWTH_LAKE_BASE", 10_000))
-    lake_rows: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_GROWTH_LAKE_ROWS", 1_000_000))
-    lake_changes: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_GROWTH_LAKE_CHANGES", 20_000))
+    lake_base: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_GROWTH_LAKE_BASE", 20_000))
+    lake_rows: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_GROWTH_LAKE_ROWS", 2_000_000))
+    lake_changes: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_GROWTH_LAKE_CHANGES", 5_000))
     rates: list[int] = field(default_factory=lambda: _env_ints("BINLAKE_BENCH_GROWTH_RATES", "1000,10000"))
     seconds: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_GROWTH_SECONDS", 60.0))
 
