@@ -39,6 +39,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import BooleanType, DataType, LongType, MapType, StringType, StructField, StructType
 
+from binlake.spark_sink import delta
+from binlake.spark_sink.delta import quote
 from binlake.spark_sink.events.order import sequence_sql
 from binlake.spark_sink.events.rows import expand, mirror_fields
 from binlake.spark_sink.layout import ORDER_KEY
@@ -195,19 +197,17 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
 
 
 def _routes_frame(spark: SparkSession, routes: list[tuple[str, int, str, str, bool]]) -> DataFrame:
-    """The routes as a small DataFrame made of literals in the JVM: no Python step on the executors (whose
-    Python may be another version than the driver's, on a cluster)."""
-    rows = [
-        F.struct(
-            *[
-                F.lit(value).cast(field.dataType).alias(field.name)
-                for value, field in zip(row, _ROUTES_SCHEMA.fields, strict=True)
-            ]
-        )
-        for row in routes
-    ]
-    empty = F.array_compact(F.array(F.lit(None).cast(_ROUTES_SCHEMA)))  # typed, for a batch with no routes
-    return spark.range(1).select(F.inline(F.array(*rows) if rows else empty))
+    """The routes as a small DataFrame: one SQL ``VALUES`` list, parsed and planned in the JVM at once (no
+    Python step on the executors, whose Python may be another version than the driver's on a cluster; and
+    one call, where a Column per value cost a batch of hundreds of descriptors minutes of driver calls)."""
+    if not routes:
+        return delta.empty(spark, _ROUTES_SCHEMA)
+    rows = ", ".join(
+        f"({sql_string(table)}, {desc}L, {sql_string(logical)}, {sql_string(phys)}, {str(routed).lower()})"
+        for table, desc, logical, phys, routed in routes
+    )
+    names = ", ".join(quote(f.name) for f in _ROUTES_SCHEMA.fields)
+    return spark.sql(f"SELECT * FROM VALUES {rows} AS routes({names})")
 
 
 def _value_type(events: DataFrame) -> str:
