@@ -21,7 +21,6 @@ from typing import Final
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.layout import COLUMN_ORDER, ORDER_KEY, WIDTH
 from binlake.spark_sink.mirror import mirror_state
-from binlake.spark_sink.mirror.typemap import sql_string
 
 FLOOR: Final = "_floor"
 """A folded key's tombstone floor (NULL: no tombstone)."""
@@ -86,8 +85,8 @@ def merge_clauses(
         inserted_order.append(
             (name, f"CASE WHEN {takes_new} THEN s._o{i} WHEN {emptied_new} THEN s.{LAST_DELETE} ELSE {tomb} END")
         )
-    update[quote(COLUMN_ORDER)] = _order_map(updated_order, newest)
-    insert[quote(COLUMN_ORDER)] = _order_map(inserted_order, f"s.{ORDER_KEY}")
+    update[quote(COLUMN_ORDER)] = mirror_state.order_map(updated_order, newest)
+    insert[quote(COLUMN_ORDER)] = mirror_state.order_map(inserted_order, f"s.{ORDER_KEY}")
     return MergeClauses(
         condition=condition,
         deleted=f"s._delete AND {row} < s.{ORDER_KEY}",
@@ -101,14 +100,6 @@ def merge_clauses(
         update=update,
         insert=insert,
     )
-
-
-def _order_map(sequences: list[tuple[str, str]], row: str) -> str:
-    """``COLUMN_ORDER``'s value: the columns whose sequence is not the row's ``row``."""
-    if not sequences:
-        return mirror_state.EMPTY_ORDER
-    pairs = ", ".join(f"{sql_string(name)}, {sequence}" for name, sequence in sequences)
-    return f"map_filter(map({pairs}), (k, v) -> v <> {row})"
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,15 @@ def column_sequence(alias: str, name: str, index: int, *, legacy_width: int) -> 
     )
 
 
+def order_map(sequences: list[tuple[str, str]], row: str) -> str:
+    """SQL: ``COLUMN_ORDER``'s value from (column, its sequence) pairs: the columns whose sequence is not the
+    row's ``row``."""
+    if not sequences:
+        return EMPTY_ORDER
+    pairs = ", ".join(f"{sql_string(name)}, {sequence}" for name, sequence in sequences)
+    return f"map_filter(map({pairs}), (k, v) -> v <> {row})"
+
+
 def legacy_width(properties: dict[str, str], physical: list[str]) -> int:
     """The width of a mirror's rows that have none (an earlier release's): ``binlake.width``, else every
     physical column (a mirror this release made has no such rows)."""
@@ -68,17 +77,15 @@ def truncation(physical: list[str], key: list[str], *, at: str, legacy_width: in
     its value after. Its columns older than the TRUNCATE are emptied, and their sequence becomes ``""``: every
     event not newer than a TRUNCATE is ignored from then on, so nothing tells the two apart."""
     after: dict[str, str] = {quote(WIDTH): str(len(physical))}
-    sequences: list[str] = []
+    sequences: list[tuple[str, str]] = []
     for i, name in enumerate(physical):
         if name in key:
             continue
         known = column_sequence("t", name, i, legacy_width=legacy_width)
         emptied = f"{known} < {sql_string(at)}"
         after[quote(name)] = f"CASE WHEN {emptied} THEN NULL ELSE t.{quote(name)} END"
-        sequences.append(f"{sql_string(name)}, CASE WHEN {emptied} THEN '' ELSE {known} END")
-    after[quote(COLUMN_ORDER)] = (
-        f"map_filter(map({', '.join(sequences)}), (k, v) -> v <> t.{ORDER_KEY})" if sequences else EMPTY_ORDER
-    )
+        sequences.append((name, f"CASE WHEN {emptied} THEN '' ELSE {known} END"))
+    after[quote(COLUMN_ORDER)] = order_map(sequences, f"t.{ORDER_KEY}")
     return after
 
 
