@@ -31,6 +31,10 @@ TXN_APP_ID: Final = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION: Final = "spark.databricks.delta.write.txnVersion"
 
 
+DELETION_VECTORS: Final = "delta.enableDeletionVectors"
+"""The table property that turns on deletion vectors (a reader and writer table feature)."""
+
+
 def quote(name: str) -> str:
     """A column or path identifier in backticks."""
     return "`" + name.replace("`", "``") + "`"

@@ -168,6 +168,14 @@ class SinkSettings(BaseSettings):
     type_widening: bool = Field(
         True, description="Widen a mirror column's type (int -> bigint, decimal precision) instead of a fallback."
     )
+    deletion_vectors: bool = Field(
+        True,
+        description="Mirror and history tables use Delta deletion vectors: a MERGE writes the changed rows and marks "
+        "the old ones deleted instead of rewriting every file holding a changed key (a batch then costs what it "
+        "changes more than what the table holds). Readers need Delta's deletionVectors reader feature (Delta "
+        "Spark 2.3+, delta-rs and DuckDB's delta extension have it). Existing tables get it at their next "
+        "batch; false leaves tables that have it as they are.",
+    )
     spark_packages: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_PACKAGES),
         description="Maven coordinates for spark.jars.packages (Kafka source, spark-avro, Delta).",

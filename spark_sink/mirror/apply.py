@@ -79,7 +79,7 @@ from binlake.spark_sink.mirror.project import (
     DESC,
     with_descriptor_id,
 )
-from binlake.spark_sink.mirror.schema import NewMirror, partition_columns, prepare
+from binlake.spark_sink.mirror.schema import NewMirror, features, partition_columns, prepare
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.observe.steps import Step
 from binlake.spark_sink.settings import SinkSettings
@@ -359,7 +359,14 @@ def _prepare_schema(
             if not delta.exists(spark, history_uri):
                 partition_by = partition_columns(settings, table, result.types)
             history.prepare(
-                spark, history_uri, table, key, result.types, fallbacks=result.fallbacks, partition_by=partition_by
+                spark,
+                history_uri,
+                table,
+                key,
+                result.types,
+                fallbacks=result.fallbacks,
+                partition_by=partition_by,
+                features=features(settings),
             )
     return result, key, new
 

@@ -71,6 +71,7 @@ def prepare(
     *,
     fallbacks: dict[str, str],
     partition_by: list[str] | None = None,
+    features: dict[str, str] | None = None,
 ) -> None:
     """Create the history table (partitioned like the mirror), or give it the mirror's current columns and types.
 
@@ -80,10 +81,16 @@ def prepare(
     """
     columns = {**{k: types[k] for k in key}, **{n: t for n, t in types.items() if n not in key}, **EXTRA}
     named = {PROP_FALLBACKS: json.dumps(fallbacks)}
-    props = {PROP_KEY: json.dumps(key), PROP_SOURCE: table, "delta.enableTypeWidening": "true", **named}
+    wanted = features or {}
+    props = {PROP_KEY: json.dumps(key), PROP_SOURCE: table, "delta.enableTypeWidening": "true", **named, **wanted}
     follow(spark, uri, columns, properties=props, partition_by=partition_by)
-    if json.loads(delta.properties(spark, uri).get(PROP_FALLBACKS, "{}")) != fallbacks:
-        delta.set_properties(spark, uri, named)  # a fallback the mirror added, or a history made before this
+    found = delta.properties(spark, uri)
+    # A fallback the mirror added, or a history made before this; a table feature it lacks (``schema.features``).
+    changed = {name: value for name, value in {**named, **wanted}.items() if found.get(name) != value}
+    if json.loads(found.get(PROP_FALLBACKS, "{}")) == fallbacks:
+        changed.pop(PROP_FALLBACKS, None)
+    if changed:
+        delta.set_properties(spark, uri, changed)
 
 
 def _stored_as_events(

@@ -68,6 +68,7 @@ def prepare(
         return new_mirror(settings, table, descs)
     properties = delta.properties(spark, uri)
     key, fallbacks = owned_key(settings, table, properties, descs)
+    upgrade(spark, uri, settings, properties)
     existing = {f.name: f.dataType for f in delta.schema(spark, uri).fields}
     if key and COLUMN_ORDER not in existing:
         properties = _add_column_sequences(spark, uri, properties, existing)
@@ -111,6 +112,19 @@ def _add_column_sequences(
     return properties
 
 
+def features(settings: SinkSettings) -> dict[str, str]:
+    """The Delta table features a new mirror or history table is created with (``deletion_vectors``)."""
+    return {delta.DELETION_VECTORS: "true"} if settings.deletion_vectors else {}
+
+
+def upgrade(spark: SparkSession, uri: str, settings: SinkSettings, properties: dict[str, str]) -> None:
+    """Give an existing mirror or history table (its ``properties``) the features new ones get: one commit, once
+    (idempotent by value, as every schema change)."""
+    wanted = {name: value for name, value in features(settings).items() if properties.get(name) != value}
+    if wanted:
+        delta.set_properties(spark, uri, wanted)
+
+
 def owned_key(
     settings: SinkSettings, table: str, properties: dict[str, str], descs: list[Descriptor]
 ) -> tuple[list[str], dict[str, str]]:
@@ -143,6 +157,7 @@ def new_mirror(settings: SinkSettings, table: str, descs: list[Descriptor]) -> t
     props = {PROP_KEY: json.dumps(key), PROP_FALLBACKS: json.dumps(result.fallbacks), PROP_SOURCE: table}
     if settings.type_widening:
         props["delta.enableTypeWidening"] = "true"
+    props |= features(settings)
     uri = settings.mirror_uri(table)
     return result, key, NewMirror(uri, StructType(fields), partition_columns(settings, table, result.types), props)
 
