@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 
-from binlake.spark_sink.mirror import apply
+from binlake.spark_sink.mirror import apply, batch_rows
 from binlake.spark_sink.observe import batch_stats
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.observe.steps import StepClock
@@ -59,6 +59,8 @@ def process(settings: SinkSettings, app_id: str, rows: DataFrame, batch_id: int)
         report.stats = batch_stats.collect(rows)
         report.rows = report.stats.rows
     if report.rows:
+        with step("batch_rows"):
+            rows = batch_rows.batch_rows(settings, rows, batch_id, rows=report.rows)
         applied = apply.apply(rows.sparkSession, settings, rows, app_id, batch_id, step=step)
         report.tables, report.tombstones_expired = applied.tables, applied.tombstones_expired
         report.older_than_retention = apply.older_than_retention(settings, report.stats)
