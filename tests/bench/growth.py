@@ -645,10 +645,7 @@ def lake_size(spark: Any, kafka: Any, bench: Any, config: GrowthConfig, tmp: Pat
             for frame in frames.values():
                 maps = {f.name for f in frame.schema.fields if f.dataType.typeName() == "map"}
                 # hash() refuses maps (the column sequences): their sorted entries instead.
-                columns = [
-                    F.array_sort(F.map_entries(frame[c])) if c in maps else frame[c]
-                    for c in frame.columns
-                ]
+                columns = [F.array_sort(F.map_entries(frame[c])) if c in maps else frame[c] for c in frame.columns]
                 row = frame.select(F.count(F.lit(1)), F.sum(F.hash(*columns))).first()
                 total += int(row[0]) if row is not None else 0
             return total, time.perf_counter() - began
