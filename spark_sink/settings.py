@@ -68,7 +68,8 @@ class SinkSettings(BaseSettings):
     adopt_lake: bool = Field(
         False,
         description="Let a new, empty checkpoint take over a lake written from another checkpoint (deleted or "
-        "moved): the sink re-reads the topic from its earliest offset and writes only what the lake lacks. "
+        "moved): the sink reads the topic from BINLAKE_SINK_STARTING_OFFSETS (the earliest offset by default) "
+        "and writes only what the lake lacks. "
         "Without it the sink refuses to start on such a lake. Never with two sinks on one lake.",
     )
     master: str = Field("local[*]", description="Spark master URL; local[*] runs Spark inside the sink process.")

@@ -23,8 +23,8 @@ foreign id means the lake was written from another checkpoint (deleted,
 moved, or another sink's): the sink refuses to start and says how to go on.
 With ``adopt_lake`` a *new* checkpoint takes the lake over: it records the
 foreign ids as adopted and runs under its own new id; the changelog query then
-re-reads the topic from its earliest offset and appends only what the
-changelog lacks, and the mirror query re-applies the changelog, which changes
+reads the topic from ``starting_offsets`` (the earliest offset by default) and
+appends only what the changelog lacks, and the mirror query re-applies the changelog, which changes
 nothing already applied (floors, origins and history versions make it
 idempotent).
 """
@@ -163,8 +163,8 @@ def check(spark: SparkSession, resolved: Resolved, tables: list[str], *, known: 
         "checkpoint (deleted, moved, or another sink's). A lake has one sink. To continue that run, point "
         "BINLAKE_SINK_CHECKPOINT_URI (and BINLAKE_SINK_MIRROR_CHECKPOINT_URI) at its checkpoints. If they are "
         "gone for good and no other sink writes this lake, start once with a new, empty checkpoint and "
-        "BINLAKE_SINK_ADOPT_LAKE=true (binlake sink --adopt-lake): the sink then re-reads the topic from its "
-        "earliest offset and writes only what the lake lacks."
+        "BINLAKE_SINK_ADOPT_LAKE=true (binlake sink --adopt-lake): the sink then re-reads the topic from "
+        "BINLAKE_SINK_STARTING_OFFSETS (the earliest offset by default) and writes only what the lake lacks."
     )
 
 
