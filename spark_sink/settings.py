@@ -174,8 +174,8 @@ class SinkSettings(BaseSettings):
         description="Mirror and history tables use Delta deletion vectors: a MERGE writes the changed rows and marks "
         "the old ones deleted instead of rewriting every file holding a changed key (a batch then costs what it "
         "changes more than what the table holds). Readers need Delta's deletionVectors reader feature (Delta "
-        "Spark 2.3+, delta-rs and DuckDB's delta extension have it). Existing tables get it at their next "
-        "batch; false leaves tables that have it as they are.",
+        "Spark 2.3+ and DuckDB's delta extension have it; binlake lake reads such tables). Existing tables get "
+        "it at their next batch; false leaves tables that have it as they are.",
     )
     spark_packages: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_PACKAGES),

@@ -24,9 +24,9 @@ moved, or another sink's): the sink refuses to start and says how to go on.
 With ``adopt_lake`` a *new* checkpoint takes the lake over: it records the
 foreign ids as adopted and runs under its own new id; the changelog query then
 reads the topic from ``starting_offsets`` (the earliest offset by default) and
-appends only what the changelog lacks, and the mirror query re-applies the changelog, which changes
-nothing already applied (floors, origins and history versions make it
-idempotent).
+appends only what the changelog lacks, and the mirror query re-applies the
+changelog, which changes nothing already applied (floors, origins and history
+versions make it idempotent).
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ offset of the batch before it and of this batch, each a changelog version and a 
 -1 is a version's start, so a batch between two such offsets holds every file of the versions between.
 The query's first batch reads a snapshot of the changelog (it starts at its beginning): a version of the
 changelog read as a table. Anything else (a batch ending inside a version under ``maxFilesPerTrigger``, a
-changelog without a change feed for those versions) keeps the frame. The read is
-checked against the frame's row count (``rows``, counted anyway for the batch's statistics): on any
-difference the frame is used, with a warning.
+changelog without a change feed for those versions) keeps the frame. The read is checked against the frame's
+row count (``rows``, counted anyway for the batch's statistics): on any difference the frame is used, with a
+warning.
 """
 
 from __future__ import annotations
