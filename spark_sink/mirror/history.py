@@ -49,7 +49,7 @@ from binlake.spark_sink.layout import (
 )
 from binlake.spark_sink.mirror.control_events import Truncation
 from binlake.spark_sink.mirror.project import IS_DELETE, TS_MS
-from binlake.spark_sink.mirror.schema import follow
+from binlake.spark_sink.mirror.schema import follow, upgrade
 
 CLOSING_OPS: Final = ("DELETE", "TRUNCATE")
 EXTRA: Final[dict[str, DataType]] = {
@@ -85,12 +85,9 @@ def prepare(
     props = {PROP_KEY: json.dumps(key), PROP_SOURCE: table, "delta.enableTypeWidening": "true", **named, **wanted}
     follow(spark, uri, columns, properties=props, partition_by=partition_by)
     found = delta.properties(spark, uri)
-    # A fallback the mirror added, or a history made before this; a table feature it lacks (``schema.features``).
-    changed = {name: value for name, value in {**named, **wanted}.items() if found.get(name) != value}
-    if json.loads(found.get(PROP_FALLBACKS, "{}")) == fallbacks:
-        changed.pop(PROP_FALLBACKS, None)
-    if changed:
-        delta.set_properties(spark, uri, changed)
+    if json.loads(found.get(PROP_FALLBACKS, "{}")) != fallbacks:
+        delta.set_properties(spark, uri, named)  # a fallback the mirror added, or a history made before this
+    upgrade(spark, uri, wanted, found)  # a history made before a table feature (``schema.features``)
 
 
 def _stored_as_events(

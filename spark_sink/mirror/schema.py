@@ -68,7 +68,7 @@ def prepare(
         return new_mirror(settings, table, descs)
     properties = delta.properties(spark, uri)
     key, fallbacks = owned_key(settings, table, properties, descs)
-    upgrade(spark, uri, settings, properties)
+    upgrade(spark, uri, features(settings), properties)
     existing = {f.name: f.dataType for f in delta.schema(spark, uri).fields}
     if key and COLUMN_ORDER not in existing:
         properties = _add_column_sequences(spark, uri, properties, existing)
@@ -117,10 +117,10 @@ def features(settings: SinkSettings) -> dict[str, str]:
     return {delta.DELETION_VECTORS: "true"} if settings.deletion_vectors else {}
 
 
-def upgrade(spark: SparkSession, uri: str, settings: SinkSettings, properties: dict[str, str]) -> None:
-    """Give an existing mirror or history table (its ``properties``) the features new ones get: one commit, once
-    (idempotent by value, as every schema change)."""
-    wanted = {name: value for name, value in features(settings).items() if properties.get(name) != value}
+def upgrade(spark: SparkSession, uri: str, wanted: dict[str, str], properties: dict[str, str]) -> None:
+    """Give an existing mirror or history table (its ``properties``) the features new ones get (``wanted``:
+    ``features``): one commit, once (idempotent by value, as every schema change)."""
+    wanted = {name: value for name, value in wanted.items() if properties.get(name) != value}
     if wanted:
         delta.set_properties(spark, uri, wanted)
 
