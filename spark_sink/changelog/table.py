@@ -92,6 +92,19 @@ def change_feed_from(properties: dict[str, str]) -> int | None:
     return int(properties.get(PROP_FEED_FROM, "0"))
 
 
+def inserted_between(spark: SparkSession, uri: str, first: int, last: int) -> DataFrame:
+    """The rows the changelog's versions ``first`` to ``last`` appended, read from its change data feed (the
+    changelog is append-only: every change is an insert), with the feed's own columns left out."""
+    feed = (
+        spark.read.format("delta")
+        .option("readChangeFeed", "true")
+        .option("startingVersion", str(first))
+        .option("endingVersion", str(last))
+        .load(uri)
+    )
+    return feed.where(F.col("_change_type") == "insert").drop("_change_type", "_commit_version", "_commit_timestamp")
+
+
 def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> int:
     """Create the changelog empty (version ``CHANGELOG_VERSION``) if it does not exist yet; return its version.
 

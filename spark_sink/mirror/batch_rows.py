@@ -23,10 +23,9 @@ import logging
 from typing import Any
 
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 
 from binlake.spark_sink import delta
-from binlake.spark_sink.changelog.table import change_feed_from
+from binlake.spark_sink.changelog.table import change_feed_from, inserted_between
 from binlake.spark_sink.checkpoint import offset_log
 from binlake.spark_sink.hadoop_files import HadoopFiles
 from binlake.spark_sink.settings import SinkSettings
@@ -74,12 +73,11 @@ def batch_rows(settings: SinkSettings, frame: DataFrame, batch_id: int, *, rows:
     checkpoint = settings.mirror_checkpoint()
     uri = settings.changelog_uri()
     end = offset_log.source_offset(files.read(f"{checkpoint}/offsets/{batch_id}"))
-    reader = spark.read.format("delta")
     if batch_id == 0:
         version = snapshot_version(end)
         if version is None:
             return frame
-        read = reader.option("versionAsOf", str(version)).load(uri)
+        read = spark.read.format("delta").option("versionAsOf", str(version)).load(uri)
         what = f"version {version}"
     else:
         versions = whole_versions(offset_log.source_offset(files.read(f"{checkpoint}/offsets/{batch_id - 1}")), end)
@@ -87,13 +85,7 @@ def batch_rows(settings: SinkSettings, frame: DataFrame, batch_id: int, *, rows:
         feed_from = None if found is None else change_feed_from(found.properties)
         if versions is None or feed_from is None or versions[0] < feed_from:
             return frame
-        read = (
-            reader.option("readChangeFeed", "true")
-            .option("startingVersion", str(versions[0]))
-            .option("endingVersion", str(versions[1]))
-            .load(uri)
-            .where(F.col("_change_type") == "insert")
-        )
+        read = inserted_between(spark, uri, versions[0], versions[1])
         what = f"the change feed of versions {versions[0]}-{versions[1]}"
     read = read.select(*frame.columns)
     counted = read.count()

@@ -41,7 +41,7 @@ from pyspark.sql.types import StructType
 
 from binlake.shared.event.model import ROW_OPS
 from binlake.spark_sink import delta
-from binlake.spark_sink.changelog.table import change_feed_from
+from binlake.spark_sink.changelog.table import change_feed_from, inserted_between
 from binlake.spark_sink.checkpoint import offset_log
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.hadoop_files import HadoopFiles
@@ -94,14 +94,7 @@ def tail(spark: SparkSession, uri: str, after: int) -> DataFrame:
         return whole
     if after >= latest.version:
         return whole.limit(0)
-    feed = (
-        spark.read.format("delta")
-        .option("readChangeFeed", "true")
-        .option("startingVersion", str(after + 1))
-        .option("endingVersion", str(latest.version))
-        .load(uri)
-    )
-    return feed.where(F.col("_change_type") == "insert").select(*whole.columns)
+    return inserted_between(spark, uri, after + 1, latest.version).select(*whole.columns)
 
 
 def current(spark: SparkSession, settings: SinkSettings, table: str) -> DataFrame:
