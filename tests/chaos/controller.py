@@ -6,7 +6,8 @@ transaction open (``coordinator``: state ``Ongoing``). A frozen process can neit
 an id listed there stays open through the SIGKILL. The kill counts as *inside a transaction* when one of
 the ids is the victim's: the id of an input partition the victim's ``/metrics`` said it owned just
 before the freeze, and its group peer's did not. After ``FREEZE_TRIES`` freezes without one it kills
-anyway (outside).
+anyway (outside). An aim gives way to a broker restart that waits for it (the restart holds the traffic
+back, so no transaction opens while it waits) and goes on once the broker is up again.
 
 **A sink kill** aims at an open micro-batch of one of its two queries (the changelog query's or the
 mirror query's), or of both at once, as ``tests/sink/test_sink_kill.py`` does: it waits until a
@@ -84,18 +85,29 @@ class Controller:
         joined, or whose peer holds every partition, has no transaction to be caught in)."""
         while not (live := [role for role in self.cast.normalizers if self.cast.live(role)]):
             await asyncio.sleep(0.2)
-        async with self.gate.use():
-            owners = [role for role in live if self.cast.transactional_ids(role)]
-            victim = self.rng.choice(owners or live)
-            kill = await self._aim_at_transaction(victim)
-            self.cast.kill(victim)
-        return self._record(kill, victim)
+        tries = FREEZE_TRIES
+        while True:
+            async with self.gate.use():
+                owners = [role for role in live if self.cast.transactional_ids(role)]
+                victim = self.rng.choice(owners or live)
+                kill, tries = await self._aim_at_transaction(victim, tries)
+                if kill is not None:
+                    self.cast.kill(victim)
+                    return self._record(kill, victim)
+            # A broker restart is waiting for this aim: it holds the traffic back, so no transaction would open
+            # while the aim goes on. Let the restart happen and aim again after it (the tries left carry over).
+            while not (live := [role for role in self.cast.normalizers if self.cast.live(role)]):
+                await asyncio.sleep(0.2)
 
-    async def _aim_at_transaction(self, victim: Role) -> Kill:
+    async def _aim_at_transaction(self, victim: Role, tries: int) -> tuple[Kill | None, int]:
+        """The kill (None: a broker restart is pending, aim again after it) and the freeze tries left."""
         assert victim.service is not None
         pid = victim.service.pid
         peers = [r for r in self.cast.normalizers if r.group == victim.group and r is not victim]
-        for _ in range(FREEZE_TRIES):
+        while tries > 0:
+            if self.gate.outage_pending():
+                return None, tries
+            tries -= 1
             ids = self.cast.transactional_ids(victim)
             for peer in peers:
                 ids -= self.cast.transactional_ids(
@@ -109,10 +121,11 @@ class Controller:
                 except (OSError, ValueError):
                     caught = set()
                 if caught:
-                    return Kill(victim.name, self.elapsed(), True, f"coordinator: {sorted(caught)} Ongoing, frozen")
+                    kill = Kill(victim.name, self.elapsed(), True, f"coordinator: {sorted(caught)} Ongoing, frozen")
+                    return kill, tries
                 os.kill(pid, signal.SIGCONT)
             await asyncio.sleep(self.rng.uniform(0.0, 0.2))
-        return Kill(victim.name, self.elapsed(), False, f"no open transaction in {FREEZE_TRIES} freezes")
+        return Kill(victim.name, self.elapsed(), False, f"no open transaction in {FREEZE_TRIES} freezes"), 0
 
     # ---------------------------------------------------------------- the sink
 

@@ -33,6 +33,10 @@ class BrokerGate:
             if not self._users:
                 self._idle.set()
 
+    def outage_pending(self) -> bool:
+        """A restart waits for the work under way to end (new work is held back until the broker is up)."""
+        return not self._up.is_set()
+
     @contextlib.asynccontextmanager
     async def outage(self) -> AsyncIterator[None]:
         self._up.clear()
