@@ -190,6 +190,15 @@ class NormalizerSettings(BaseSettings):
         "/readyz answers 503 and binlake_partition_stalled is 1 (e.g. a broker outage, a dead-letter topic "
         "that refuses letters).",
     )
+    liveness_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="How long the consume loop may go without progress (a poll) before the probes say why. Waiting "
+        "on the brokers then (a send, an offset commit, a transaction or coordinator call, a back-off after a broker "
+        "error), it stays live (/healthz 200) but is not ready (/readyz 503 'waiting on the brokers since T'): a "
+        "restart would not bring the brokers back. Otherwise it is wedged: /healthz 503, and the chart's liveness "
+        "probe restarts the pod.",
+    )
     transaction_timeout_ms: int = Field(
         60000,
         ge=1000,

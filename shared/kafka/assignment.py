@@ -34,6 +34,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError
 
+from binlake.shared.kafka.leftovers import consume_leftovers
 from binlake.shared.kafka.produce_errors import Treatment
 from binlake.shared.kafka.progress import Progress
 from binlake.shared.metrics.normalizer import NormalizerMetrics
@@ -89,6 +90,9 @@ class Partitions:
     """The partitions' stall clocks: an assignment drops those of partitions now owned elsewhere."""
     failed: str | None = None
     """Why the last assignment failed (the run loop leaves the group when set)."""
+    on_brokers: contextlib.AbstractContextManager[None] = field(default_factory=contextlib.nullcontext)
+    """Entered around every wait on the brokers (the normalizer's ``Liveness``): a producer's start can wait on
+    the transaction coordinator for as long as it is away, under the lock the consume loop needs."""
 
     def transactional_id(self, tp: TopicPartition) -> str:
         return transactional_id(self.group_id, tp)
@@ -102,7 +106,7 @@ class Partitions:
                 started[tp] = await self._start(tp)
         except BaseException:
             for state in started.values():
-                await _stop(state.producer)
+                await self._stop(state.producer)
             raise
         self.states.update(started)
         if self.progress is not None:
@@ -114,7 +118,7 @@ class Partitions:
         for tp in revoked:
             state = self.states.pop(tp, None)
             if state is not None:
-                await _stop(state.producer)
+                await self._stop(state.producer)
             # The new owner reports this partition's lag now: no stale series here.
             with contextlib.suppress(KeyError):
                 self.metrics.lag.remove(tp.topic, str(tp.partition))
@@ -128,7 +132,7 @@ class Partitions:
         successor would fence the producer of the owner the group moved the partition to.
         """
         log.warning("replacing producer", extra={"partition": f"{tp.topic}:{tp.partition}", "reason": why})
-        await _stop(state.producer)
+        await self._stop(state.producer)
         # Without a producer until its successor has started: never processed with the stopped one.
         self.states.pop(tp, None)
         if not await self.owned(tp):
@@ -153,7 +157,8 @@ class Partitions:
         if coordinator is None or not hasattr(coordinator, "_do_heartbeat"):
             return False
         try:
-            alive = await asyncio.wait_for(coordinator._do_heartbeat(), self.ownership_timeout_s)
+            with self.on_brokers:
+                alive = await asyncio.wait_for(coordinator._do_heartbeat(), self.ownership_timeout_s)
         except (TimeoutError, KafkaError, OSError):
             return False
         rejoining = coordinator._rejoin_needed_fut.done()
@@ -165,13 +170,20 @@ class Partitions:
         try:
             # start() runs init_transactions: fences any zombie owner of this
             # partition and settles its open transaction before we read offsets.
-            await producer.start()
-            state = PartitionState(producer)
-            await self._rewind(tp, state)
+            with self.on_brokers:
+                await producer.start()
+                state = PartitionState(producer)
+                await self._rewind(tp, state)
         except BaseException:
-            await _stop(producer)  # a producer that failed to start still holds connections
+            await self._stop(producer)  # a producer that failed to start still holds connections
             raise
         return state
+
+    async def _stop(self, producer: AIOKafkaProducer) -> None:
+        # A producer being let go may be fenced or cut off: its stop must not stop the caller.
+        with self.on_brokers, contextlib.suppress(KafkaError, OSError):
+            await producer.stop()
+        consume_leftovers(producer)
 
     async def _rewind(self, tp: TopicPartition, state: PartitionState) -> None:
         """Seek the partition to its committed offset (the start of uncommitted work).
@@ -208,9 +220,3 @@ class Listener(ConsumerRebalanceListener):
             except Exception as exc:  # noqa: BLE001 - aiokafka would log it and go on as if assigned
                 self.partitions.failed = f"{type(exc).__name__}: {exc}"
                 log.error("assignment failed: leaving the group", extra={"error": self.partitions.failed})
-
-
-async def _stop(producer: AIOKafkaProducer) -> None:
-    # A producer being let go may be fenced or cut off: its stop must not stop the caller.
-    with contextlib.suppress(KafkaError, OSError):
-        await producer.stop()

@@ -28,7 +28,10 @@ producer that can no longer abort is replaced (which aborts the open
 transaction on the broker), but only while the group coordinator confirms the
 partition is still ours; otherwise the instance leaves the group and joins
 again (shared/kafka/assignment.py). A partition whose input waits too long for
-a commit is stalled: /readyz fails (shared/kafka/progress.py). A broker error
+a commit is stalled: /readyz fails (shared/kafka/progress.py). Every await on the
+brokers is marked (``with self.liveness``): a loop that waits on them past
+BINLAKE_LIVENESS_TIMEOUT_S stays live but is not ready, any other loop that long
+without a poll fails /healthz (shared/metrics/liveness.py). A broker error
 that is the configuration's (credentials refused, a broker certificate not
 trusted: shared/kafka/access.py) stops the service with what to fix instead
 of backing off forever. SIGTERM finishes
@@ -54,7 +57,7 @@ from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
 from binlake.shared import native
 from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
 from binlake.shared.errors import ConfigError
-from binlake.shared.kafka import access
+from binlake.shared.kafka import access, leftovers
 from binlake.shared.kafka.assignment import LeaveGroup, Listener, Partitions, PartitionState, ProducerFactory
 from binlake.shared.kafka.client import connection_kwargs
 from binlake.shared.kafka.letters import Letter, dead_letter
@@ -74,6 +77,7 @@ from binlake.shared.kafka.progress import Progress
 from binlake.shared.kafka.records import dead_letter_headers, partition_for, replayed_at
 from binlake.shared.kafka.tally import Tally
 from binlake.shared.kafka.transaction_state import CAN_BEGIN, OPEN, cannot_abort, transaction_state
+from binlake.shared.metrics.liveness import Liveness
 from binlake.shared.metrics.normalizer import NormalizerMetrics
 from binlake.shared.metrics.readiness import NormalizerHealth
 from binlake.shared.normalize import TableFilter, codec_for
@@ -118,9 +122,14 @@ class Normalizer:
         self._consumer: AIOKafkaConsumer | None = None
         self.metrics.cap_labels(self.settings.metrics_max_label_values)
         self._progress = Progress(self.settings.stall_threshold_s)
+        self.liveness = Liveness(self.settings.liveness_timeout_s)
+        """What the loop waits on: every await on the brokers runs inside ``with self.liveness``."""
         self.health = NormalizerHealth(
-            self.metrics.registry, stalled=lambda: [f"{tp.topic}:{tp.partition}" for tp in self._progress.stalled()]
+            self.metrics.registry,
+            liveness=self.liveness,
+            stalled=lambda: [f"{tp.topic}:{tp.partition}" for tp in self._progress.stalled()],
         )
+        self.metrics.broker_wait.set_function(self.liveness.waited_s)
         self.metrics.stalls.watch(
             lambda: {(tp.topic, tp.partition): waited for tp, waited in self._progress.waits().items()},
             lambda: [(tp.topic, tp.partition) for tp in self._partitions.states],
@@ -143,6 +152,7 @@ class Normalizer:
             metrics=self.metrics,
             ownership_timeout_s=self.settings.session_timeout_ms / 1000,
             progress=self._progress,
+            on_brokers=self.liveness,
         )
 
     # ---------------------------------------------------------------- control
@@ -184,46 +194,55 @@ class Normalizer:
         tally = Tally()
         record = records[0]
         try:
-            await producer.begin_transaction()
-            codec = self.codec
-            send = producer.send
-            output_topic = settings.output_topic
-            # The records name their partition (the producer's own partitioner, partition_for, over the same
-            # list): aiokafka then skips rebuilding the topic's partition lists for every record.
-            known = producer.client.cluster.partitions_for_topic(output_topic)
-            partitions = list(known) if known else None
-            for record in records:
-                starts.append(len(sends))
-                if treated and record.offset in treated:
-                    # Some of its records were refused before: everything ahead of it is delivered first, so its
-                    # own records go alone and a refusal is surely theirs (shared/kafka/produce_errors.py).
-                    await settle(sends, starts, records, letters)
-                    await self._produce_alone(tp, producer, record, treated[record.offset], tally=tally, result=result)
-                    continue
-                raw = record.value if record.value is not None else b""
-                # A message `binlake dlq replay` re-fed is read at its original coordinates.
-                replayed = replayed_at(record.headers, tp.topic) if record.headers else None
-                origin_partition, origin_offset = replayed or (tp.partition, record.offset)
-                normalized = codec(raw, tp.topic, origin_partition, origin_offset)
-                if isinstance(normalized, Rejected):
-                    letter = self._letter(tp, record, normalized.code, normalized.reason, bare=False)
-                    letters.add(len(sends))
-                    sends.append(await send(settings.dlq_topic, letter.value, key=letter.key, headers=letter.headers))
-                    tally.letters[normalized.code] += 1
-                    result.dead_letters += 1
-                    continue
-                tally.accepted(normalized)
-                for _, _, _, values in normalized.rows:
-                    for i in range(0, len(values), 2):
-                        key = values[i]
-                        at = None if partitions is None else partition_for(key, partitions, partitions)
-                        sends.append(await send(output_topic, values[i + 1], key=key, partition=at))
-                    result.events += len(values) // 2
-            await settle(sends, starts, records, letters)
-            await producer.send_offsets_to_transaction({tp: records[-1].offset + 1}, settings.group_id)
-            await producer.commit_transaction()
+            # Every await from begin_transaction to the commit is on the brokers (the producer's calls), and the
+            # parsing between the sends holds the event loop, so no probe sees the mark while it runs: one mark
+            # does what one per send would, without an enter and exit per record on the hot path.
+            with self.liveness:
+                await producer.begin_transaction()
+                codec = self.codec
+                send = producer.send
+                output_topic = settings.output_topic
+                # The records name their partition (the producer's own partitioner, partition_for, over the same
+                # list): aiokafka then skips rebuilding the topic's partition lists for every record.
+                known = producer.client.cluster.partitions_for_topic(output_topic)
+                partitions = list(known) if known else None
+                for record in records:
+                    starts.append(len(sends))
+                    if treated and record.offset in treated:
+                        # Some of its records were refused before: everything ahead of it is delivered first, so its
+                        # own records go alone and a refusal is surely theirs (shared/kafka/produce_errors.py).
+                        await settle(sends, starts, records, letters)
+                        await self._produce_alone(
+                            tp, producer, record, treated[record.offset], tally=tally, result=result
+                        )
+                        continue
+                    raw = record.value if record.value is not None else b""
+                    # A message `binlake dlq replay` re-fed is read at its original coordinates.
+                    replayed = replayed_at(record.headers, tp.topic) if record.headers else None
+                    origin_partition, origin_offset = replayed or (tp.partition, record.offset)
+                    normalized = codec(raw, tp.topic, origin_partition, origin_offset)
+                    if isinstance(normalized, Rejected):
+                        letter = self._letter(tp, record, normalized.code, normalized.reason, bare=False)
+                        letters.add(len(sends))
+                        sends.append(
+                            await send(settings.dlq_topic, letter.value, key=letter.key, headers=letter.headers)
+                        )
+                        tally.letters[normalized.code] += 1
+                        result.dead_letters += 1
+                        continue
+                    tally.accepted(normalized)
+                    for _, _, _, values in normalized.rows:
+                        for i in range(0, len(values), 2):
+                            key = values[i]
+                            at = None if partitions is None else partition_for(key, partitions, partitions)
+                            sends.append(await send(output_topic, values[i + 1], key=key, partition=at))
+                        result.events += len(values) // 2
+                await settle(sends, starts, records, letters)
+                await producer.send_offsets_to_transaction({tp: records[-1].offset + 1}, settings.group_id)
+                await producer.commit_transaction()
             state.next_offset = records[-1].offset + 1
             self._progress.committed(tp)
+            sends.clear()  # all delivered and their results read (settle)
         except RefusedRecords as refusal:
             await self._refused(tp, state, refusal)
             return BatchResult()
@@ -244,6 +263,9 @@ class Normalizer:
             metrics.aborts.labels(type(exc).__name__).inc()
             await self._abort(tp, state)
             raise
+        finally:
+            # A batch that failed before settle leaves sends whose errors no one reads (shared/kafka/leftovers.py).
+            leftovers.consume(sends)
         if treated:
             for offset in [offset for offset in treated if offset < state.next_offset]:
                 del treated[offset]
@@ -342,7 +364,8 @@ class Normalizer:
             return
         if transaction_state(state.producer) in OPEN:
             try:
-                await asyncio.wait_for(state.producer.abort_transaction(), 30)
+                with self.liveness:
+                    await asyncio.wait_for(state.producer.abort_transaction(), 30)
             except (TimeoutError, KafkaError, OSError):
                 await self._partitions.replace(tp, state, "its abort failed")
                 return
@@ -368,24 +391,30 @@ class Normalizer:
                     await self._consume_until_stopped()
                     return
                 except (TimeoutError, KafkaError, OSError, LeaveGroup) as exc:
-                    if isinstance(exc, LeaveGroup):
-                        self.metrics.rejoins.labels(exc.cause).inc()
-                        log.warning("leaving the group to join again", extra={"reason": str(exc), "backoff_s": backoff})
-                    else:
-                        self.metrics.broker_errors.labels(type(exc).__name__).inc()
-                        # aiokafka hides why a connection failed: a refused password or an untrusted broker
-                        # certificate never heals, so it ends the service (KafkaAccessError) rather than a back-off.
-                        await access.diagnose(self.kafka, timeout_s=min(10.0, settings.retry_backoff_max_s))
-                        log.warning("broker error, backing off", extra={"error": repr(exc), "backoff_s": backoff})
                     self.health.ready = False
-                    await self._shutdown_clients()
-                    self.health.beat()  # backing off is alive: a restart would not help
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._stopping.wait(), backoff)
+                    # Backing off waits for the brokers (a rejoin too: the group coordinator decides): alive, as a
+                    # restart would not help, and not ready once it lasts.
+                    with self.liveness:
+                        await self._back_off(exc, backoff)
                     backoff = min(backoff * 2, settings.retry_backoff_max_s)
         finally:
             await self._shutdown_clients()
             await self.health.stop()
+
+    async def _back_off(self, exc: Exception, backoff: float) -> None:
+        """Count the failure, close every client and wait ``backoff`` seconds (or until stopped)."""
+        if isinstance(exc, LeaveGroup):
+            self.metrics.rejoins.labels(exc.cause).inc()
+            log.warning("leaving the group to join again", extra={"reason": str(exc), "backoff_s": backoff})
+        else:
+            self.metrics.broker_errors.labels(type(exc).__name__).inc()
+            # aiokafka hides why a connection failed: a refused password or an untrusted broker
+            # certificate never heals, so it ends the service (KafkaAccessError) rather than a back-off.
+            await access.diagnose(self.kafka, timeout_s=min(10.0, self.settings.retry_backoff_max_s))
+            log.warning("broker error, backing off", extra={"error": repr(exc), "backoff_s": backoff})
+        await self._shutdown_clients()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), backoff)
 
     async def _consume_until_stopped(self) -> None:
         settings = self.settings
@@ -402,7 +431,8 @@ class Normalizer:
         self._consumer = self._partitions.consumer = consumer
         self._partitions.failed = None
         consumer.subscribe(settings.input_topics, listener=Listener(self._partitions, self._lock))
-        await consumer.start()
+        with self.liveness:
+            await consumer.start()
         self.health.ready = True
         compiled = native.status()
         _freeze_startup_objects()
@@ -417,7 +447,7 @@ class Normalizer:
             },
         )
         while not self._stopping.is_set():
-            self.health.beat()
+            self.liveness.progressed()
             batches = await consumer.getmany(timeout_ms=settings.batch_max_ms, max_records=settings.batch_max_messages)
             if self._partitions.failed is not None:
                 raise LeaveGroup("assignment_failed", self._partitions.failed)
@@ -442,8 +472,8 @@ class Normalizer:
         consumer, self._consumer = self._consumer, None
         self._partitions.consumer = None
         if consumer is not None:
-            with contextlib.suppress(KafkaError, OSError):
-                await consumer.stop()
+            with self.liveness, contextlib.suppress(KafkaError, OSError):
+                await consumer.stop()  # it leaves the group: the coordinator's answer
 
 
 _frozen = False

@@ -4,6 +4,7 @@ No web framework: three fixed GET routes, one short response each. ``healthz``
 answers 200 while the service loop is alive (it calls ``beat()`` on every poll
 and while backing off from a broker outage); ``readyz`` answers 200 once the
 consumer has started (a replica beyond the partition count is ready but idle).
+The normalizer answers both by what its loop waits on (shared/metrics/readiness.py).
 
 Anyone who can reach the port can send it anything, so no request can break
 it: a request has ``request_timeout_s`` to arrive whole (408 after), lines are

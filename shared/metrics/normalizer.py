@@ -107,6 +107,12 @@ class NormalizerMetrics:
         )
         self.stalls = _StallCollector()
         r.register(self.stalls)
+        self.broker_wait = Gauge(
+            "binlake_broker_wait_seconds",
+            "How long the consume loop has waited on the brokers without progress (a send, an offset commit, a "
+            "transaction or coordinator call, a back-off after a broker error); 0: not waiting. Computed when scraped",
+            registry=r,
+        )
         self.rejoins = Counter(
             "binlake_group_rejoins",
             "Times the service left the consumer group to join again (cause: assignment_failed, ownership_unconfirmed)",

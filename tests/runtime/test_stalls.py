@@ -11,6 +11,7 @@ from aiokafka import TopicPartition
 from prometheus_client import CollectorRegistry, generate_latest
 
 from binlake.shared.kafka.progress import Progress
+from binlake.shared.metrics.liveness import Liveness
 from binlake.shared.metrics.normalizer import NormalizerMetrics
 from binlake.shared.metrics.readiness import NormalizerHealth
 
@@ -70,7 +71,7 @@ async def _get(port: int, path: str) -> tuple[int, str]:
 @pytest.mark.asyncio
 async def test_readyz_fails_while_a_partition_is_stalled() -> None:
     stalled: list[str] = []
-    health = NormalizerHealth(CollectorRegistry(), stalled=lambda: stalled)
+    health = NormalizerHealth(CollectorRegistry(), liveness=Liveness(60.0), stalled=lambda: stalled)
     await health.start("127.0.0.1", 0)
     try:
         assert (await _get(health.port, "/readyz"))[0] == 503  # not started
