@@ -9,9 +9,11 @@ nodes in ``node-1`` ... ``node-3`` of the run folder, internal topics with three
 replicas and min ISR 2 (shared/devbroker/cluster.py); it prints every node's
 address. ``stop --node N`` stops one node (a controlled shutdown: its leaders move
 to the others) and ``start --node N`` starts it again on its data: a broker
-failure, on purpose. ``status`` prints JSON on stdout (for a cluster: the nodes,
-every partition's leader, replicas and ISR) and, for a cluster, a table on stderr;
-it exits 0 when every node answers, 3 otherwise.
+failure, on purpose (``--node 1,2,3`` for several; a stopped cluster must get a
+majority back at once). ``start`` without ``--node`` formats anew. ``status``
+prints JSON on stdout (for a cluster: the nodes, every partition's leader,
+replicas and ISR) and, for a cluster, a table on stderr; it exits 0 when every
+node answers, 3 otherwise.
 
 A SIGTERM or Ctrl-C while ``start`` waits stops what it launched before it exits:
 no broker is left running that no ``broker.json`` names.
@@ -51,10 +53,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     tool.add_argument(
         "--node",
-        type=int,
-        metavar="N",
-        help="start/stop: only node N, on its data (a cluster's node 1..N; a single broker is node 1)",
+        type=_node_list,
+        metavar="N[,M...]",
+        help="start/stop: only these nodes, on their data (a cluster's 1..N; a single broker is node 1). Start a "
+        "majority together: a node answers once a majority of the controllers is up",
     )
+
+
+def _node_list(text: str) -> list[int]:
+    try:
+        nodes = [int(part) for part in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"node ids, comma-separated: {text!r}") from None
+    if not nodes or min(nodes) < 1:
+        raise argparse.ArgumentTypeError(f"node ids start at 1: {text!r}")
+    return nodes
 
 
 def run(args: argparse.Namespace) -> int:
@@ -88,16 +101,19 @@ def _start(run_dir: Path, args: argparse.Namespace) -> int:
     nodes = args.nodes if args.nodes is not None else (layout.nodes if layout is not None else 1)
     if args.node is not None:
         if layout is None:
-            if args.node != 1:
+            if args.node != [1]:
                 raise BrokerError(f"a single broker is node 1; {run_dir} holds no cluster")
             info = broker.restart(run_dir, timeout_s=args.timeout)
             print(info.bootstrap)
             return 0
-        started = cluster.start_nodes(run_dir, [args.node], timeout_s=args.timeout)
+        started = cluster.start_nodes(run_dir, args.node, timeout_s=args.timeout)
         print(cluster.bootstrap_of(node.port for node in cluster.status(run_dir).nodes))
-        print(f"node {args.node} started: pid {started[0].pid}, port {started[0].port}", file=sys.stderr)
+        for node, info in zip(args.node, started, strict=True):
+            print(f"node {node} started: pid {info.pid}, port {info.port}", file=sys.stderr)
         return 0
-    if nodes == 1 and layout is None:
+    if nodes == 1:
+        if layout is not None:
+            cluster.forget(run_dir)  # a single broker where a stopped cluster was
         info = broker.start(run_dir, timeout_s=args.timeout)
         print(info.bootstrap)
         print(f"broker pid {info.pid}, Kafka {info.kafka_version}, log {run_dir / 'broker.log'}", file=sys.stderr)
@@ -110,16 +126,17 @@ def _start(run_dir: Path, args: argparse.Namespace) -> int:
     return 0
 
 
-def _stop(run_dir: Path, node: int | None) -> int:
+def _stop(run_dir: Path, nodes: list[int] | None) -> int:
     if cluster.read_layout(run_dir) is None:
-        if node not in (None, 1):
+        if nodes not in (None, [1]):
             raise BrokerError(f"a single broker is node 1; {run_dir} holds no cluster")
         stopped = broker.stop(run_dir)
         print("stopped" if stopped else "no broker was running", file=sys.stderr)
         return 0
-    if node is not None:
-        was_running = cluster.stop_node(run_dir, node)
-        print(f"node {node} stopped" if was_running else f"node {node} was not running", file=sys.stderr)
+    if nodes is not None:
+        for node in nodes:
+            was_running = cluster.stop_node(run_dir, node)
+            print(f"node {node} stopped" if was_running else f"node {node} was not running", file=sys.stderr)
         return 0
     nodes = cluster.stop(run_dir)
     print(f"stopped nodes {nodes}" if nodes else "no node was running", file=sys.stderr)

@@ -19,6 +19,7 @@ of its own, ``BrokerInfo.sasl_ssl_port``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import random
@@ -368,10 +369,18 @@ def _launch(
     return info
 
 
-def stop_launched(before: set[int]) -> None:
-    """Stop the brokers this process launched since ``before`` (its launched pids then) and has not stopped."""
-    for pid in set(_CHILDREN) - before:
-        _terminate(pid, grace_s=5)
+def stop_launched(before: set[int], *, grace_s: float = 5.0) -> None:
+    """Stop the brokers this process launched since ``before`` (its launched pids then) and has not stopped.
+
+    All are signalled first, then waited for: a JVM still starting may take the whole grace period.
+    """
+    launched = set(_CHILDREN) - before
+    for pid in launched:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for pid in launched:
+        _terminate(pid, max(0.0, deadline - time.monotonic()))
 
 
 def spawn(run_dir: Path, base: list[str], properties: Path) -> subprocess.Popen[bytes]:

@@ -148,11 +148,7 @@ def start(run_dir: Path, *, nodes: int = 3, timeout_s: float = 120.0, heap: str 
         if single is not None and broker.is_alive(single.pid):
             raise BrokerError(f"a single dev broker runs in {run_dir}: stop it first")
     libs = broker.ensure_jars()
-    for stale in [*run_dir.glob("node-*"), run_dir / LAYOUT_FILE]:
-        if stale.is_dir():
-            shutil.rmtree(stale)
-        elif stale.exists():
-            stale.unlink()
+    _remove(run_dir)
     chosen = broker._distinct_ports(2 * nodes)
     ports = {node: (chosen[2 * node - 2], chosen[2 * node - 1]) for node in range(1, nodes + 1)}
     layout = Layout(nodes, heap, broker._cluster_id(), broker.kafka_version())
@@ -238,6 +234,23 @@ def _await_brokers(run_dir: Path, nodes: set[int], deadline: float) -> None:
                     return
         time.sleep(0.25)
     raise BrokerError(f"nodes {sorted(nodes - seen)} did not register as brokers in time:\n{_tails(run_dir, nodes)}")
+
+
+def forget(run_dir: Path) -> None:
+    """Remove a stopped cluster from ``run_dir`` (its layout and its nodes' folders, data included)."""
+    layout = _layout(run_dir)
+    running = _running(run_dir, layout)
+    if running:
+        raise BrokerError(f"{run_dir} holds a cluster with nodes {sorted(running)} running: stop it first")
+    _remove(run_dir)
+
+
+def _remove(run_dir: Path) -> None:
+    for stale in [*run_dir.glob("node-*"), run_dir / LAYOUT_FILE]:
+        if stale.is_dir():
+            shutil.rmtree(stale)
+        elif stale.exists():
+            stale.unlink()
 
 
 def stop_node(run_dir: Path, node: int, *, grace_s: float = 20.0) -> bool:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import struct
 from pathlib import Path
 
 import pytest
 
+from binlake.shared.cli.dev import add_arguments
 from binlake.shared.devbroker import metadata
 from binlake.shared.devbroker.cluster import node_properties
 from binlake.shared.kafka.topics import replication
@@ -85,3 +87,14 @@ def test_the_metadata_request_asks_for_every_topic_and_creates_none() -> None:
     size, api, version, correlation = struct.unpack_from(">ihhi", request)
     assert (size, api, version, correlation) == (len(request) - 4, 3, 4, 9)
     assert request.endswith(b"binlake" + struct.pack(">ib", -1, 0))
+
+
+def test_node_ids_on_the_command_line() -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert parser.parse_args(["broker", "stop", "--node", "2"]).node == [2]
+    assert parser.parse_args(["broker", "start", "--node", "1,2,3"]).node == [1, 2, 3]
+    assert parser.parse_args(["broker", "start"]).node is None
+    for wrong in ("0", "a", "1,,2"):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["broker", "start", "--node", wrong])
