@@ -5,14 +5,13 @@ The clocks are fakes: a rule about "60 s without progress" is checked without wa
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from prometheus_client import generate_latest
 
 from binlake.shared.metrics.liveness import Liveness
 from binlake.shared.metrics.normalizer import NormalizerMetrics
 from binlake.shared.metrics.readiness import NormalizerHealth, utc
+from tests.support.service_process import probe
 
 pytestmark = pytest.mark.unit
 
@@ -111,15 +110,6 @@ def test_side_by_side_waits_and_failures_keep_the_count() -> None:
     assert not liveness.alive()
 
 
-async def _get(port: int, path: str) -> tuple[int, str]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-    await writer.drain()
-    response = (await reader.read()).decode()
-    writer.close()
-    return int(response.split(" ", 2)[1]), response.split("\r\n\r\n", 1)[1]
-
-
 @pytest.mark.asyncio
 async def test_probes_during_a_broker_outage_and_a_wedge() -> None:
     liveness, clock = _liveness()
@@ -130,10 +120,10 @@ async def test_probes_during_a_broker_outage_and_a_wedge() -> None:
     await health.start("127.0.0.1", 0)
     port = health.port
     try:
-        assert await _get(port, "/readyz") == (503, "starting\n")
+        assert await probe(port, "/readyz") == (503, "starting\n")
         health.ready = True
-        assert await _get(port, "/healthz") == (200, "ok\n")
-        assert await _get(port, "/readyz") == (200, "ready\n")
+        assert await probe(port, "/healthz") == (200, "ok\n")
+        assert await probe(port, "/readyz") == (200, "ready\n")
 
         since = utc(EPOCH + 1)
         assert since == "2026-01-01T00:00:01Z"
@@ -141,24 +131,24 @@ async def test_probes_during_a_broker_outage_and_a_wedge() -> None:
         with liveness:  # a batch's commit waits on a broker that is away
             clock.now = 1.0 + TIMEOUT_S + 30
             stalled.append("in:0")
-            assert await _get(port, "/healthz") == (200, f"ok, waiting on the brokers since {since}\n")
-            assert await _get(port, "/readyz") == (
+            assert await probe(port, "/healthz") == (200, f"ok, waiting on the brokers since {since}\n")
+            assert await probe(port, "/readyz") == (
                 503,
                 f"waiting on the brokers since {since}\nstalled partitions: in:0\n",
             )
             scraped = generate_latest(metrics.registry).decode()
             assert f"binlake_broker_wait_seconds {TIMEOUT_S + 30}" in scraped
             health.ready = False  # the back-off after the failed batch
-            assert await _get(port, "/readyz") == (503, f"waiting on the brokers since {since}\n")
+            assert await probe(port, "/readyz") == (503, f"waiting on the brokers since {since}\n")
 
         liveness.progressed()  # the brokers are back: the loop polls, the partition commits
         stalled.clear()
         health.ready = True
-        assert await _get(port, "/healthz") == (200, "ok\n")
-        assert await _get(port, "/readyz") == (200, "ready\n")
+        assert await probe(port, "/healthz") == (200, "ok\n")
+        assert await probe(port, "/readyz") == (200, "ready\n")
         assert "binlake_broker_wait_seconds 0.0" in generate_latest(metrics.registry).decode()
 
         clock.now += TIMEOUT_S + 15  # no poll, no broker wait: wedged
-        assert await _get(port, "/healthz") == (503, "stalled: no progress for 75 s, not waiting on the brokers\n")
+        assert await probe(port, "/healthz") == (503, "stalled: no progress for 75 s, not waiting on the brokers\n")
     finally:
         await health.stop()

@@ -13,18 +13,9 @@ from binlake.shared.generate.workload import Workload
 from binlake.shared.kafka.runtime import Normalizer
 from tests.support import kafka_tools
 from tests.support.pipeline import Topics, decode, normalizer_settings
+from tests.support.service_process import probe
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
-
-
-async def _get(port: int, path: str) -> tuple[int, str]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-    await writer.drain()
-    response = (await reader.read()).decode()
-    writer.close()
-    status = int(response.split(" ", 2)[1])
-    return status, response.split("\r\n\r\n", 1)[1]
 
 
 async def test_metrics_health_and_table_filters(kafka_bootstrap: str, tmp_path: Path) -> None:
@@ -43,15 +34,15 @@ async def test_metrics_health_and_table_filters(kafka_bootstrap: str, tmp_path: 
     try:
         await kafka_tools.wait_caught_up(kafka_bootstrap, topics.group, topics.vendor, 1)
         port = normalizer.health.port
-        assert await _get(port, "/healthz") == (200, "ok\n")
-        assert await _get(port, "/readyz") == (200, "ready\n")
-        status, metrics = await _get(port, "/metrics")
+        assert await probe(port, "/healthz") == (200, "ok\n")
+        assert await probe(port, "/readyz") == (200, "ready\n")
+        status, metrics = await probe(port, "/metrics")
         assert status == 200
         assert f'binlake_consumed_messages_total{{topic="{topics.vendor}"}} 121.0' in metrics
         assert f'binlake_dead_letters_total{{reason="malformed",topic="{topics.vendor}"}} 1.0' in metrics
         assert 'binlake_source_last_seen_seconds{table="shop.t00"}' in metrics
         assert "binlake_batch_seconds_bucket" in metrics
-        assert (await _get(port, "/nope"))[0] == 404
+        assert (await probe(port, "/nope"))[0] == 404
     finally:
         normalizer.stop()
         await asyncio.wait_for(task, 60)

@@ -37,9 +37,9 @@ from binlake.shared.config.settings import kafka_settings
 from binlake.shared.devbroker import broker
 from binlake.shared.kafka import runtime
 from binlake.shared.kafka.runtime import Normalizer
-from tests.runtime.test_stalls import _get
 from tests.support import kafka_tools
 from tests.support.pipeline import Topics, decode, normalizer_settings, send_workload
+from tests.support.service_process import probe
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -136,8 +136,8 @@ async def _probe_for(port: int, seconds: float) -> list[tuple[Answer, Answer, fl
     answers: list[tuple[Answer, Answer, float]] = []
     deadline = asyncio.get_running_loop().time() + seconds
     while asyncio.get_running_loop().time() < deadline:
-        health, ready = await _get(port, "/healthz"), await _get(port, "/readyz")
-        answers.append((health, ready, _gauge((await _get(port, "/metrics"))[1], "binlake_broker_wait_seconds")))
+        health, ready = await probe(port, "/healthz"), await probe(port, "/readyz")
+        answers.append((health, ready, _gauge((await probe(port, "/metrics"))[1], "binlake_broker_wait_seconds")))
         await asyncio.sleep(0.5)
     return answers
 
@@ -145,7 +145,7 @@ async def _probe_for(port: int, seconds: float) -> list[tuple[Answer, Answer, fl
 async def _until_green(port: int, *, timeout_s: float) -> tuple[Answer, Answer]:
     deadline = asyncio.get_running_loop().time() + timeout_s
     while True:
-        health, ready = await _get(port, "/healthz"), await _get(port, "/readyz")
+        health, ready = await probe(port, "/healthz"), await probe(port, "/readyz")
         if (health[0], ready[0]) == (200, 200) or asyncio.get_running_loop().time() > deadline:
             return health, ready
         await asyncio.sleep(0.5)

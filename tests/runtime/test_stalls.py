@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from binlake.shared.kafka.progress import Progress
 from binlake.shared.metrics.liveness import Liveness
 from binlake.shared.metrics.normalizer import NormalizerMetrics
 from binlake.shared.metrics.readiness import NormalizerHealth
+from tests.support.service_process import probe
 
 pytestmark = pytest.mark.unit
 
@@ -59,27 +59,18 @@ def test_stall_metrics_are_computed_when_scraped() -> None:
     assert 'binlake_partition_stalled{partition="0",topic="in"} 0.0' in generate_latest(metrics.registry).decode()
 
 
-async def _get(port: int, path: str) -> tuple[int, str]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
-    await writer.drain()
-    response = (await reader.read()).decode()
-    writer.close()
-    return int(response.split(" ", 2)[1]), response.split("\r\n\r\n", 1)[1]
-
-
 @pytest.mark.asyncio
 async def test_readyz_fails_while_a_partition_is_stalled() -> None:
     stalled: list[str] = []
     health = NormalizerHealth(CollectorRegistry(), liveness=Liveness(60.0), stalled=lambda: stalled)
     await health.start("127.0.0.1", 0)
     try:
-        assert (await _get(health.port, "/readyz"))[0] == 503  # not started
+        assert (await probe(health.port, "/readyz"))[0] == 503  # not started
         health.ready = True
-        assert await _get(health.port, "/readyz") == (200, "ready\n")
+        assert await probe(health.port, "/readyz") == (200, "ready\n")
         stalled.append("in:0")
-        assert await _get(health.port, "/readyz") == (503, "stalled partitions: in:0\n")
-        assert (await _get(health.port, "/healthz"))[0] == 200  # liveness: a restart would not help
+        assert await probe(health.port, "/readyz") == (503, "stalled partitions: in:0\n")
+        assert (await probe(health.port, "/healthz"))[0] == 200  # liveness: a restart would not help
     finally:
         await health.stop()
 

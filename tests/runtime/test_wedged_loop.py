@@ -32,6 +32,7 @@ from binlake.shared.normalize.codec import Codec, Normalized
 from binlake.shared.parsing.result import Rejected
 from tests.support import kafka_tools
 from tests.support.pipeline import Topics, decode, normalizer_settings, send_workload
+from tests.support.service_process import probe
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -100,15 +101,10 @@ Answer = tuple[int, str] | None
 
 async def _probe(port: int) -> Answer:
     """``/healthz``'s answer, or None when none came within the probe's timeout."""
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
     try:
-        writer.write(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
-        response = (await asyncio.wait_for(reader.read(), PROBE_TIMEOUT_S)).decode()
+        return await probe(port, "/healthz", timeout_s=PROBE_TIMEOUT_S)
     except TimeoutError:
         return None
-    finally:
-        writer.close()
-    return int(response.split(" ", 2)[1]), response.split("\r\n\r\n", 1)[1]
 
 
 async def _until(port: int, done: Callable[[Answer], bool], timeout_s: float) -> Answer:

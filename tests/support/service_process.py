@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -79,6 +80,19 @@ def http_get(port: int, path: str) -> tuple[int, str] | None:
         return exc.code, exc.read().decode("utf-8", errors="replace")
     except (OSError, urllib.error.URLError):
         return None
+
+
+async def probe(port: int, path: str, *, timeout_s: float | None = None) -> tuple[int, str]:
+    """Status and body of ``GET <path>`` on 127.0.0.1:``port``, the way a probe asks (one request, read until the
+    server closes); TimeoutError when no whole answer came within ``timeout_s`` (None: no limit)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(f"GET {path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        await writer.drain()
+        response = (await asyncio.wait_for(reader.read(), timeout_s)).decode()
+    finally:
+        writer.close()
+    return int(response.split(" ", 2)[1]), response.split("\r\n\r\n", 1)[1]
 
 
 def metric_total(text: str, name: str) -> float:
