@@ -19,9 +19,9 @@ from aiokafka.admin import AIOKafkaAdminClient, NewTopic
 
 from binlake.shared.config.settings import kafka_settings
 from binlake.shared.kafka.runtime import Normalizer
-from tests.runtime.test_stalls import _get
 from tests.support import kafka_tools
 from tests.support.pipeline import Topics, normalizer_settings
+from tests.support.service_process import probe
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
@@ -53,14 +53,14 @@ async def test_a_stuck_partition_fails_readiness(kafka_bootstrap: str, tmp_path:
             await asyncio.sleep(0.1)
             if normalizer.health._server is None:
                 continue
-            answer = await _get(normalizer.health.port, "/readyz")
+            answer = await probe(normalizer.health.port, "/readyz")
             if answer == (503, f"stalled partitions: {topics.vendor}:0\n"):
                 break
         assert answer == (503, f"stalled partitions: {topics.vendor}:0\n")
-        status, metrics = await _get(normalizer.health.port, "/metrics")
+        status, metrics = await probe(normalizer.health.port, "/metrics")
         assert status == 200
         assert f'binlake_partition_stalled{{partition="0",topic="{topics.vendor}"}} 1.0' in metrics
-        assert (await _get(normalizer.health.port, "/healthz"))[0] == 200
+        assert (await probe(normalizer.health.port, "/healthz"))[0] == 200
         errors = normalizer.metrics.registry.get_sample_value(
             "binlake_broker_errors_total", {"error": "DeadLetterRefused"}
         )
