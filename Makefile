@@ -85,8 +85,8 @@ test:
 	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n $(TEST_WORKERS) --dist load --maxschedchunk 2 -m "not peer and not chaos and not system"
 
 # The whole pipeline as processes (tests marked `system`): a short make chaos, make demo's code on a small workload,
-# the normalizer and sink scraped by a real Prometheus, and both through SASL_SSL; on two workers, the chaos run on
-# one and the rest on the other. CI runs it after `make test`.
+# the normalizer and sink scraped by a real Prometheus, both through SASL_SSL, and a node of the 3-node dev cluster
+# failing and coming back; on two workers, the chaos run on one and the rest on the other. CI runs it after `make test`.
 test-system:
 	$(MAKE) --jobs=2 --output-sync=target native spark-archive tools
 	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" $(BIN)/pytest -n 2 --dist loadgroup -m system

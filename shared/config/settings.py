@@ -167,7 +167,18 @@ class NormalizerSettings(BaseSettings):
         description="Consumer group session timeout: how long a crashed instance keeps its partitions.",
     )
     retry_backoff_max_s: float = Field(
-        30.0, gt=0, description="Longest pause between retries while the broker is unreachable."
+        30.0,
+        gt=0,
+        description="Longest pause between retries while the broker is unreachable. The pause doubles from 0.5 s "
+        "with each failure and starts again from 0.5 s after a committed batch (or a retry that held that long).",
+    )
+    stop_timeout_s: float = Field(
+        30.0,
+        gt=0,
+        description="On SIGTERM the normalizer finishes its open batches, stops its producers and leaves the group "
+        "within this many seconds, brokers or not (keep it below the pod's terminationGracePeriodSeconds). Past it, "
+        "a batch still waiting on the brokers is left open: the transaction coordinator aborts it after "
+        "BINLAKE_TRANSACTION_TIMEOUT_MS, and its input is read again from the last commit.",
     )
     dlq_max_value_bytes: int = Field(
         1_000_000,

@@ -19,6 +19,7 @@ of its own, ``BrokerInfo.sasl_ssl_port``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import random
@@ -32,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Final
 
+from binlake.shared.devbroker import interrupts
 from binlake.shared.devbroker.secure import LISTENER, SaslSslListener
 from binlake.shared.errors import BinlakeError
 
@@ -315,6 +317,20 @@ def _listener_ports(listeners: str) -> dict[str, int]:
 
 def restart(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> BrokerInfo:
     """Start a stopped broker again on its old ports with its data (an outage, not a reset)."""
+    base, properties, ports = relaunch(run_dir, heap)
+    return _launch(
+        run_dir,
+        base,
+        properties,
+        ports["PLAINTEXT"],
+        ports["CONTROLLER"],
+        timeout_s=timeout_s,
+        sasl_ssl_port=ports.get(LISTENER),
+    )
+
+
+def relaunch(run_dir: Path, heap: str) -> tuple[list[str], Path, dict[str, int]]:
+    """What starting a stopped broker again takes: its command line, its properties and its listeners' ports."""
     properties = run_dir / "server.properties"
     if not properties.exists() or not (run_dir / "data").exists():
         raise BrokerError(f"no stopped broker in {run_dir} to restart; use start")
@@ -324,14 +340,10 @@ def restart(run_dir: Path, *, timeout_s: float = 90.0, heap: str = "512m") -> Br
     settings = dict(
         line.split("=", 1) for line in properties.read_text().splitlines() if "=" in line and not line.startswith("#")
     )
-    ports = _listener_ports(settings["listeners"])
     libs = ensure_jars()
     log4j = run_dir / "log4j2.xml"
     base = [_java(), f"-Xmx{heap}", "-cp", f"{libs}/*", f"-Dlog4j2.configurationFile={log4j}"]
-    port, controller_port = ports["PLAINTEXT"], ports["CONTROLLER"]
-    return _launch(
-        run_dir, base, properties, port, controller_port, timeout_s=timeout_s, sasl_ssl_port=ports.get(LISTENER)
-    )
+    return base, properties, _listener_ports(settings["listeners"])
 
 
 def _launch(
@@ -344,33 +356,62 @@ def _launch(
     timeout_s: float,
     sasl_ssl_port: int | None = None,
 ) -> BrokerInfo:
-    with open(run_dir / "stdout.log", "ab") as out:
+    before = set(_CHILDREN)
+    try:
+        process = spawn(run_dir, base, properties)
+        version = kafka_version()
+        info = BrokerInfo(process.pid, port, controller_port, str(run_dir), version, sasl_ssl_port=sasl_ssl_port)
+        await_answer(process, info, deadline=time.monotonic() + timeout_s)
+    except BaseException:
+        # Interrupted (Ctrl-C, SIGTERM) or failed before broker.json names it: nobody could stop it by its run folder.
+        stop_launched(before)
+        raise
+    return info
+
+
+def stop_launched(before: set[int], *, grace_s: float = 5.0) -> None:
+    """Stop the brokers this process launched since ``before`` (its launched pids then) and has not stopped.
+
+    All are signalled first, then waited for: a JVM still starting may take the whole grace period.
+    """
+    launched = set(_CHILDREN) - before
+    for pid in launched:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for pid in launched:
+        _terminate(pid, max(0.0, deadline - time.monotonic()))
+
+
+def spawn(run_dir: Path, base: list[str], properties: Path) -> subprocess.Popen[bytes]:
+    """Launch the broker JVM in the background (its own session: it outlives the CLI, stopped by pid).
+
+    A SIGTERM meanwhile acts once the process is recorded in ``_CHILDREN`` (shared/devbroker/interrupts.py).
+    """
+    with open(run_dir / "stdout.log", "ab") as out, interrupts.deferred():
         process = subprocess.Popen(
             [*base, "-XX:+UseSerialGC", "kafka.Kafka", str(properties)],
             stdout=out,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            start_new_session=True,  # survives the CLI; stopped by pid
+            start_new_session=True,
         )
-    _CHILDREN[process.pid] = process
-    info = BrokerInfo(process.pid, port, controller_port, str(run_dir), kafka_version(), sasl_ssl_port=sasl_ssl_port)
-    deadline = time.monotonic() + timeout_s
-    try:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise BrokerError(
-                    f"the broker exited with code {process.returncode} while starting:\n{log_tail(run_dir)}"
-                )
-            if _answers(port):
-                (run_dir / STATE_FILE).write_text(json.dumps(asdict(info)))
-                return info
-            time.sleep(0.25)
-    except BaseException:
-        # Interrupted (Ctrl-C) before broker.json names it: nobody could stop it by its run folder.
-        _terminate(process.pid, grace_s=5)
-        raise
-    _terminate(process.pid, grace_s=5)
-    raise BrokerError(f"the broker did not answer within {timeout_s:.0f}s:\n{log_tail(run_dir)}")
+        _CHILDREN[process.pid] = process
+    return process
+
+
+def await_answer(process: subprocess.Popen[bytes], info: BrokerInfo, *, deadline: float) -> None:
+    """Wait until the broker answers Kafka requests, then record ``broker.json``; raise BrokerError if it
+    exits or the deadline passes (the caller stops it)."""
+    run_dir = Path(info.run_dir)
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise BrokerError(f"the broker exited with code {process.returncode} while starting:\n{log_tail(run_dir)}")
+        if _answers(info.port):
+            (run_dir / STATE_FILE).write_text(json.dumps(asdict(info)))
+            return
+        time.sleep(0.25)
+    raise BrokerError(f"the broker in {run_dir} did not answer in time:\n{log_tail(run_dir)}")
 
 
 def _terminate(pid: int, grace_s: float) -> None:

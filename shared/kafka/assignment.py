@@ -34,7 +34,7 @@ from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, TopicPartition
 from aiokafka.abc import ConsumerRebalanceListener
 from aiokafka.errors import KafkaError
 
-from binlake.shared.kafka.leftovers import consume_leftovers
+from binlake.shared.kafka.closing import close_producer
 from binlake.shared.kafka.produce_errors import Treatment
 from binlake.shared.kafka.progress import Progress
 from binlake.shared.metrics.normalizer import NormalizerMetrics
@@ -93,6 +93,9 @@ class Partitions:
     on_brokers: contextlib.AbstractContextManager[None] = field(default_factory=contextlib.nullcontext)
     """Entered around every wait on the brokers (the normalizer's ``Liveness``): a producer's start can wait on
     the transaction coordinator for as long as it is away, under the lock the consume loop needs."""
+    close_within: Callable[[], float] = lambda: 30.0
+    """How long a producer being let go may wait on the brokers to stop (shared/kafka/closing.py): the normalizer's
+    BINLAKE_STOP_TIMEOUT_S, or what is left of it once a stop is asked."""
 
     def transactional_id(self, tp: TopicPartition) -> str:
         return transactional_id(self.group_id, tp)
@@ -115,10 +118,11 @@ class Partitions:
         log.info("partitions assigned", extra={"partitions": [f"{tp.topic}:{tp.partition}" for tp in fresh]})
 
     async def close(self, revoked: Iterable[TopicPartition]) -> None:
+        revoked = list(revoked)
+        leaving = [state for state in (self.states.pop(tp, None) for tp in revoked) if state is not None]
+        # Side by side: in an outage each may wait its whole time limit, which one after the other would multiply.
+        await asyncio.gather(*(self._stop(state.producer) for state in leaving))
         for tp in revoked:
-            state = self.states.pop(tp, None)
-            if state is not None:
-                await self._stop(state.producer)
             # The new owner reports this partition's lag now: no stale series here.
             with contextlib.suppress(KeyError):
                 self.metrics.lag.remove(tp.topic, str(tp.partition))
@@ -180,10 +184,10 @@ class Partitions:
         return state
 
     async def _stop(self, producer: AIOKafkaProducer) -> None:
-        # A producer being let go may be fenced or cut off: its stop must not stop the caller.
-        with self.on_brokers, contextlib.suppress(KafkaError, OSError):
-            await producer.stop()
-        consume_leftovers(producer)
+        # A producer being let go may be fenced or cut off: its stop must not stop the caller, nor hold it for the
+        # whole of an outage (its batches would wait for the brokers: shared/kafka/closing.py).
+        with self.on_brokers:
+            await close_producer(producer, self.close_within())
 
     async def _rewind(self, tp: TopicPartition, state: PartitionState) -> None:
         """Seek the partition to its committed offset (the start of uncommitted work).

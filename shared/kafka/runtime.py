@@ -22,7 +22,8 @@ whether the partition is still its own, says no: it leaves the group.
 
 Failures: a broker error inside a batch aborts its transaction and rewinds the
 partition to the batch's first offset, then the loop backs off (exponential,
-capped) and retries; a record Kafka will never accept (too large, invalid)
+capped, and from the first pause again once a batch commits:
+shared/kafka/backoff.py) and retries; a record Kafka will never accept (too large, invalid)
 dead-letters its input message instead (shared/kafka/produce_errors.py); a
 producer that can no longer abort is replaced (which aborts the open
 transaction on the broker), but only while the group coordinator confirms the
@@ -36,7 +37,10 @@ that is the configuration's (credentials refused, a broker certificate not
 trusted: shared/kafka/access.py) stops the service with what to fix instead
 of backing off forever. SIGTERM finishes
 the open batch (commit or abort) and leaves the group; nothing partial is ever
-committed.
+committed. A stop is bounded (BINLAKE_STOP_TIMEOUT_S) in every state: in an
+outage the batch waiting on the brokers is left open, for its transaction
+coordinator to abort after BINLAKE_TRANSACTION_TIMEOUT_MS, and the clients are
+closed without the brokers (shared/kafka/closing.py).
 """
 
 from __future__ import annotations
@@ -57,8 +61,9 @@ from aiokafka.errors import InvalidProducerEpoch, KafkaError, ProducerFenced
 from binlake.shared import native
 from binlake.shared.config.settings import KafkaSettings, NormalizerSettings
 from binlake.shared.errors import ConfigError
-from binlake.shared.kafka import access, leftovers
+from binlake.shared.kafka import access, closing, leftovers
 from binlake.shared.kafka.assignment import LeaveGroup, Listener, Partitions, PartitionState, ProducerFactory
+from binlake.shared.kafka.backoff import Backoff
 from binlake.shared.kafka.client import connection_kwargs
 from binlake.shared.kafka.letters import Letter, dead_letter
 from binlake.shared.kafka.produce_errors import (
@@ -120,6 +125,9 @@ class Normalizer:
         self._lock = asyncio.Lock()
         self._stopping = asyncio.Event()
         self._consumer: AIOKafkaConsumer | None = None
+        self._stop_deadline: float | None = None
+        """When the stop asked for must be done (``time.monotonic``); None until one is asked for."""
+        self._backoff = Backoff(self.settings.retry_backoff_max_s)
         self.metrics.cap_labels(self.settings.metrics_max_label_values)
         self._progress = Progress(self.settings.stall_threshold_s)
         self.liveness = Liveness(self.settings.liveness_timeout_s)
@@ -153,13 +161,24 @@ class Normalizer:
             ownership_timeout_s=self.settings.session_timeout_ms / 1000,
             progress=self._progress,
             on_brokers=self.liveness,
+            close_within=self._close_budget,
         )
 
     # ---------------------------------------------------------------- control
 
     def stop(self) -> None:
-        """Ask the loop to finish its open batch and leave (SIGTERM handler)."""
+        """Ask the loop to finish its open batch and leave (SIGTERM handler): ``run`` returns within
+        BINLAKE_STOP_TIMEOUT_S, whatever the brokers do."""
+        if self._stop_deadline is None:
+            self._stop_deadline = time.monotonic() + self.settings.stop_timeout_s
         self._stopping.set()
+
+    def _close_budget(self) -> float:
+        """How long closing a client may wait on the brokers: until the stop's deadline less the time a forced
+        close takes, or, before any stop, as long as a stop may take."""
+        if self._stop_deadline is None:
+            return self.settings.stop_timeout_s
+        return max(0.0, self._stop_deadline - _forced_reserve(self.settings.stop_timeout_s) - time.monotonic())
 
     def transactional_id(self, tp: TopicPartition) -> str:
         return self._partitions.transactional_id(tp)
@@ -242,6 +261,8 @@ class Normalizer:
                 await producer.commit_transaction()
             state.next_offset = records[-1].offset + 1
             self._progress.committed(tp)
+            if self._backoff.succeeded():
+                log.info("committing again after broker errors", extra={"partition": f"{tp.topic}:{tp.partition}"})
             sends.clear()  # all delivered and their results read (settle)
         except RefusedRecords as refusal:
             await self._refused(tp, state, refusal)
@@ -382,9 +403,22 @@ class Normalizer:
     # ---------------------------------------------------------------- loop
 
     async def run(self) -> None:
+        """Consume until stopped; ``stop()`` makes it return within BINLAKE_STOP_TIMEOUT_S in every state."""
         settings = self.settings
         await self.health.start(settings.metrics_host, settings.metrics_port)
-        backoff = 0.5
+        serving = asyncio.create_task(self._serve(), name="binlake-normalizer-loop")
+        try:
+            await self._until_stopped(serving)
+        finally:
+            if not serving.done():  # run() itself was cancelled
+                serving.cancel()
+                await asyncio.wait({serving}, timeout=settings.stop_timeout_s)
+            await self.health.stop()
+        if not serving.cancelled():
+            serving.result()  # what ended the loop: a configuration the brokers refuse, a letter no topic takes
+
+    async def _serve(self) -> None:
+        """The consume loop, its back-offs after broker errors, and (stopped or failed) closing its clients."""
         try:
             while not self._stopping.is_set():
                 try:
@@ -395,11 +429,49 @@ class Normalizer:
                     # Backing off waits for the brokers (a rejoin too: the group coordinator decides): alive, as a
                     # restart would not help, and not ready once it lasts.
                     with self.liveness:
-                        await self._back_off(exc, backoff)
-                    backoff = min(backoff * 2, settings.retry_backoff_max_s)
+                        await self._back_off(exc, self._backoff.failed())
         finally:
             await self._shutdown_clients()
-            await self.health.stop()
+
+    async def _until_stopped(self, serving: asyncio.Task[None]) -> None:
+        """Wait for the loop to end; once a stop is asked, for BINLAKE_STOP_TIMEOUT_S at most.
+
+        What can outlast it waits on the brokers: a batch's sends, commit or abort, a producer's start in a
+        rebalance (under the lock the loop's own close needs), a client's stop. At the deadline (less the
+        moment a forced close takes) the loop is cancelled and every client it leaves is closed without the
+        brokers (shared/kafka/closing.py). A transaction left open is aborted by its coordinator after
+        BINLAKE_TRANSACTION_TIMEOUT_MS (or by the partition's next producer): nothing partial is committed.
+        """
+        stop_asked = asyncio.create_task(self._stopping.wait())
+        try:
+            await asyncio.wait({serving, stop_asked}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stop_asked.cancel()
+        if serving.done():
+            return
+        deadline = self._stop_deadline if self._stop_deadline is not None else time.monotonic()
+        timeout_s = self.settings.stop_timeout_s
+        reserve = _forced_reserve(timeout_s)
+        await asyncio.wait({serving}, timeout=max(0.0, deadline - reserve - time.monotonic()))
+        if serving.done():
+            return
+        left_open = [
+            f"{tp.topic}:{tp.partition}"
+            for tp, state in self._partitions.states.items()
+            if transaction_state(state.producer) not in CAN_BEGIN
+        ]
+        log.warning(
+            "stop timed out: closing without the brokers",
+            extra={
+                "stop_timeout_s": timeout_s,
+                "transactions_left_open": left_open,
+                "aborted_by_coordinator_after_ms": self.settings.transaction_timeout_ms,
+            },
+        )
+        serving.cancel()
+        await asyncio.wait({serving}, timeout=reserve / 2)
+        # Whatever the cancelled loop's own close did not reach (it may have been cut short in it).
+        await self._shutdown_clients(locked=False)
 
     async def _back_off(self, exc: Exception, backoff: float) -> None:
         """Count the failure, close every client and wait ``backoff`` seconds (or until stopped)."""
@@ -464,16 +536,29 @@ class Normalizer:
                     raise outcome
             self._update_lag(batches)
 
-    async def _shutdown_clients(self) -> None:
-        async with self._lock:
+    async def _shutdown_clients(self, *, locked: bool = True) -> None:
+        """Stop the partitions' producers and the consumer (it leaves the group), each within the close budget.
+
+        ``locked=False`` after a stop timed out: the lock may be held by a rebalance listener that waits on a
+        coordinator, and the clients are closed without the brokers anyway.
+        """
+        if locked:
+            async with self._lock:
+                await self._partitions.close(list(self._partitions.states))
+        else:
             await self._partitions.close(list(self._partitions.states))
         # Outside the lock: stopping the consumer leaves the group, which calls
         # the rebalance listener, which takes the lock.
         consumer, self._consumer = self._consumer, None
         self._partitions.consumer = None
         if consumer is not None:
-            with self.liveness, contextlib.suppress(KafkaError, OSError):
-                await consumer.stop()  # it leaves the group: the coordinator's answer
+            with self.liveness:
+                await closing.close_consumer(consumer, self._close_budget())  # it leaves the group: the coordinator
+
+
+def _forced_reserve(stop_timeout_s: float) -> float:
+    """The part of the stop's time kept for closing without the brokers (ending tasks, closing sockets)."""
+    return min(2 * closing.FORCED_S, stop_timeout_s / 4)
 
 
 _frozen = False

@@ -26,6 +26,15 @@ def _docker_available() -> bool:
     return Path("/var/run/docker.sock").exists()
 
 
+def require_broker_tools() -> None:
+    """Skip a test that runs the embedded broker (or cluster) where java or mvn is missing; in CI, fail it."""
+    if not (shutil.which("java") and shutil.which("mvn")):
+        message = "the embedded Kafka broker needs java and mvn on PATH"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+
+
 @pytest.fixture(scope="session")
 def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     if os.environ.get("BINLAKE_TESTCONTAINERS") == "1" and _docker_available():
@@ -34,11 +43,7 @@ def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         with kafka_container() as bootstrap:
             yield bootstrap
         return
-    if not (shutil.which("java") and shutil.which("mvn")):
-        message = "the embedded Kafka broker needs java and mvn on PATH"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_broker_tools()
     run_dir = tmp_path_factory.mktemp("broker")
     try:
         info = broker.start(run_dir, timeout_s=120)

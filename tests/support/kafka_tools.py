@@ -7,7 +7,9 @@ import uuid
 from collections.abc import Iterable
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer, ConsumerRecord, TopicPartition
-from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+from aiokafka.admin import AIOKafkaAdminClient
+
+from binlake.shared.kafka.topics import new_topics
 
 
 def unique(prefix: str) -> str:
@@ -15,10 +17,11 @@ def unique(prefix: str) -> str:
 
 
 async def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
+    """Create ``topics`` (name -> partitions) as binlake's tools do: RF 3 and min ISR 2 on a cluster of three."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.create_topics([NewTopic(name, partitions, 1) for name, partitions in topics.items()])
+        await admin.create_topics(await new_topics(admin, topics))
     finally:
         await admin.close()
     # Topic metadata reaches every listener a moment after creation.

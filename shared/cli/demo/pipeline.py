@@ -125,14 +125,16 @@ def normalizer_env(fmt: str, parse: dict[str, object], bootstrap: str, port: int
 
 
 async def _create_topics(bootstrap: str, formats: list[str]) -> None:
-    from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+    from aiokafka.admin import AIOKafkaAdminClient
+
+    from binlake.shared.kafka.topics import new_topics
 
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        topics = [NewTopic(f"vendor.{fmt}", VENDOR_PARTITIONS, 1) for fmt in formats]
-        topics += [NewTopic(UNIFIED, UNIFIED_PARTITIONS, 1), NewTopic(DLQ, 1, 1)]
-        await admin.create_topics(topics)
+        # One replica on the demo's single broker; RF 3 and min ISR 2 on a cluster (shared/kafka/topics.py).
+        partitions = {f"vendor.{fmt}": VENDOR_PARTITIONS for fmt in formats} | {UNIFIED: UNIFIED_PARTITIONS, DLQ: 1}
+        await admin.create_topics(await new_topics(admin, partitions))
     finally:
         await admin.close()
     await asyncio.sleep(0.5)  # topic metadata reaches the listeners a moment after creation
