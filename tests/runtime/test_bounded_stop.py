@@ -17,6 +17,7 @@ input exactly once.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import signal
 import time
@@ -160,7 +161,9 @@ async def test_a_stop_during_a_broker_outage_exits_within_the_stop_timeout(
             service.kill()
         output = service.output()
         assert code == 0, output[-3000:]
-        assert "Traceback" not in output, output[-3000:]
+        # No traceback of binlake's own, nor an uncaught one. aiokafka's sender logs its own (an add-partitions
+        # request cut by the broker's stop, seen in CI): the broker's doing, and the transaction is replaced.
+        assert not _own_tracebacks(output), output[-3000:]
         # The batches failed in the forced close: their errors read, none of aiokafka's callbacks failing.
         assert "exception was never retrieved" not in output, output[-3000:]
         assert "Exception in callback" not in output, output[-3000:]
@@ -175,3 +178,19 @@ async def test_a_stop_during_a_broker_outage_exits_within_the_stop_timeout(
         await _exactly_once(bootstrap, topics, sent)
     finally:
         await asyncio.to_thread(broker.stop, run_dir)
+
+
+def _own_tracebacks(output: str) -> list[str]:
+    """The log's lines with a traceback that is not aiokafka's own log record (JSON lines with an ``exc``)."""
+    found = []
+    for line in output.splitlines():
+        if "Traceback" not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            found.append(line)  # printed by the interpreter: an uncaught exception
+            continue
+        if not str(record.get("logger", "")).startswith("aiokafka"):
+            found.append(line)
+    return found
