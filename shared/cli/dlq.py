@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import sys
 from typing import Any
@@ -85,19 +84,16 @@ def _replayed_origin(headers: dict[str, str]) -> bytes | None:
 async def _ledger_partitions(client: dict[str, Any], topic: str, *, create: bool) -> list[int]:
     """The ledger's partitions ([] when it does not exist); with ``create``, make it first if missing."""
     from aiokafka.admin import AIOKafkaAdminClient
-    from aiokafka.errors import TopicAlreadyExistsError
 
-    from binlake.shared.kafka.topics import new_topics
+    from binlake.shared.kafka.topics import asked, broker_count, ensure
 
     admin = AIOKafkaAdminClient(**client)
     await admin.start()
     try:
-        if create and topic not in await admin.list_topics():
+        if create:
             # Compacted: it keeps one record per replayed letter. Replicated like a production topic (RF 3 and
-            # min ISR 2 on a cluster of three or more).
-            specs = await new_topics(admin, {topic: 1}, {topic: {"cleanup.policy": "compact"}})
-            with contextlib.suppress(TopicAlreadyExistsError):  # another replay created it meanwhile
-                await admin.create_topics(specs)
+            # min ISR 2 on a cluster of three or more); one another replay created meanwhile is taken as it is.
+            await ensure(admin, {topic: 1}, asked(await broker_count(admin)), {"cleanup.policy": "compact"})
         for _ in range(40):  # a topic created a moment ago may have no partition metadata yet
             described = await admin.describe_topics([topic])
             partitions = [int(p["partition"]) for d in described if d["error_code"] == 0 for p in d["partitions"]]

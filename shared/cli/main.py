@@ -22,6 +22,7 @@ _COMMANDS: Final = {
     "normalizer": ("binlake.shared.cli.normalizer", "run the Kafka normalizer service for one vendor format"),
     "generate": ("binlake.shared.cli.generate", "synthetic MySQL traffic in a vendor format, with ground truth"),
     "dlq": ("binlake.shared.cli.dlq", "dead-letter tools: replay"),
+    "topics": ("binlake.shared.cli.topics", "create binlake's topics, replicated as the cluster allows or as asked"),
     "config": ("binlake.shared.cli.config", "print every BINLAKE_* setting (example env file or reference)"),
     "sink": ("binlake.spark_sink.cli", "run the Spark sink: unified topic -> changelog and mirror Delta tables"),
     "current": ("binlake.spark_sink.mirror.current_cli", "a source table as the changelog holds it now (Spark)"),

@@ -2,7 +2,7 @@
 
 Only the public commands drive the cluster (``start --nodes 3``, ``status``, ``stop
 --node N``, ``start --node N``, ``stop``), as a user or a chaos run would. The topic is
-created the way binlake's tools create theirs (shared/kafka/topics.py): on three
+created by ``binlake topics create``, as binlake's tools create theirs: on three
 brokers it gets three replicas and ``min.insync.replicas`` 2. With the leader of a
 partition stopped, every partition has a leader on the other two nodes and an ISR of
 two, idempotent (acks=all) and transactional writes still succeed, and a consumer
@@ -12,7 +12,6 @@ reads them all; the node started again on its data rejoins every ISR.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import json
 import subprocess
 import time
@@ -21,8 +20,8 @@ from typing import Any
 
 import pytest
 from aiokafka import AIOKafkaProducer
-from aiokafka.admin import AIOKafkaAdminClient
 
+from tests.shared.test_topics_create import create, topic_config
 from tests.support import kafka_tools
 from tests.support.broker import require_broker_tools
 from tests.support.signal_probe import binlake_command
@@ -60,21 +59,6 @@ async def _produce(bootstrap: str, topic: str, count: int, *, transactional_id: 
         await producer.stop()
 
 
-async def _min_isr(bootstrap: str, topic: str) -> str:
-    # Not in the project's aiokafka stubs (stubs/aiokafka/admin.pyi is one module): looked up untyped.
-    resources: Any = importlib.import_module("aiokafka.admin.config_resource")
-    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-    await admin.start()
-    try:
-        untyped: Any = admin
-        wanted = resources.ConfigResource(resources.ConfigResourceType.TOPIC, topic)
-        (response,) = await untyped.describe_configs([wanted])
-        configs = {entry[0]: entry[1] for entry in response.resources[0][4]}
-    finally:
-        await admin.close()
-    return str(configs["min.insync.replicas"])
-
-
 async def test_a_node_of_three_fails_and_comes_back(tmp_path: Path) -> None:
     require_broker_tools()
     run_dir = tmp_path / "cluster"
@@ -88,9 +72,21 @@ async def test_a_node_of_three_fails_and_comes_back(tmp_path: Path) -> None:
     try:
         assert len(bootstrap.split(",")) == 3
         assert _status(run_dir)["brokers"] == [1, 2, 3]
-        topic = kafka_tools.unique("replicated")
-        await kafka_tools.create_topics(bootstrap, {topic: PARTITIONS})
-        assert await _min_isr(bootstrap, topic) == "2"
+        # Created as a user or the chart's topics Job would: three replicas and min ISR 2 without a flag.
+        topic, single = kafka_tools.unique("replicated"), kafka_tools.unique("single")
+        code, reports, _ = await asyncio.to_thread(create, bootstrap, f"{topic}:{PARTITIONS}")
+        assert code == 0
+        assert [(r["replication_factor"], r["min_insync_replicas"]) for r in reports] == [(3, 2)]
+        assert await topic_config(bootstrap, topic, "min.insync.replicas") == "2"
+        # One replica when asked, with min ISR 1 set on it (the nodes default to 2: it would take no write);
+        # checked against the default later, it falls short, says how to fix it, and exits 1.
+        code, reports, _ = await asyncio.to_thread(create, bootstrap, single, "--replication-factor", "1")
+        assert (code, [(r["replication_factor"], r["min_insync_replicas"]) for r in reports]) == (0, [(1, 1)])
+        await _produce(bootstrap, single, 10)
+        code, reports, stderr = await asyncio.to_thread(create, bootstrap, single)
+        assert code == 1
+        assert reports[0]["shortfalls"] == [line.removeprefix("binlake topics: ") for line in stderr.splitlines()]
+        assert "fewer than the 3 asked" in stderr and "min.insync.replicas 1, below the 2 asked" in stderr
         # The internal topics come with the first transaction and the first group (RF 3: all three nodes up).
         await _produce(bootstrap, topic, 100, transactional_id="before")
         await kafka_tools.group_caught_up(bootstrap, kafka_tools.unique("group"), topic, PARTITIONS)
