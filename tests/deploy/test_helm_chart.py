@@ -174,6 +174,55 @@ def test_helm_test_hook_asks_every_readyz() -> None:
     assert urls == ["http://binlake-canal:9108/readyz", "http://binlake-sink:9109/readyz"]
 
 
+def test_the_topics_job_creates_replicated_topics_only_when_asked() -> None:
+    assert not by_kind(render(), "Job")
+    job = one(render("-f", str(FULL)), "Job", "binlake-topics")
+    # After the chart's Kafka Secrets exist; re-run (creating what is missing) at every upgrade.
+    assert job["metadata"]["annotations"]["helm.sh/hook"] == "post-install,post-upgrade"
+    pod = job["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "Never"
+    (topics,) = pod["initContainers"]
+    (letters,) = pod["containers"]
+    replicated = ["--partitions", "6", "--replication-factor", "3", "--min-insync-replicas", "2"]
+    # The unified topic and every input topic of every normalizer, the stopped one's too.
+    assert topics["args"] == [
+        "topics",
+        "create",
+        "binlake.events",
+        "canal.orders",
+        "canal.users",
+        "dbz.shop.orders",
+        *replicated,
+    ]
+    assert letters["args"] == ["topics", "create", "binlake.dlq:1", *replicated, "--config", "retention.ms=2592000000"]
+    for container in (topics, letters):
+        assert container["image"] == "registry.example.com/binlake-normalizer:0.1.0"
+        env = env_of(container)
+        assert env["BINLAKE_KAFKA_SECURITY_PROTOCOL"] == "SASL_SSL"
+        assert env["BINLAKE_KAFKA_SASL_PASSWORD"] == {"secretKeyRef": {"name": "binlake-kafka-sasl", "key": "password"}}
+        assert container["volumeMounts"] == [
+            {"name": "kafka-tls", "mountPath": "/etc/binlake/kafka-tls", "readOnly": True}
+        ]
+    without_inputs = one(render("--set", "topics.create=true"), "Job")["spec"]["template"]["spec"]
+    assert without_inputs["initContainers"][0]["args"][2:3] == ["binlake.events"]
+    assert without_inputs["initContainers"][0]["args"][3] == "--partitions"
+
+
+def test_the_topics_job_refuses_a_min_insync_above_the_replicas() -> None:
+    done = run(
+        tool("helm"),
+        "template",
+        "x",
+        str(CHART),
+        "--set",
+        "topics.create=true",
+        "--set",
+        "topics.minInsyncReplicas=4",
+        check=False,
+    )
+    assert done.returncode != 0 and "every acks=all write would fail" in done.stderr
+
+
 def test_service_monitor_scrapes_normalizers_and_sink() -> None:
     monitor = one(render("-f", str(FULL)), "ServiceMonitor")
     expression = monitor["spec"]["selector"]["matchExpressions"][0]
