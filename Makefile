@@ -232,7 +232,7 @@ images: podman
 	$(PODMAN_EXTRA) -f deploy/podman/prometheus.Dockerfile -t localhost/binlake-prometheus:$(IMAGE_TAG) .
 
 # The deployment run for real (docs/operations.md, Checks): the images, podman's Docker API on a socket
-# of its own, the compose stack test (tests/deploy/test_deploy_compose_stack.py), the sink on an S3
+# of its own, the compose stack tests (test_deploy_compose_stack.py, _cluster.py: 3 Kafka nodes), the sink on an S3
 # server (test_deploy_s3.py), the Testcontainers broker. CI (.ci/run) runs it after `make test`.
 PODMAN_SOCKET ?= /tmp/binlake-podman.sock
 test-deploy: images deploy-tools $(NATIVE)
@@ -243,7 +243,7 @@ test-deploy: images deploy-tools $(NATIVE)
 	BINLAKE_DEPLOY_STACK=1 TESTCONTAINERS_RYUK_DISABLED=true \
 	BINLAKE_NORMALIZER_IMAGE=localhost/binlake-normalizer:$(IMAGE_TAG) BINLAKE_SINK_IMAGE=localhost/binlake-sink:$(IMAGE_TAG) \
 	BINLAKE_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) BINLAKE_PROMETHEUS_IMAGE=localhost/binlake-prometheus:$(IMAGE_TAG) \
-	$(BIN)/pytest tests/deploy/test_deploy_compose_stack.py tests/deploy/test_deploy_s3.py; \
+	$(BIN)/pytest tests/deploy/test_deploy_compose_stack.py tests/deploy/test_deploy_compose_cluster.py tests/deploy/test_deploy_s3.py; \
 	PATH="$(TOOLS)/bin:$$PATH" DOCKER_HOST=unix://$(PODMAN_SOCKET) TESTCONTAINERS_RYUK_DISABLED=true \
 	BINLAKE_TESTCONTAINERS=1 BINLAKE_TESTCONTAINERS_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) \
 	$(BIN)/pytest tests/deploy/test_deploy_testcontainers.py
