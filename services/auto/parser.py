@@ -40,6 +40,15 @@ recognised (enable the SMT's ``delete.handling.mode=rewrite``, or configure the
 format). DRS JSON-C differs from Canal only in value renderings, and drs-avro
 needs its schema, so neither is detected: configure them explicitly. Detection
 decodes the JSON once more than a fixed format does.
+
+Options: auto takes the options of the formats it detects and hands them all
+to each detected parser, which reads its own. Each message is keyed as its
+detected format keys it under those options: option ``order`` puts the
+maxwell-json messages in the Kafka order (``kafka``, also maxwell-json's
+default) or binlog positions (``position``), and the debezium-json messages
+in their connector's log position (``position``, debezium-json's default) or
+the Kafka order (``kafka``); the other formats have one key space each. A
+format's space is therefore fixed for the run, whichever messages arrive.
 """
 
 from __future__ import annotations

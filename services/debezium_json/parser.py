@@ -31,22 +31,42 @@ Primary key: Debezium puts the key in the Kafka record key, which the parser
 does not see, so ``primary_key`` is empty unless option ``primary_key``
 ("a,b") names it; then the identifying image must hold those columns.
 
-Order key: MySQL-style sources (``source.file``): major = binlog file index,
-minor = ``pos * 10**6 + row`` (``row`` orders the rows of one binlog event;
-snapshot rows share the snapshot's start position). PostgreSQL-style sources
-(``source.lsn``, no ``file``): major = ``lsn``, minor 0. Everything else, OMS
-included, has no log position on its messages and uses the input's Kafka
-order: major = input partition, minor = input offset. OMS's ``source.pos`` is
-``offset@seconds`` (a checkpoint, masked in the published samples) and its
-``source.ts_ms`` a change time, which is not monotonic across transactions;
-before this release OMS was keyed by (``source.ts_ms``, that offset) and the
-other connectors by ``source.ts_ms``, so a row's changes in one millisecond
-tied and a transaction that started earlier but committed later sorted first.
-A connector sends ``file`` or ``lsn`` on every change or on none, so one
-topic stays in one key space. Kafka-order keys compare only within one input
-partition: Debezium keys records by primary key, so the default partitioner
-keeps a row's changes in one partition (OMS's partition rules "Hash", "Table"
-and "One" do too); a TRUNCATE orders only against rows of its own partition.
+Order key: one key space per stream, chosen by ``source.connector`` (which
+Debezium writes on every message, the same for all of a connector's topics)
+and option ``order``, never by which position fields one message carries:
+
+- ``mysql`` and ``mariadb`` (Debezium's own MariaDB connector; MariaDB read
+  by the MySQL connector says ``mysql``): the binlog position. major = binlog
+  file index, minor = ``pos * 10**6 + row`` (``row`` orders the rows of one
+  binlog event; snapshot rows share the snapshot's start position). A change
+  or schema-change event without ``source.file`` or ``source.pos`` is a
+  reject (``missing_field``);
+- ``postgresql``: major = ``source.lsn``, minor 0; a change without ``lsn``
+  is a reject;
+- every other connector (sqlserver, oracle, db2, vitess...), OMS (``name``
+  "OMS" or connector ``OB_*``, which has no log position on its messages) and
+  messages without ``connector`` (early Debezium releases, whose source
+  blocks had no such field; schema-change events without ``source``): the
+  input's Kafka order, major = input partition, minor = input offset,
+  whatever ``file`` or ``lsn`` they carry;
+- option ``order=kafka``: the input's Kafka order for every connector (a way
+  out for a stream whose messages lack the position, at the price of
+  rebuilding the mirrors fed so far); ``order=position`` or unset: the rules
+  above.
+
+``source.file`` / ``pos`` still fill ``source.binlog_file`` / ``binlog_pos``
+whatever the key space. OMS's ``source.pos`` is ``offset@seconds`` (a
+checkpoint, masked in the published samples) and its ``source.ts_ms`` a
+change time, which is not monotonic across transactions; before this release
+OMS was keyed by (``source.ts_ms``, that offset) and the other connectors
+without ``file`` or ``lsn`` by ``source.ts_ms``, so a row's changes in one
+millisecond tied and a transaction that started earlier but committed later
+sorted first; and a MySQL or PostgreSQL message was keyed by whichever of
+``file`` and ``lsn`` it carried. Kafka-order keys compare only within one
+input partition: Debezium keys records by primary key, so the default
+partitioner keeps a row's changes in one partition (OMS's partition rules
+"Hash", "Table" and "One" do too); a TRUNCATE orders only against rows of its
+own partition.
 """
 
 from __future__ import annotations
@@ -79,7 +99,7 @@ from binlake.shared.parsing.jsondoc import (
     opt_str,
     req_str,
 )
-from binlake.shared.parsing.order import binlog_index, order_key
+from binlake.shared.parsing.order import binlog_index, by_position, order_key
 from binlake.shared.parsing.result import Heartbeat, Parsed
 from binlake.shared.parsing.rows import UNTYPED, RowTypes, require_key_columns
 from binlake.shared.parsing.sqltypes import SqlType
@@ -91,6 +111,11 @@ _ROW_OPS: Final[dict[str, Op]] = {"c": "INSERT", "u": "UPDATE", "d": "DELETE", "
 _ROW_LIMIT: Final = 1_000_000
 _FLOAT64: Final = SqlType(None, "float64", None, None, connect.FLOAT)
 _TOMBSTONE: Final = "tombstone"
+_BINLOG_CONNECTORS: Final = frozenset({"mysql", "mariadb"})
+"""Connectors keyed by binlog position (``source.file``, ``pos``, ``row``)."""
+_LSN_CONNECTORS: Final = frozenset({"postgresql"})
+"""Connectors keyed by ``source.lsn``."""
+_WAY_OUT: Final = "or set option order=kafka and rebuild the mirrors fed so far (keys of the two orders do not compare)"
 
 
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
@@ -313,18 +338,33 @@ def _source_ts_ms(doc: dict[str, Any]) -> int | None:
 
 
 def _position(doc: dict[str, Any], oms: bool, ctx: ParseContext) -> tuple[int, int]:
-    """(major, minor) of the order key; see the module docstring."""
-    if oms:
+    """(major, minor) of the order key, in the space of the stream's connector; see the module docstring."""
+    if oms or not by_position(ctx, True):
         return ctx.partition, ctx.offset
-    binlog_file = blank_to_none(opt_str(doc, "file"))
-    if binlog_file is not None:
-        pos = opt_int(doc, "pos") or 0
+    connector = opt_str(doc, "connector")
+    space = connector.lower() if connector else ""
+    if space in _BINLOG_CONNECTORS:
+        binlog_file = blank_to_none(opt_str(doc, "file"))
+        pos = opt_int(doc, "pos")
+        if binlog_file is None or pos is None:
+            missing = "'source.file' is missing or empty" if binlog_file is None else "'source.pos' is missing or null"
+            raise RejectError(
+                MISSING_FIELD,
+                f"{missing}, and source.connector {space!r} keys this stream by binlog position: the connector "
+                f"writes file and pos on every change (a transform must not drop them), {_WAY_OUT}",
+            )
         row = opt_int(doc, "row") or 0
         if not 0 <= row < _ROW_LIMIT or pos < 0:
             raise RejectError(BAD_FIELD, f"source.pos {pos} / source.row {row} outside the sortable range")
         return binlog_index(binlog_file), pos * _ROW_LIMIT + row
-    lsn = opt_int(doc, "lsn")
-    if lsn is not None:
+    if space in _LSN_CONNECTORS:
+        lsn = opt_int(doc, "lsn")
+        if lsn is None:
+            raise RejectError(
+                MISSING_FIELD,
+                f"'source.lsn' is missing or null, and source.connector {space!r} keys this stream by LSN: the "
+                f"connector writes it on every change (a transform must not drop it), {_WAY_OUT}",
+            )
         return lsn, 0
     return ctx.partition, ctx.offset
 

@@ -10,12 +10,19 @@ from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
-    """Maxwell's lane reads no option: with any option set the Python parser does it all."""
-    if ctx.options:
-        return None
+    """Maxwell's lane reads option ``order`` (the key space, as the parser reads it) only: with another
+    option set, or ``order`` invalid (every message a reject), the Python parser does it all."""
     from binlake.services.maxwell_json.parser import FORMAT_ID
     from binlake.shared.fastlane import _native
+    from binlake.shared.parsing.errors import RejectError
+    from binlake.shared.parsing.order import by_position
 
+    if any(name != "order" for name in ctx.options):
+        return None
+    try:
+        position = by_position(ctx, False)
+    except RejectError:
+        return None
     # The Python parser's Source.db_type for every Maxwell event.
-    found: Lane = _native.MaxwellLane(avro.fingerprint(), FORMAT_ID, "MYSQL")
+    found: Lane = _native.MaxwellLane(avro.fingerprint(), FORMAT_ID, "MYSQL", position)
     return found

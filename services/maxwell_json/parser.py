@@ -32,24 +32,38 @@ UPDATE: ``before`` = ``data`` overlaid with ``old`` (Maxwell's documented
 ``data.merge(old)``), ``changed_columns`` = the keys of ``old``; an update
 without ``old`` has ``before`` and ``changed_columns`` None (unknown).
 
-Order key: with ``position`` (output_binlog_position): major = binlog file
-index, minor = offset * 10^10 + tx-row sequence. The tx-row sequence keeps the
-rows of one binlog event / transaction in order: ``xoffset`` when present,
-9999999999 for the commit row (which carries no ``xoffset`` and is the
-transaction's last row), else 0. Bootstrap rows carry the bootstrap request's
-position, so binlog changes after it sort after them. Without ``position``
-(Maxwell's default) there is no log position: major = input partition, minor =
-input offset (the input's Kafka order). Before this release that case was
-keyed by (``ts`` seconds, ``xid``), and ``ts`` is the binlog event's time, so a
-row's changes in one second could invert (``xid`` is not commit order) and a
-transaction that started earlier but committed later sorted first. Maxwell's
-output options are global, so a stream uses one scheme throughout; turning
-output_binlog_position on or off switches key spaces, and the mirrors fed
-before the switch must be rebuilt. Kafka-order keys compare only within one
-input partition: Maxwell's producer_partition_by ``database`` (the default)
-or ``table`` keeps a table in one partition, ``primary_key`` a row; the
-other choices (``transaction_id``, ``thread_id``, ``column``, ``random``) can
-split a row's changes and must not be used without ``position``.
+Order key: option ``order`` puts the whole stream in one key space, whatever
+each message carries:
+
+- ``order=kafka`` (the default: Maxwell's default output has no ``position``):
+  major = input partition, minor = input offset (the input's Kafka order). A
+  ``position`` is still read into ``source.binlog_file`` / ``binlog_pos`` but
+  does not order. Kafka-order keys compare only within one input partition:
+  Maxwell's producer_partition_by ``database`` (the default) or ``table``
+  keeps a table in one partition, ``primary_key`` a row; the other choices
+  (``transaction_id``, ``thread_id``, ``column``, ``random``) can split a
+  row's changes and must not be used with this order.
+- ``order=position`` (with Maxwell's output_binlog_position on): major =
+  binlog file index, minor = offset * 10^10 + tx-row sequence, whatever the
+  partitioning. The tx-row sequence keeps the rows of one binlog event /
+  transaction in order: ``xoffset`` when present, 9999999999 for the commit
+  row (which carries no ``xoffset`` and is the transaction's last row), else
+  0. Bootstrap rows carry the bootstrap request's position, so binlog changes
+  after it sort after them. A row, bootstrap row or DDL message without
+  ``position`` is a reject (``missing_field``) whose reason says what to do:
+  turn output_binlog_position back on, or set ``order=kafka`` and rebuild the
+  mirrors fed so far. Heartbeats and bootstrap-start / -complete make no
+  event and are read under either order.
+
+So turning output_binlog_position on or off mid-stream never mixes the two
+spaces: under ``kafka`` the keys do not change, under ``position`` the
+messages without it are dead-lettered. The earlier release chose per
+message: the binlog key with ``position``, else (``ts`` seconds, ``xid``),
+and ``ts`` is the binlog event's time, so a row's changes in one second could
+invert (``xid`` is not commit order) and a transaction that started earlier
+but committed later sorted first. A stream it read with
+output_binlog_position on keeps comparable keys under ``order=position``; a
+stream it read without it gets new keys under either order.
 """
 
 from __future__ import annotations
@@ -63,7 +77,7 @@ from binlake.shared.parsing.common import blank_to_none, ddl_event, epoch_ms, or
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import BAD_FIELD, INCONSISTENT, MISSING_FIELD, UNSUPPORTED, WRONG_FORMAT, RejectError
 from binlake.shared.parsing.jsondoc import decode_and_parse, opt_int, opt_list, opt_str, str_list
-from binlake.shared.parsing.order import binlog_index, kafka_order_key, order_key
+from binlake.shared.parsing.order import binlog_index, by_position, kafka_order_key, order_key
 from binlake.shared.parsing.result import Heartbeat, Parsed
 from binlake.shared.parsing.rows import UNTYPED, overlay, require_key_columns
 
@@ -94,6 +108,11 @@ _SEQ_SCALE: Final = 10**10
 """Room for the tx-row sequence (and for a 32-bit binlog offset or half an xid)."""
 _COMMIT_SEQ: Final = _SEQ_SCALE - 1
 _MAX_FILE_NAME: Final = 512
+_NO_POSITION: Final = (
+    "no 'position' field, and option order=position keys this stream by binlog position: turn Maxwell's "
+    "output_binlog_position back on, or set order=kafka and rebuild the mirrors fed so far (keys of the two "
+    "orders do not compare)"
+)
 
 
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
@@ -186,13 +205,16 @@ def _tx_sequence(doc: dict[str, Any]) -> int:
 
 
 def _order(position: tuple[str, int] | None, seq: int, ctx: ParseContext, row: int) -> str:
-    if position is not None:
-        try:
-            major = binlog_index(position[0])
-        except ValueError:  # a sequence number beyond int()'s digit limit
-            raise RejectError(BAD_FIELD, "binlog file in 'position' has an out-of-range sequence number") from None
-        return order_key(major, position[1] * _SEQ_SCALE + seq, row)
-    return kafka_order_key(ctx, row)
+    """The key in the stream's one space, option ``order`` (see the module docstring)."""
+    if not by_position(ctx, False):
+        return kafka_order_key(ctx, row)
+    if position is None:
+        raise RejectError(MISSING_FIELD, _NO_POSITION)
+    try:
+        major = binlog_index(position[0])
+    except ValueError:  # a sequence number beyond int()'s digit limit
+        raise RejectError(BAD_FIELD, "binlog file in 'position' has an out-of-range sequence number") from None
+    return order_key(major, position[1] * _SEQ_SCALE + seq, row)
 
 
 def _source(doc: dict[str, Any], database: str | None, table: str | None, position: tuple[str, int] | None) -> Source:

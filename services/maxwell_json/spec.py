@@ -9,6 +9,6 @@ SPEC = FormatSpec(
     FORMAT_ID,
     PARSER_VERSION,
     parse,
-    options=None,
+    options="binlake.services.maxwell_json.options:Options",
     lane="binlake.services.maxwell_json.lane:lane",
 )

@@ -31,7 +31,8 @@ class CanalLane:
     def planned(self) -> int: ...
 
 class MaxwellLane:
-    def __init__(self, fingerprint: bytes, format_id: str, db_type: str) -> None: ...
+    def __init__(self, fingerprint: bytes, format_id: str, db_type: str, by_position: bool) -> None:
+        """``by_position``: option order=position (binlog-position keys), else the input's Kafka order."""
     def parse(
         self, raw: bytes, topic: str, partition: int, offset: int
     ) -> tuple[str, str, int | None, list[bytes]] | None: ...

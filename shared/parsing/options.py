@@ -12,6 +12,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 BytesEncodingOption = Literal["", "latin1", "base64", "hex", "list"]
+OrderOption = Literal["", "kafka", "position"]
+"""Option ``order`` (maxwell-json, debezium-json, auto): which key space ``order_key`` uses for the whole
+stream, ``kafka`` (the input's partition and offset) or ``position`` (the vendor's log position); empty or
+unset: the format's default. Read per message by ``shared.parsing.order.by_position``."""
 
 
 class FormatOptions(BaseModel):

@@ -11,6 +11,12 @@ which is not monotonic across transactions, and never so that a row index can
 sort ahead of a later message's key. Which one each format uses is documented
 per format in docs/formats.md and summed up in docs/canonical-event.md
 ("order_key").
+
+One key space per stream: which of the two a format uses is decided by its
+configuration (option ``order``, ``by_position``) or by a field that is the
+same on every message of a stream (Debezium's ``source.connector``), never by
+whether a field happens to be present on one message. A message that lacks
+the position its stream is keyed by is a reject, not a key of the other space.
 """
 
 from __future__ import annotations
@@ -19,7 +25,11 @@ import re
 from typing import Final
 
 from binlake.shared.parsing.context import ParseContext
-from binlake.shared.parsing.errors import BAD_FIELD, RejectError
+from binlake.shared.parsing.errors import BAD_FIELD, CONFIG, RejectError
+
+ORDER_KAFKA: Final = "kafka"
+ORDER_POSITION: Final = "position"
+"""The values of option ``order`` (``shared.parsing.options.OrderOption``)."""
 
 _MAX: Final = 10**20 - 1
 _TRAILING_DIGITS: Final = re.compile(r"(\d+)\D*$")
@@ -49,3 +59,17 @@ def binlog_index(file_name: str) -> int:
     if m is None or len(m.group(1)) > 20:
         raise RejectError(BAD_FIELD, f"binlog file name {file_name[:80]!r} has no sequence number of at most 20 digits")
     return int(m.group(1))
+
+
+def by_position(ctx: ParseContext, default: bool) -> bool:
+    """Option ``order``: True for ``position`` (key by the vendor's log position), False for ``kafka``
+    (the input's Kafka order); unset or empty: ``default``, the format's own. The same for every
+    message of a run, so a stream never mixes the two key spaces."""
+    value = ctx.options.get("order")
+    if value is None or value == "":
+        return default
+    if value == ORDER_POSITION:
+        return True
+    if value == ORDER_KAFKA:
+        return False
+    raise RejectError(CONFIG, f"option order {repr(value)[:60]} is not one of {ORDER_KAFKA}, {ORDER_POSITION}")

@@ -76,3 +76,34 @@ def test_generated_drs_json_is_read_as_drs_json_not_canal() -> None:
         assert isinstance(outcome, Parsed) and isinstance(explicit, Parsed)
         assert outcome.events == explicit.events
         assert all(event.source.format == "drs-json" for event in outcome.events)
+
+
+def test_auto_takes_option_order_and_hands_it_to_maxwell_and_debezium() -> None:
+    from binlake.shared.errors import ConfigError
+    from binlake.shared.parsing.context import ParseContext
+
+    spec = registry.spec("auto")
+    for good in ({"order": "kafka"}, {"order": "position"}, {"order": "", "primary_key": "id"}):
+        spec.check_options(good)
+    with pytest.raises(ConfigError, match="bad option"):
+        spec.check_options({"order": "binlog"})
+    maxwell = b'{"database":"d","table":"t","type":"insert","ts":1,"position":"mysql-bin.000042:7","data":{"id":1}}'
+    debezium = json.dumps(
+        {
+            "op": "c",
+            "after": {"id": 1},
+            "source": {"connector": "mysql", "db": "d", "table": "t", "file": "mysql-bin.000042", "pos": 7},
+        }
+    ).encode()
+    kafka = f"{3:020d}.{9:020d}.000000"
+    binlog = {maxwell: f"{42:020d}.{7 * 10**10:020d}.000000", debezium: f"{42:020d}.{7 * 10**6:020d}.000000"}
+    for order, expected in (
+        (None, {maxwell: kafka, debezium: binlog[debezium]}),  # each format's own default
+        ("kafka", {maxwell: kafka, debezium: kafka}),
+        ("position", binlog),
+    ):
+        ctx = ParseContext(topic="t", partition=3, offset=9, options={} if order is None else {"order": order})
+        for raw, key in expected.items():
+            outcome = registry.get("auto")(raw, ctx)
+            assert isinstance(outcome, Parsed)
+            assert [event.order_key for event in outcome.events] == [key], (order, raw)

@@ -9,6 +9,7 @@ whose format's own lane takes it.
 
 from __future__ import annotations
 
+import json
 import random
 from collections import Counter
 
@@ -75,6 +76,38 @@ def test_mixed_traffic_agrees_and_is_taken_where_the_detected_format_lane_takes_
     # Every format is detected as itself (the generated tables all have sized types) and taken whole.
     for format_id in DETECTED:
         assert taken[format_id] == 60, (format_id, taken)
+
+
+@pytest.mark.parametrize("order", ["kafka", "position"])
+def test_option_order_reaches_the_detected_formats(order: str) -> None:
+    """auto hands option ``order`` to maxwell-json and debezium-json, parser and lane alike: the lane's
+    records are the auto parser's, Maxwell messages without ``position`` included (Kafka keys under
+    ``kafka``, rejects under ``position``); under ``kafka`` debezium-json has no lane (the parser's)."""
+    ctx = ParseContext(topic=TOPIC, partition=3, offset=0, options={"order": order})
+    lane = lane_for("auto", ctx)
+    assert lane is not None
+    maxwell = [raw for _, raw in messages("maxwell-json", Workload(seed=8, tables=2), 40, "UTC")]
+    unpositioned = [
+        json.dumps({k: v for k, v in json.loads(raw).items() if k != "position"}).encode() for raw in maxwell
+    ]
+    debezium = [raw for _, raw in messages("debezium-json", Workload(seed=8, tables=2), 40, "UTC")]
+    taken: Counter[str] = Counter()
+    rejected = 0
+    for offset, (kind, raw) in enumerate(
+        [("maxwell", raw) for raw in maxwell]
+        + [("unpositioned", raw) for raw in unpositioned]
+        + [("debezium", raw) for raw in debezium]
+    ):
+        expected = python_records("auto", raw, ctx, TOPIC, offset)
+        rejected += expected is None
+        fast = lane.parse(raw, TOPIC, 3, offset)
+        if fast is not None:
+            assert fast == expected, (kind, raw[:200])
+            taken[kind] += 1
+    if order == "kafka":
+        assert (taken, rejected) == (Counter(maxwell=40, unpositioned=40), 0)
+    else:
+        assert (taken, rejected) == (Counter(maxwell=40, debezium=40), 40)
 
 
 def detect_format(raw: bytes) -> str | None:

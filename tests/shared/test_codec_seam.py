@@ -128,7 +128,10 @@ def test_unknown_format_is_a_config_error() -> None:
     [
         ("canal-json", {"bytes_encoding": "b64"}, "bytes_encoding"),
         ("canal-json", {"primary_key": "id"}, r"primary_key: not an option of this format\); its options: bytes_enc"),
-        ("maxwell-json", {"db_type": "mysql"}, "takes no options"),
+        ("ckafka-v1", {"db_type": "mysql"}, "takes no options"),
+        ("maxwell-json", {"db_type": "mysql"}, r"db_type: not an option of this format\); its options: order"),
+        ("maxwell-json", {"order": "binlog"}, "order: Input should be '', 'kafka' or 'position'"),
+        ("debezium-json", {"order": "lsn"}, "order"),
         ("debezium-json", {"primary_key": 3}, "primary_key"),
     ],
 )

@@ -6,6 +6,10 @@
 //! parser's own Connect type mapping and answers a conversion kind per column.
 //! With option `primary_key` the record key holds the key columns' values
 //! (`key_value`: the kinds whose JSON view the key renders exactly, else decline).
+//! The order key follows the connector (`mysql`/`mariadb` binlog position,
+//! `postgresql` LSN, any other the input's Kafka order), as the parser's
+//! `_position` under option `order=position` (the default; under `order=kafka`
+//! the lane is off). A message without its connector's position declines.
 //! Everything else (tombstones, schema-less and OMS messages, truncates,
 //! schema changes, heartbeats, transaction markers, values outside the strict
 //! forms below, anything the Python parser would reject) returns `None` and
@@ -379,6 +383,22 @@ pub(crate) fn opt_str<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()
     }
 }
 
+/// The order key's space for a connector (`_BINLOG_CONNECTORS`, `_LSN_CONNECTORS` in the parser).
+enum Space {
+    Binlog,
+    Lsn,
+    Kafka,
+}
+
+/// `connector.lower()` in the parser (the lane declines non-ASCII connectors before this).
+fn space(connector: Option<&str>) -> Space {
+    match connector {
+        Some(c) if c.eq_ignore_ascii_case("mysql") || c.eq_ignore_ascii_case("mariadb") => Space::Binlog,
+        Some(c) if c.eq_ignore_ascii_case("postgresql") => Space::Lsn,
+        _ => Space::Kafka,
+    }
+}
+
 /// `binlog_index`: the trailing digits of the file name (ASCII names only: `\d` is Unicode in Python).
 fn binlog_index(file: &str) -> Option<u128> {
     if !file.is_ascii() {
@@ -617,21 +637,24 @@ fn parse_inner<'a>(
     // `_source_ts_ms`: 0 means unknown.
     let ts_ms = opt_int(member(source, "ts_ms"))?.filter(|&t| t != 0).map(epoch_ms);
     let ingest_ts_ms = opt_int(member(payload, "ts_ms"))?;
-    let order: (u128, u128) = match binlog_file {
-        Some(file) => {
-            let pos = binlog_pos.unwrap_or(0);
+    // `_position`: the key space of the stream's connector, never of which fields this message carries
+    // (the lane runs under option order=position, the default, only).
+    let order: (u128, u128) = match space(connector) {
+        Space::Binlog => {
+            // No file or pos: a reject.
+            let (Some(file), Some(pos)) = (binlog_file, binlog_pos) else { return Err(()) };
             let row = opt_int(member(source, "row"))?.unwrap_or(0);
             if !(0..ROW_LIMIT).contains(&row) || pos < 0 {
                 return Err(());
             }
             (binlog_index(file).ok_or(())?, pos as u128 * ROW_LIMIT as u128 + row as u128)
         }
-        None => match opt_int(member(source, "lsn"))? {
-            Some(lsn) if lsn < 0 => return Err(()),
-            Some(lsn) => (lsn as u128, 0),
-            // No log position: `kafka_order_key` (never the change time, which can go back).
-            None => event::input_order(at.partition, at.offset).ok_or(())?,
+        Space::Lsn => match opt_int(member(source, "lsn"))? {
+            Some(lsn) if lsn >= 0 => (lsn as u128, 0),
+            _ => return Err(()), // no lsn: a reject; a negative one is outside the sortable range
         },
+        // No log position known for this connector: `kafka_order_key` (never the change time, which can go back).
+        Space::Kafka => event::input_order(at.partition, at.offset).ok_or(())?,
     };
     if order.1 > ORDER_MAX {
         return Err(()); // `order_key`'s sortable range: a reject

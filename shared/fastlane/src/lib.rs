@@ -184,6 +184,9 @@ impl CanalLane {
 #[pyclass]
 struct MaxwellLane {
     profile: Profile,
+    /// Option `order=position`: keys by binlog position (a message without one declines); else the
+    /// input's Kafka order for every message.
+    by_position: bool,
     /// Table names as Python strings, made once.
     tables: Guarded<HashMap<String, Py<PyString>>>,
 }
@@ -191,9 +194,13 @@ struct MaxwellLane {
 #[pymethods]
 impl MaxwellLane {
     #[new]
-    fn new(fingerprint: &[u8], format_id: String, db_type: String) -> PyResult<Self> {
+    fn new(fingerprint: &[u8], format_id: String, db_type: String, by_position: bool) -> PyResult<Self> {
         let fingerprint = fingerprint_of(fingerprint)?;
-        Ok(MaxwellLane { profile: Profile { fingerprint, format_id, db_type }, tables: Guarded::new(HashMap::new()) })
+        Ok(MaxwellLane {
+            profile: Profile { fingerprint, format_id, db_type },
+            by_position,
+            tables: Guarded::new(HashMap::new()),
+        })
     }
 
     /// (table, op, event time, [key, value]) of one message, or None: the Python parser takes it.
@@ -208,8 +215,8 @@ impl MaxwellLane {
         decline::at(decline::Stage::Read);
         let at = Coordinates { topic, partition, offset };
         // A panic raises LaneFailed (the parser takes the message), never crashes the service.
-        let Some(record) = catch_unwind(AssertUnwindSafe(|| maxwell::parse(raw, &self.profile, &at))).map_err(|_| failed())?
-        else {
+        let parsed = catch_unwind(AssertUnwindSafe(|| maxwell::parse(raw, &self.profile, self.by_position, &at)));
+        let Some(record) = parsed.map_err(|_| failed())? else {
             return Ok(None);
         };
         let row = [(record.key.as_slice(), record.value.as_slice())];

@@ -8,7 +8,10 @@
 //! (`RowTypes.columns_for` + `inferred_logical`, in `inferred.rs`). Anything
 //! else (DDL, heartbeats, bootstrap framing, Canal-looking messages, the
 //! integer `-0`, odd envelope fields, every message the Python parser would
-//! reject) returns `None` and takes the Python parser.
+//! reject) returns `None` and takes the Python parser. The order key follows
+//! option `order` for every message (`by_position`): the input's Kafka order
+//! (a `position` only fills the source), or the binlog position, where a
+//! message without one declines (the parser rejects it).
 
 use std::borrow::Cow;
 
@@ -97,7 +100,8 @@ impl<'d, 'a> Fields<'d, 'a> {
     }
 }
 
-pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> {
+/// `by_position`: option `order=position` (`by_position` in the parser's `_order`).
+pub fn parse(raw: &[u8], profile: &Profile, by_position: bool, at: &Coordinates) -> Option<Record> {
     // Only the fields read are built; the rest (server_id, thread_id...) is checked and skipped.
     let members = json::parse_message(raw, BUILT)?;
     let doc = Fields::of(&members);
@@ -196,10 +200,14 @@ pub fn parse(raw: &[u8], profile: &Profile, at: &Coordinates) -> Option<Record> 
             Some((file_name, offset.parse::<i64>().ok()?))
         }
     };
-    let (major, minor) = match position {
-        Some((file_name, offset)) => (event::binlog_index(file_name)?, offset as u128 * SEQ_SCALE + seq),
-        // No position: `kafka_order_key` (ts and xid do not follow commit order).
-        None => event::input_order(at.partition, at.offset)?,
+    // `_order`: one key space for the stream, option `order`; never chosen by `position`'s presence.
+    let (major, minor) = if !by_position {
+        event::input_order(at.partition, at.offset)? // `kafka_order_key`; a position only fills the source
+    } else {
+        match position {
+            Some((file_name, offset)) => (event::binlog_index(file_name)?, offset as u128 * SEQ_SCALE + seq),
+            None => return None, // no position under order=position: a reject
+        }
     };
     let gtid = str_field(doc.gtid).ok()?.filter(|s| !s.is_empty());
 

@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 
 from binlake.services.debezium_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.errors import ConfigError
 from binlake.shared.event.model import ChangeEvent
 from binlake.shared.event.values import BigInt, SqlTime
-from binlake.shared.parsing import errors
+from binlake.shared.parsing import errors, registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import RejectError
-from binlake.shared.parsing.result import Parsed
+from binlake.shared.parsing.result import Parsed, Rejected
 from tests.support.order_support import FIRST_OFFSET, assert_strictly_increasing, kafka_key, keys_in_input_order
 
 pytestmark = pytest.mark.unit
@@ -373,6 +374,135 @@ def test_schema_value_rejects() -> None:
 def test_bad_options_are_config_rejects() -> None:
     assert reject(change(), ParseContext(options={"bytes_encoding": "rot13"})).code == errors.CONFIG
     assert reject(change(), ParseContext(options={"primary_key": "a,,b"})).code == errors.CONFIG
+    assert reject(change(), ParseContext(options={"order": "lsn"})).code == errors.CONFIG
+
+
+# ---------------------------------------------------------------- one key space per stream (issue 48)
+
+PG = {"version": "2.5.0.Final", "connector": "postgresql", "name": "p", "ts_ms": 5, "db": "d", "schema": "public",
+      "table": "t", "txId": 555, "xmin": None}  # fmt: skip
+KAFKA = ParseContext(topic="t", partition=0, offset=9, options={"order": "kafka"})
+BINLOG_KEY = "00000000000000000003.00000000001234000000.000000"  # source(): mysql-bin.000003, pos 1234, row 0
+LSN_KEY = f"{24023128:020d}.{0:020d}.000000"
+KAFKA_KEY = "00000000000000000000.00000000000000000009.000000"  # CTX: partition 0, offset 9
+
+
+def without(doc: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {k: v for k, v in doc.items() if k not in names}
+
+
+@pytest.mark.parametrize(
+    ("source_doc", "expected"),
+    [
+        (source(), BINLOG_KEY),
+        (source(lsn=24023128), BINLOG_KEY),  # a MySQL stream's lsn is not its space
+        (source(connector="MySQL"), BINLOG_KEY),
+        (source(connector="mariadb", file="mariadb-bin.000003"), BINLOG_KEY),  # Debezium's MariaDB connector
+        ({**PG, "lsn": 24023128}, LSN_KEY),
+        ({**PG, "lsn": 24023128, "file": "mysql-bin.000003", "pos": 1234}, LSN_KEY),
+        # No position binlake reads for the connector, or no connector: the Kafka order, whatever the fields say.
+        (source(connector="sqlserver"), KAFKA_KEY),
+        (source(connector="oracle", lsn=24023128), KAFKA_KEY),
+        (source(connector=""), KAFKA_KEY),
+        (without(source(), "connector"), KAFKA_KEY),
+        (without(source(lsn=24023128), "connector", "file"), KAFKA_KEY),
+        (oms_source(file="mysql-bin.000003", lsn=5), KAFKA_KEY),
+    ],
+)
+def test_key_space_follows_the_connector_not_the_fields(source_doc: dict[str, Any], expected: str) -> None:
+    event = one(change(source=source_doc))
+    assert event.order_key == expected
+    if "file" in source_doc and source_doc.get("name") != "OMS":  # the binlog fields are filled in any space
+        assert (event.source.binlog_file, event.source.binlog_pos) == (source_doc["file"], source_doc["pos"])
+
+
+@pytest.mark.parametrize(
+    ("source_doc", "missing", "space"),
+    [
+        (without(source(), "file"), "'source.file' is missing or empty", "'mysql' keys this stream by binlog position"),
+        (source(file=""), "'source.file' is missing or empty", "binlog position"),
+        (without(source(lsn=24023128), "file"), "'source.file'", "binlog position"),  # lsn does not stand in
+        (without(source(), "pos"), "'source.pos' is missing or null", "binlog position"),
+        (source(connector="mariadb", pos=None), "'source.pos' is missing or null", "'mariadb' keys this stream"),
+        (PG, "'source.lsn' is missing or null", "'postgresql' keys this stream by LSN"),
+        ({**PG, "file": "mysql-bin.000003", "pos": 1234}, "'source.lsn'", "by LSN"),  # file does not stand in
+        ({**PG, "lsn": None}, "'source.lsn'", "by LSN"),
+    ],
+)
+def test_a_change_without_its_connector_position_is_a_reject(
+    source_doc: dict[str, Any], missing: str, space: str
+) -> None:
+    for doc in (change(source=source_doc), change("t", after=None, source=source_doc)):
+        error = reject(doc)
+        assert error.code == errors.MISSING_FIELD
+        assert error.reason.startswith(missing) and space in error.reason
+        assert "on every change (a transform must not drop" in error.reason
+        assert error.reason.endswith(
+            "), or set option order=kafka and rebuild the mirrors fed so far (keys of the two orders do not compare)"
+        )
+        assert one(doc, KAFKA).order_key == KAFKA_KEY  # the way out the reason names
+
+
+def test_schema_change_event_follows_its_connector() -> None:
+    doc = {"source": source(), "databaseName": "inventory", "ddl": "CREATE TABLE t (id INT)", "tableChanges": []}
+    assert one(doc).order_key == BINLOG_KEY
+    assert reject({**doc, "source": without(source(), "file")}).code == errors.MISSING_FIELD
+    assert one(without(doc, "source")).order_key == KAFKA_KEY  # no connector to say otherwise
+
+
+@pytest.mark.parametrize("connector", ["mysql", "postgresql", "sqlserver", None])
+def test_a_connector_sending_its_position_only_sometimes_never_mixes_key_spaces(connector: str | None) -> None:
+    """A stream whose messages carry ``file`` / ``lsn`` on some messages only: every event is keyed in the
+    connector's one space (the messages without its position rejected), or all in the Kafka order under
+    option order=kafka (and for connectors without a position binlake reads)."""
+    base = {"name": "s", "db": "d", "schema": "public", "table": "t", "ts_ms": 5}
+    if connector is not None:
+        base["connector"] = connector
+    sources = [
+        {**base, "file": "mysql-bin.000003", "pos": 4, "row": 0},
+        {**base, "lsn": 24023128},
+        {**base, "file": "mysql-bin.000003", "pos": 90, "lsn": 24023200},
+        base,
+        {**base, "lsn": 24023300},
+        {**base, "file": "mysql-bin.000004", "pos": 4},
+    ]
+    for options in ({}, {"order": "position"}, {"order": "kafka"}):
+        ctx = ParseContext(options=options)
+        kafka = options.get("order") == "kafka" or connector not in ("mysql", "postgresql")
+        keys: list[str] = []
+        rejected: list[int] = []
+        for index, source_doc in enumerate(sources):
+            outcome = registry.get(FORMAT_ID)(
+                json.dumps(change(source=source_doc)).encode(), ctx.at("in", 3, 1000 + index)
+            )
+            if isinstance(outcome, Rejected):
+                assert outcome.code == errors.MISSING_FIELD and "order=kafka" in outcome.reason
+                rejected.append(index)
+                continue
+            keys.extend(event.order_key for event in outcome.events)
+        if kafka:
+            assert rejected == []
+            assert keys == [kafka_key(1000 + index) for index in range(len(sources))]
+        elif connector == "mysql":
+            assert rejected == [1, 3, 4]
+            assert [key.split(".")[0] for key in keys] == [f"{n:020d}" for n in (3, 3, 4)]
+        else:
+            assert rejected == [0, 3, 5]
+            assert [key.split(".")[0] for key in keys] == [f"{n:020d}" for n in (24023128, 24023200, 24023300)]
+        assert_strictly_increasing(keys)
+
+
+def test_order_option_is_checked_at_start() -> None:
+    spec = registry.spec(FORMAT_ID)
+    for good in ({"order": "kafka"}, {"order": "position"}, {"order": ""}, {"order": "kafka", "primary_key": "id"}):
+        spec.check_options(good)
+    for bad in ({"order": "lsn"}, {"order": "KAFKA"}, {"order": 1}):
+        with pytest.raises(ConfigError, match="bad option"):
+            spec.check_options(bad)
+    assert "order" in spec.option_docs()
+    assert one(change(), ParseContext(topic="t", partition=0, offset=9, options={"order": "position"})).order_key == (
+        BINLOG_KEY
+    )
 
 
 # ---------------------------------------------------------------- remembered schemas

@@ -126,8 +126,14 @@ def test_generated_traffic(seed: int, zone_name: str) -> None:
 
 
 def test_options() -> None:
-    """primary_key is the lane's one option; another option, or a primary_key the parser rejects, turns it off."""
+    """primary_key and order=position (the default) are the lane's options; another option, order=kafka, or a
+    value the parser rejects, turns it off."""
     assert lane_for(FORMAT, context()) is not None
+    assert lane_for(FORMAT, context(order="position")) is not None
+    assert lane_for(FORMAT, context(order="")) is not None
+    assert lane_for(FORMAT, context(order="position", primary_key="id")) is not None
+    assert lane_for(FORMAT, context(order="kafka")) is None
+    assert lane_for(FORMAT, context(order="lsn")) is None
     assert lane_for(FORMAT, context(primary_key="id")) is not None
     assert lane_for(FORMAT, context(primary_key="id, name")) is not None
     assert lane_for(FORMAT, context(primary_key=["id", "name"])) is not None
@@ -222,12 +228,16 @@ def test_takes_and_declines() -> None:
         variant(transaction={"id": "tx-1", "total_order": 1, "data_collection_order": 1}),
         variant(ts_ms=None),
         source(gtid="3e11fa47-71ca-11e1-9e33-c80aa9429562:23", sequence='["1","2"]', snapshot="true"),
-        source(file="", pos=5),  # no binlog file: the source time orders
-        source(file=None, lsn=12345),
         source(ts_ms=0),
         source(ts_ms=1735689600),  # seconds
-        source(connector="postgresql", schema="public"),
+        source(connector="postgresql", schema="public", lsn=12345),  # the LSN orders, not the binlog fields
+        source(connector="postgresql", file=None, pos=None, lsn=0),
+        source(connector="MariaDB", lsn=12345),  # binlog position
+        source(connector="sqlserver"),  # the Kafka order, whatever the fields say
+        source(connector="oracle", lsn=12345),
         source(connector=""),
+        source(connector=None, lsn=12345),
+        source(connector=None, file=None, pos=None),
         source(db=""),
         variant(after={}),
         variant(after=dict.fromkeys(COLUMNS)),
@@ -250,6 +260,13 @@ def test_takes_and_declines() -> None:
         source(file="mysql-bin.\u0663"),
         source(file="mysql-bin"),
         source(file=None, lsn=-1),
+        # A change without its connector's position: a reject.
+        source(file="", pos=5),
+        source(file=None, lsn=12345),
+        source(pos=None),
+        source(connector="mariadb", file=None),
+        source(connector="postgresql", schema="public"),
+        source(connector="postgresql", lsn=-1),
         source(pos=10**14),  # pos * 10**6 + row beyond the order key's 20 digits
         source(ts_ms=1.5),
         variant(after={**after, "undeclared": 1}),
@@ -266,6 +283,34 @@ def test_takes_and_declines() -> None:
     assert LANE.parse(b"", TOPIC, 3, 0) is None
     assert LANE.parse(b"null", TOPIC, 3, 0) is None
     assert LANE.parse(b'{"schema":{},"payload":{"op":"c","op":"c"}}', TOPIC, 3, 0) is None  # a repeated key
+
+
+@pytest.mark.parametrize("connector", ["mysql", "postgresql", "sqlserver", None])
+def test_a_connector_sending_its_position_only_sometimes_never_mixes_key_spaces(connector: str | None) -> None:
+    """Messages of one connector with and without ``file`` / ``lsn``: the lane keys each in the
+    connector's one space as the parser does (and declines what the parser rejects), never in the
+    Kafka order for the messages that lack the position."""
+    assert LANE is not None
+    fields: list[dict[str, Any]] = [
+        {"file": "mysql-bin.000003", "pos": 4, "row": 0},
+        {"file": None, "pos": None, "lsn": 24023128},
+        {"file": "mysql-bin.000003", "pos": 90, "lsn": 24023200},
+        {"file": None, "pos": None},
+        {"file": None, "pos": None, "lsn": 24023300},
+    ]
+    taken = []
+    for offset, update in enumerate(fields):
+        doc: dict[str, Any] = json.loads(json.dumps(DOCS[0]))
+        doc["payload"]["source"].update(update, connector=connector)
+        raw = dumps(doc)
+        expected = python_records(raw, context(), offset)
+        took = check(raw, offset=offset)
+        assert took == (expected is not None)  # the lane takes every change the parser accepts here
+        taken.append(took)
+    assert taken == {
+        "mysql": [True, False, True, False, False],
+        "postgresql": [False, True, True, False, True],
+    }.get(connector or "", [True] * 5)
 
 
 def test_key_columns_of_each_image() -> None:

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from binlake.shared.cli.generate import messages
+from binlake.shared.errors import ConfigError
 from binlake.shared.fastlane import Lane, Taken, available, lane_for
 from binlake.shared.generate.workload import Workload
 from binlake.shared.parsing.context import ParseContext, zone
@@ -43,6 +44,8 @@ def the_lane(ctx: ParseContext | None = None) -> Lane:
 
 
 LANE = the_lane() if available() else None
+POSITION_CTX = context(order="position")
+POSITION_LANE = the_lane(POSITION_CTX) if available() else None
 
 
 def python_records(raw: bytes, ctx: ParseContext, offset: int) -> Taken | None:
@@ -50,19 +53,28 @@ def python_records(raw: bytes, ctx: ParseContext, offset: int) -> Taken | None:
     return python_records_of(FORMAT, raw, ctx, TOPIC, offset)
 
 
-def check(raw: bytes, ctx: ParseContext | None = None, offset: int = 41) -> bool:
-    """Assert the lane agrees with Python on ``raw``; True when the lane took it."""
-    assert LANE is not None
-    fast = LANE.parse(raw, TOPIC, 3, offset)
+def check(raw: bytes, ctx: ParseContext | None = None, offset: int = 41, position: bool = False) -> bool:
+    """Assert the lane agrees with Python on ``raw`` (under option order=position with ``position``);
+    True when the lane took it."""
+    lane = POSITION_LANE if position else LANE
+    assert lane is not None
+    fast = lane.parse(raw, TOPIC, 3, offset)
     if fast is None:
         return False
-    assert fast == python_records(raw, ctx or context(), offset), raw[:400]
+    assert fast == python_records(raw, ctx or (POSITION_CTX if position else context()), offset), raw[:400]
     return True
 
 
+def check_both(raw: bytes, offset: int = 41) -> bool:
+    """``check`` under both orders; True when the default (Kafka order) lane took it."""
+    check(raw, offset=offset, position=True)
+    return check(raw, offset=offset)
+
+
 def test_golden_corpus() -> None:
-    _, taken = corpus_agreement(FORMAT, TOPIC)
+    seen, taken = corpus_agreement(FORMAT, TOPIC)
     assert taken >= 10
+    assert seen >= 40  # option order (kafka or position) keeps the lane on
 
 
 @pytest.mark.parametrize("seed", [1, 2024])
@@ -70,6 +82,8 @@ def test_generated_traffic(seed: int) -> None:
     items = messages(FORMAT, Workload(seed=seed, tables=4), 3000, "UTC")
     taken = sum(check(raw, offset=offset) for offset, (_, raw) in enumerate(items))
     assert taken == len(items)  # every generated change is an ordinary row message
+    positioned = sum(check(raw, offset=offset, position=True) for offset, (_, raw) in enumerate(items))
+    assert positioned == len(items)  # each carries a position
 
 
 BASE: dict[str, Any] = {
@@ -87,15 +101,21 @@ BASE: dict[str, Any] = {
 }
 
 
+WITHOUT_POSITION = {k: v for k, v in BASE.items() if k != "position"}
+
+
 def test_takes_and_declines() -> None:
     assert check(json.dumps(BASE).encode())
+    assert check(json.dumps(BASE).encode(), position=True)
     taken = [
         {**BASE, "type": "update", "old": {"v": "y", "w": 2}},
         {**BASE, "type": "update"},
         {**BASE, "type": "delete"},
         {**BASE, "type": "bootstrap-insert"},
-        {k: v for k, v in BASE.items() if k != "position"},  # the (ts, xid) order scheme
-        {**{k: v for k, v in BASE.items() if k != "position"}, "commit": False, "xoffset": 3},
+        WITHOUT_POSITION,  # the Kafka order, as with a position
+        {**WITHOUT_POSITION, "commit": False, "xoffset": 3},
+        {**BASE, "position": "binlog:4"},  # no sequence number: only the source fields read it
+        {**BASE, "position": "bin-\u0663:5"},  # a non-ASCII digit, likewise
         {**BASE, "primary_key": None, "primary_key_columns": None},
         {**BASE, "data": {"id": 2**64 + 5, "v": "x"}, "primary_key": [2**64 + 5]},
         {**BASE, "data": {}, "primary_key_columns": []},
@@ -105,6 +125,11 @@ def test_takes_and_declines() -> None:
     ]
     for doc in taken:
         assert check(json.dumps(doc).encode()), doc
+    # order=position: a message without position is a reject (declined), one whose file has no index too.
+    positioned = [doc for doc in taken if "position" in doc and doc["position"] not in ("binlog:4", "bin-\u0663:5")]
+    assert len(positioned) == len(taken) - 4
+    for doc in taken:
+        assert check(json.dumps(doc).encode(), position=True) == (doc in positioned), doc
     declined = [
         {**BASE, "type": "table-create", "sql": "CREATE TABLE t (id int)"},
         {**BASE, "type": "heartbeat"},
@@ -115,7 +140,6 @@ def test_takes_and_declines() -> None:
         {**BASE, "data": {"v": "x"}},  # the key column missing: a reject
         {**BASE, "ts": "1735689600"},
         {**BASE, "position": "mysql-bin.000001"},
-        {**BASE, "position": "bin-\u0663:5"},
     ]
     for doc in declined:
         assert LANE is not None
@@ -127,9 +151,30 @@ def test_takes_and_declines() -> None:
     assert LANE.planned() == 0
 
 
-def test_options_turn_it_off() -> None:
+def test_options() -> None:
+    """order is the lane's one option; another option, or an order the parser rejects, turns it off."""
     assert lane_for(FORMAT, context(bytes_encoding="latin1")) is None
+    assert lane_for(FORMAT, context(order="kafka", bytes_encoding="latin1")) is None
+    assert lane_for(FORMAT, context(order="binlog")) is None
+    with pytest.raises(ConfigError, match="bad option"):  # the start stops
+        python_records(json.dumps(BASE).encode(), context(order="binlog"), 0)
+    for order in ("kafka", "position", ""):
+        assert lane_for(FORMAT, context(order=order)) is not None
     assert lane_for(FORMAT, context()) is not None
+
+
+def test_stream_switching_output_binlog_position_never_mixes_key_spaces() -> None:
+    """The lane keys a stream that turns output_binlog_position off and on in the option's one space, as
+    the parser does: Kafka order throughout, or binlog positions with the unpositioned messages declined."""
+    assert LANE is not None and POSITION_LANE is not None
+    stream = [BASE, WITHOUT_POSITION, {**BASE, "position": "mysql-bin.000002:4"}, WITHOUT_POSITION]
+    for offset, doc in enumerate(stream):
+        raw = json.dumps(doc).encode()
+        assert check(raw, offset=offset)
+        assert check(raw, offset=offset, position=True) == ("position" in doc)
+        kafka = LANE.parse(raw, TOPIC, 3, offset)
+        assert kafka is not None
+        assert f"{3:020d}.{offset:020d}.000000".encode() in kafka[3][1]  # the Avro value holds the key
 
 
 TEMPLATE = messages(FORMAT, Workload(seed=5, tables=2), 60, "UTC")
@@ -237,7 +282,7 @@ def test_mutated_envelope(index: int, field: str, value: Any, drop: bool) -> Non
         raw = json.dumps(doc).encode()
     except ValueError:
         return
-    check(raw)
+    check_both(raw)
 
 
 ORDER_FIELDS = st.fixed_dictionaries(
@@ -258,7 +303,7 @@ ORDER_FIELDS = st.fixed_dictionaries(
     ts=st.integers(-(2**40), 2**45) | st.sampled_from([0, 9_999_999_999, 10_000_000_000, 99_999_999_999_999]),
 )
 def test_order_fields(index: int, fields: dict[str, Any], ts: int) -> None:
-    """Both order-key schemes (binlog position; ts and xid), xoffset and commit rows."""
+    """Both orders (option order kafka and position), with and without positions, xoffset and commit rows."""
     doc = json.loads(json.dumps(DOCS[index]))
     for name, value in fields.items():
         if value is None:
@@ -266,7 +311,7 @@ def test_order_fields(index: int, fields: dict[str, Any], ts: int) -> None:
         else:
             doc[name] = value
     doc["ts"] = ts
-    check(json.dumps(doc).encode())
+    check_both(json.dumps(doc).encode())
 
 
 @settings(max_examples=300)
@@ -275,4 +320,4 @@ def test_flipped_bytes(index: int, data: st.DataObject) -> None:
     raw = bytearray(TEMPLATE[index][1])
     for _ in range(data.draw(st.integers(1, 3))):
         raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
-    check(bytes(raw))
+    check_both(bytes(raw))

@@ -11,15 +11,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from binlake.services.maxwell_json.parser import FORMAT_ID, PARSER_VERSION, parse
+from binlake.shared.errors import ConfigError
 from binlake.shared.event.model import ChangeEvent
 from binlake.shared.event.values import BigInt
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import REJECT_CODES, RejectError
 from binlake.shared.parsing.result import Parsed, Rejected
-from tests.support.order_support import assert_strictly_increasing, kafka_key, keys_in_input_order
+from tests.support.order_support import (
+    FIRST_OFFSET,
+    PARTITION,
+    assert_strictly_increasing,
+    kafka_key,
+    keys_in_input_order,
+)
 
 CTX = ParseContext(topic="t", partition=1, offset=7)
+BY_POSITION = ParseContext(topic="t", partition=1, offset=7, options={"order": "position"})
 
 
 def _msg(**fields: Any) -> bytes:
@@ -28,15 +36,15 @@ def _msg(**fields: Any) -> bytes:
     return json.dumps(base).encode()
 
 
-def _one(raw: bytes) -> ChangeEvent:
-    parsed = parse(raw, CTX)
+def _one(raw: bytes, ctx: ParseContext = CTX) -> ChangeEvent:
+    parsed = parse(raw, ctx)
     assert len(parsed.events) == 1
     return parsed.events[0]
 
 
-def _reject(raw: bytes) -> RejectError:
+def _reject(raw: bytes, ctx: ParseContext = CTX) -> RejectError:
     with pytest.raises(RejectError) as info:
-        parse(raw, CTX)
+        parse(raw, ctx)
     return info.value
 
 
@@ -147,11 +155,11 @@ def test_ddl_event() -> None:
 
 @pytest.mark.unit
 def test_order_key_with_position_keeps_transaction_row_order() -> None:
-    first = _one(_msg(xid=5, xoffset=0, position="mysql-bin.000042:1544", data={"id": 1}))
-    second = _one(_msg(xid=5, xoffset=1, position="mysql-bin.000042:1544", data={"id": 2}))
-    commit = _one(_msg(xid=5, commit=True, position="mysql-bin.000042:1544", data={"id": 3}))
-    later = _one(_msg(xid=6, commit=True, position="mysql-bin.000042:2000", data={"id": 4}))
-    next_file = _one(_msg(xid=7, commit=True, position="mysql-bin.000043:4", data={"id": 5}))
+    first = _one(_msg(xid=5, xoffset=0, position="mysql-bin.000042:1544", data={"id": 1}), BY_POSITION)
+    second = _one(_msg(xid=5, xoffset=1, position="mysql-bin.000042:1544", data={"id": 2}), BY_POSITION)
+    commit = _one(_msg(xid=5, commit=True, position="mysql-bin.000042:1544", data={"id": 3}), BY_POSITION)
+    later = _one(_msg(xid=6, commit=True, position="mysql-bin.000042:2000", data={"id": 4}), BY_POSITION)
+    next_file = _one(_msg(xid=7, commit=True, position="mysql-bin.000043:4", data={"id": 5}), BY_POSITION)
     keys = [e.order_key for e in (first, second, commit, later, next_file)]
     assert keys == sorted(keys) and len(set(keys)) == 5
     assert first.order_key == "00000000000000000042.00000015440000000000.000000"
@@ -164,6 +172,111 @@ def test_order_key_without_position_is_the_input_kafka_order() -> None:
     assert _one(_msg(ts=1700000000, xid=10, data={"id": 1})).order_key == kafka_key(7, partition=1)
     huge_xid = _one(_msg(ts=1700000000, xid=2**64 - 1, commit=True, data={"id": 1}))
     assert huge_xid.source.transaction_id == str(2**64 - 1)
+
+
+@pytest.mark.unit
+def test_default_order_is_kafka_whatever_position_says() -> None:
+    """Option order unset (or ``kafka``, or empty): the input's Kafka order for every message; a
+    ``position`` only fills the source fields, even one whose file name has no sequence number."""
+    for order in (None, "kafka", ""):
+        ctx = ParseContext(topic="t", partition=1, offset=7, options={} if order is None else {"order": order})
+        row = _one(_msg(xid=5, commit=True, position="mysql-bin.000042:1544", data={"id": 1}), ctx)
+        assert row.order_key == kafka_key(7, partition=1)
+        assert (row.source.binlog_file, row.source.binlog_pos) == ("mysql-bin.000042", 1544)
+        ddl = _one(_msg(type="table-drop", ts=1700000000000, sql="drop table t", position="f.7:9"), ctx)
+        assert ddl.order_key == kafka_key(7, partition=1)
+        nameless = _one(_msg(position="binlog:4", data={"id": 1}), ctx)
+        assert nameless.order_key == kafka_key(7, partition=1)
+        assert nameless.source.binlog_file == "binlog"
+    # A malformed position is still a reject: it would fill the source fields.
+    assert _reject(_msg(data={"id": 1}, position="nofile")).code == "bad_field"
+
+
+@pytest.mark.unit
+def test_order_position_rejects_every_event_without_position() -> None:
+    """order=position: a row, a bootstrap row or a DDL without ``position`` is a reject saying what to do;
+    messages that make no event (heartbeats, bootstrap framing) are read as ever."""
+    without = [
+        _msg(data={"id": 1}),
+        _msg(type="bootstrap-insert", data={"id": 1}),
+        _msg(type="update", data={"id": 1}, old={"id": 0}),
+        _msg(type="table-create", ts=1700000000000, sql="create table t (id int)"),
+    ]
+    for raw in without:
+        error = _reject(raw, BY_POSITION)
+        assert error.code == "missing_field"
+        assert error.reason == (
+            "no 'position' field, and option order=position keys this stream by binlog position: turn Maxwell's "
+            "output_binlog_position back on, or set order=kafka and rebuild the mirrors fed so far (keys of the "
+            "two orders do not compare)"
+        )
+    assert parse(_msg(type="heartbeat", ts=1700000000000), BY_POSITION).control == "heartbeat"
+    assert parse(_msg(type="bootstrap-start", data={}), BY_POSITION).control == "bootstrap_start"
+    # A file name without a sequence number cannot be a binlog key.
+    assert _reject(_msg(data={"id": 1}, position="binlog:4"), BY_POSITION).code == "bad_field"
+    snapshot = _one(_msg(type="bootstrap-insert", position="mysql-bin.000042:1544", data={"id": 1}), BY_POSITION)
+    assert snapshot.order_key == "00000000000000000042.00000015440000000000.000000"
+
+
+def _switching_stream() -> list[bytes]:
+    """output_binlog_position on, turned off mid-stream, then on again (rows, a bootstrap row, DDL)."""
+    on_1 = [
+        _msg(xid=1, xoffset=0, position="mysql-bin.000042:100", data={"id": 1}),
+        _msg(xid=1, commit=True, position="mysql-bin.000042:100", data={"id": 2}),
+        _msg(type="table-alter", ts=1700000001000, sql="alter table orders add c int", position="mysql-bin.000042:300"),
+    ]
+    off = [
+        _msg(type="update", xid=2, commit=True, data={"id": 1, "c": 1}, old={"c": None}),
+        _msg(type="bootstrap-insert", data={"id": 3}),
+        _msg(type="table-alter", ts=1700000002000, sql="alter table orders add d int"),
+        _msg(type="delete", xid=3, commit=True, data={"id": 2}),
+    ]
+    on_2 = [
+        _msg(type="update", xid=4, commit=True, position="mysql-bin.000043:4", data={"id": 1, "c": 2}, old={"c": 1}),
+        _msg(type="delete", xid=5, commit=True, position="mysql-bin.000043:90", data={"id": 1}),
+    ]
+    return on_1 + off + on_2
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("order", [None, "kafka", "position"])
+@pytest.mark.parametrize("format_id", ["maxwell-json", "auto"])
+def test_stream_switching_output_binlog_position_never_mixes_key_spaces(order: str | None, format_id: str) -> None:
+    """Every event of the stream is keyed in the one space option ``order`` names: Kafka keys only, or
+    binlog keys only (the messages without a position are then rejects, not Kafka keys)."""
+    stream = _switching_stream()
+    base = ParseContext(options={} if order is None else {"order": order})
+    parser = registry.get(format_id)
+    keys: list[str] = []
+    rejected: list[int] = []
+    for index, raw in enumerate(stream):
+        outcome = parser(raw, base.at("in", PARTITION, FIRST_OFFSET + index))
+        if isinstance(outcome, Rejected):
+            assert outcome.code == "missing_field" and "output_binlog_position" in outcome.reason
+            rejected.append(index)
+            continue
+        assert [event.source.format for event in outcome.events] == ["maxwell-json"]
+        keys.extend(event.order_key for event in outcome.events)
+    if order == "position":
+        assert rejected == [3, 4, 5, 6]  # exactly the messages without a position
+        assert [key.split(".")[0] for key in keys] == [f"{n:020d}" for n in (42, 42, 42, 43, 43)]
+    else:
+        assert rejected == []
+        assert keys == [kafka_key(FIRST_OFFSET + index) for index in range(len(stream))]
+    assert_strictly_increasing(keys)
+
+
+@pytest.mark.unit
+def test_order_option_is_checked_at_start_and_per_message() -> None:
+    spec = registry.spec("maxwell-json")
+    for good in ({}, {"order": "kafka"}, {"order": "position"}, {"order": ""}):
+        spec.check_options(good)
+    for bad in ({"order": "binlog"}, {"order": "Position"}, {"order": 1}, {"bytes_encoding": "hex"}):
+        with pytest.raises(ConfigError, match="bad option"):
+            spec.check_options(bad)
+    assert "order" in spec.option_docs()
+    error = _reject(_msg(data={"id": 1}), ParseContext(options={"order": "binlog"}))
+    assert (error.code, error.reason) == ("config", "option order 'binlog' is not one of kafka, position")
 
 
 @pytest.mark.unit
