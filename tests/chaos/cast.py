@@ -65,6 +65,8 @@ class Cast:
     out: Path
     history_tables: str
     max_offsets: int
+    normalizer_env: dict[str, str] = field(default_factory=dict)
+    """Settings of every normalizer over ``NORMALIZER_ENV``."""
     fleet: Fleet = field(init=False)
     roles: list[Role] = field(default_factory=list)
 
@@ -109,6 +111,7 @@ class Cast:
             fmt = role.format_id
             env = normalizer_env(fmt, parse_options(fmt), self.bootstrap, port, self.out / "schemas")
             env.update(NORMALIZER_ENV)
+            env.update(self.normalizer_env)
         role.service = self.fleet.start(name, args, env, port)
         role.down = False
         return role.service

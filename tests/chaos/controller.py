@@ -17,8 +17,9 @@ an open batch again and SIGKILLs the driver and its JVM together. It counts as *
 when the checkpoints, read after the kill, show a batch planned and not committed in each query aimed at
 (``tests.support.sink_checkpoint``).
 
-Every killed role is started again after a random pause. The broker is stopped and started again once
-(same data directory and ports) while no traffic is being produced and no aim is under way (``gate``).
+Every killed role is started again after a random pause. The broker (every node of a cluster) is stopped
+and started again once (same data directory and ports) while no traffic is being produced and no aim is
+under way (``gate``); a cluster's own faults are in ``brokers``.
 The supervisor starts again any role that exits by itself, and records it.
 """
 
@@ -34,8 +35,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from binlake.shared.devbroker import broker
-from tests.chaos import coordinator
+from tests.chaos.brokers import OUTAGE_S, Cluster, SingleBroker
 from tests.chaos.cast import Cast, Role
 from tests.chaos.gate import BrokerGate
 from tests.support.sink_checkpoint import batch_ids, fresh_open, open_batch, planned
@@ -44,7 +44,8 @@ FREEZE_TRIES = 120
 FREEZE_S = 0.03
 """How long a frozen victim is left before the coordinator is asked: requests it had sent are answered."""
 SINK_AIM_TIMEOUT_S = 300.0
-OUTAGE_S = 8.0
+FROZEN_PAST_SESSION_S = 12.0
+"""A frozen normalizer's pause: twice the chaos normalizers' group session (``cast.NORMALIZER_ENV``)."""
 QUERIES = {"sink": "changelog query", "mirrors": "mirror query"}
 """The sink's queries by their checkpoint's folder name (``SinkSettings.checkpoint`` and ``.mirror_checkpoint``)."""
 
@@ -61,8 +62,7 @@ class Kill:
 @dataclass
 class Controller:
     cast: Cast
-    broker_dir: Path
-    broker_port: int
+    kafka: SingleBroker | Cluster
     rng: random.Random
     echo: Callable[[str], None] = print
     started: float = field(default_factory=time.monotonic)
@@ -70,6 +70,7 @@ class Controller:
     kills: list[Kill] = field(default_factory=list)
     unplanned: list[dict[str, object]] = field(default_factory=list)
     broker_restarts: int = 0
+    _frozen: set[str] = field(default_factory=set)
     _restarts: set[asyncio.Task[None]] = field(default_factory=set)
 
     def say(self, text: str) -> None:
@@ -83,21 +84,66 @@ class Controller:
     async def kill_normalizer(self) -> Kill:
         """A random live normalizer, one that owns input partitions if any does (a member that has just
         joined, or whose peer holds every partition, has no transaction to be caught in)."""
-        while not (live := [role for role in self.cast.normalizers if self.cast.live(role)]):
+        while not (live := self._killable()):
             await asyncio.sleep(0.2)
         tries = FREEZE_TRIES
         while True:
             async with self.gate.use():
                 owners = [role for role in live if self.cast.transactional_ids(role)]
                 victim = self.rng.choice(owners or live)
-                kill, tries = await self._aim_at_transaction(victim, tries)
-                if kill is not None:
-                    self.cast.kill(victim)
-                    return self._record(kill, victim)
+                self._frozen.add(victim.name)  # no freeze aims at it meanwhile
+                try:
+                    kill, tries = await self._aim_at_transaction(victim, tries)
+                    if kill is not None:
+                        self.cast.kill(victim)
+                        return self._record(kill, victim)
+                finally:
+                    self._frozen.discard(victim.name)
             # A broker restart is waiting for this aim: it holds the traffic back, so no transaction would open
             # while the aim goes on. Let the restart happen and aim again after it (the tries left carry over).
-            while not (live := [role for role in self.cast.normalizers if self.cast.live(role)]):
+            while not (live := self._killable()):
                 await asyncio.sleep(0.2)
+
+    def _killable(self) -> list[Role]:
+        """Live normalizers no other aim holds (a kill's or a freeze's: one's SIGCONT would thaw the other's)."""
+        return [role for role in self.cast.normalizers if self.cast.live(role) and role.name not in self._frozen]
+
+    async def freeze_normalizer(self) -> Kill:
+        """A normalizer frozen inside an open transaction for longer than its group session (a long GC pause,
+        a stalled VM), then let go: its partitions have moved to its peer meanwhile, whose producer fenced the
+        frozen one's; thawed, it finds its producer fenced and the partition no longer its own, and leaves the
+        group to join again. Recorded with the kills (target ``frozen ...``); the process lives on."""
+        while True:
+            live = self._killable()
+            pairs = [
+                r
+                for r in live
+                if self.cast.transactional_ids(r) and any(p is not r and p.group == r.group for p in live)
+            ]
+            if not pairs:
+                await asyncio.sleep(0.2)
+                continue
+            victim = self.rng.choice(pairs)
+            self._frozen.add(victim.name)
+            try:
+                async with self.gate.use():
+                    kill, _ = await self._aim_at_transaction(victim, FREEZE_TRIES)
+                if kill is None:
+                    continue
+                assert victim.service is not None
+                if kill.inside:
+                    await asyncio.sleep(FROZEN_PAST_SESSION_S)  # frozen by the aim: left so past its session
+                    os.kill(victim.service.pid, signal.SIGCONT)
+            finally:
+                self._frozen.discard(victim.name)
+            frozen = Kill(
+                f"frozen {victim.name}", kill.at_s, kill.inside, f"{kill.evidence}, {FROZEN_PAST_SESSION_S:.0f} s"
+            )
+            self.kills.append(frozen)
+            self.say(
+                f"freeze: {victim.name} frozen {FROZEN_PAST_SESSION_S:.0f} s past its session, let go ({kill.evidence})"
+            )
+            return frozen
 
     async def _aim_at_transaction(self, victim: Role, tries: int) -> tuple[Kill | None, int]:
         """The kill (None: a broker restart is pending, aim again after it) and the freeze tries left."""
@@ -117,7 +163,7 @@ class Controller:
                 os.kill(pid, signal.SIGSTOP)
                 await asyncio.sleep(FREEZE_S)
                 try:
-                    caught = ids & await asyncio.to_thread(coordinator.ongoing, self.broker_port)
+                    caught = ids & await asyncio.to_thread(self.kafka.ongoing)
                 except (OSError, ValueError):
                     caught = set()
                 if caught:
@@ -215,25 +261,38 @@ class Controller:
     # ---------------------------------------------------------------- the broker
 
     async def restart_broker(self) -> None:
+        """The broker (every node of a cluster) stopped and started again on its data, with no traffic
+        produced and no aim under way meanwhile. On the cluster a normalizer is also started while every node
+        is down, as a pod starts before its Kafka: it cannot reach a broker and backs off until one answers."""
         async with self.gate.outage():
-            self.say("stopping the broker")
-            await asyncio.to_thread(broker.stop, self.broker_dir)
+            self.say("stopping the broker" if isinstance(self.kafka, SingleBroker) else "stopping every node")
+            await self.kafka.stop_all()
+            if isinstance(self.kafka, Cluster) and (live := self._killable()):
+                role = self.rng.choice(live)
+                self.cast.kill(role)
+                self.cast.start(role)
+                self.kafka.faults.append({"fault": "normalizer started while every node is down", "role": role.name})
+                self.say(f"{role.name} started again while every node is down (incarnation {role.incarnation})")
             await asyncio.sleep(OUTAGE_S)
-            await asyncio.to_thread(broker.restart, self.broker_dir)
+            await self.kafka.start_all()
             self.broker_restarts += 1
             self.say("broker started again (same data directory and ports)")
 
     def summary(self) -> dict[str, object]:
+        frozen = [kill for kill in self.kills if kill.target.startswith("frozen")]
         sink = [kill for kill in self.kills if kill.target.startswith("sink")]
-        normalizers = [kill for kill in self.kills if not kill.target.startswith("sink")]
+        normalizers = [kill for kill in self.kills if kill not in sink and kill not in frozen]
         return {
-            "kills": len(self.kills),
+            "kills": len(self.kills) - len(frozen),
+            "freezes": len(frozen),
+            "freezes_inside_transactions": sum(kill.inside for kill in frozen),
             "normalizer_kills": len(normalizers),
             "sink_kills": len(sink),
             "kills_inside_transactions": sum(kill.inside for kill in normalizers),
             "kills_inside_batches": sum(kill.inside for kill in sink),
             "broker_restarts": self.broker_restarts,
             "unplanned_exits": len(self.unplanned),
+            "cluster_faults": self.kafka.faults if isinstance(self.kafka, Cluster) else [],
         }
 
     def details(self) -> dict[str, object]:

@@ -1,4 +1,5 @@
-"""The chaos run of ``make chaos``, short: 6,000 changes, 6 SIGKILLs and a broker restart, nothing lost.
+"""The chaos run of ``make chaos``, short: 6,000 changes, 6 SIGKILLs and a broker restart, nothing lost; then
+3,000 changes on the 3-node dev cluster with its faults, every recovery path of the runtime taken.
 
 ``tests.chaos.run`` in a process of its own (its own broker, which it restarts), over two formats of one
 table each (each with a history table): two normalizers per format and the sink, four kills aimed inside
@@ -16,6 +17,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,12 +30,15 @@ RUN = [
     *("--changes", "6000", "--kills", "6", "--formats", "canal-json,oms-avro"),
     *("--tables", "1", "--history", "*.t00", "--no-verify"),
 ]
+CLUSTER_RUN = [
+    *("--changes", "3000", "--kills", "4", "--formats", "canal-json,oms-avro", "--nodes", "3"),
+    *("--tables", "1", "--history", "*.t00", "--no-verify"),
+]
 
 
-def test_short_chaos_run_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_path: Path) -> None:
-    del kafka_bootstrap  # ensures the environment can run a broker; the run starts (and restarts) its own
+def _run(tmp_path: Path, *args: str) -> dict[str, Any]:
     out = tmp_path / "chaos"
-    command = [sys.executable, "-m", "tests.chaos.run", *RUN, "--out", str(out)]
+    command = [sys.executable, "-m", "tests.chaos.run", *args, "--out", str(out)]
     log = tmp_path / "chaos.log"
     with log.open("wb") as err:
         process = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err)
@@ -45,9 +50,15 @@ def test_short_chaos_run_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_
             process.wait(180)
     summary = out / "summary.json"
     assert summary.exists(), log.read_text()[-5000:]
-    report = json.loads(summary.read_text())
+    report: dict[str, Any] = json.loads(summary.read_text())
     assert report["passed"], f"{report['problems']}\n{log.read_text()[-5000:]}"
     assert code == 0
+    return report
+
+
+def test_short_chaos_run_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_path: Path) -> None:
+    del kafka_bootstrap  # ensures the environment can run a broker; the run starts (and restarts) its own
+    report = _run(tmp_path, *RUN)
     assert (report["kills"], report["broker_restarts"]) == (6, 1)
     assert report["kills_inside_transactions"] >= 1 and report["kills_inside_batches"] >= 1, report
     assert (report["lost"], report["duplicated"]) == (0, 0)
@@ -55,3 +66,22 @@ def test_short_chaos_run_loses_and_duplicates_nothing(kafka_bootstrap: str, tmp_
     assert report["tables"] == report["tables_matching"] == 2
     assert report["history_tables"] == report["history_matching"] == 2  # each format's table has one
     assert report["lake_verify_exit"] is None  # skipped: `make chaos` runs it, tests/sink/test_lake_cli.py too
+
+
+def test_short_chaos_run_on_a_cluster_takes_every_recovery_path(kafka_bootstrap: str, tmp_path: Path) -> None:
+    """The same on the 3-node dev cluster, with its faults: every recovery path of the runtime is taken."""
+    del kafka_bootstrap
+    report = _run(tmp_path, *CLUSTER_RUN)
+    assert report["kafka_nodes"] == 3
+    assert {fault["fault"] for fault in report["cluster_faults"]} == {
+        "leader kill",
+        "coordinator kill",
+        "ISR below the minimum",
+        "normalizer started while every node is down",
+        "cluster stop and start",
+    }
+    assert all(report["recovery_paths"].values()), report["recovery_paths"]
+    assert report["freezes_inside_transactions"] >= 1
+    assert (report["lost"], report["duplicated"]) == (0, 0)
+    assert report["events"] == report["events_expected"] >= 3_000
+    assert report["tables"] == report["tables_matching"] == 2

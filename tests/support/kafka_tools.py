@@ -16,12 +16,16 @@ def unique(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-async def create_topics(bootstrap: str, topics: dict[str, int]) -> None:
-    """Create ``topics`` (name -> partitions) as binlake's tools do: RF 3 and min ISR 2 on a cluster of three."""
+async def create_topics(
+    bootstrap: str, topics: dict[str, int], configs: dict[str, dict[str, str]] | None = None
+) -> None:
+    """Create ``topics`` (name -> partitions) as binlake's tools do: RF 3 and min ISR 2 on a cluster of three.
+
+    ``configs``: topic configs by name, over those."""
     admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
     await admin.start()
     try:
-        await admin.create_topics(await new_topics(admin, topics))
+        await admin.create_topics(await new_topics(admin, topics, configs))
     finally:
         await admin.close()
     # Topic metadata reaches every listener a moment after creation.
