@@ -114,17 +114,19 @@ FUZZ_INPUTS ?= 1000000
 fuzz: $(NATIVE)
 	$(BIN)/python -m tests.fuzz.run --inputs $(FUZZ_INPUTS)
 
-# The whole pipeline under chaos (tests/chaos, docs/development.md): CHAOS_CHANGES changes through the dev broker,
-# two normalizers per format and the sink, CHAOS_KILLS SIGKILLs aimed inside transactions and micro-batches and one
-# broker restart; a JSON summary, exit 1 on any loss, duplicate or mismatch. Then the tests `make test` leaves out:
+# The whole pipeline under chaos (tests/chaos, docs/development.md): CHAOS_CHANGES changes through the 3-node dev
+# cluster (CHAOS_NODES=1: the dev broker), two normalizers per format and the sink, CHAOS_KILLS SIGKILLs aimed inside
+# transactions and micro-batches, the cluster's faults and one whole restart; a JSON summary, exit 1 on any loss,
+# duplicate or mismatch, or a recovery path of the runtime never taken. Then the tests `make test` leaves out:
 # the sink's kill test with CHAOS_SINK_KILLS kills (marked `chaos`: the short chaos run covers its one-kill case,
 # minutes per kill: a Spark start each) and the faust peer under the normalizer's kill test (marked `peer`: it tests
 # no binlake code).
 CHAOS_CHANGES ?= 200000
 CHAOS_KILLS ?= 20
 CHAOS_SINK_KILLS ?= 4
+CHAOS_NODES ?= 3
 chaos: $(NATIVE) $(JVM_STAMP) spark-archive
-	$(BIN)/python -m tests.chaos.run --changes $(CHAOS_CHANGES) --kills $(CHAOS_KILLS)
+	$(BIN)/python -m tests.chaos.run --changes $(CHAOS_CHANGES) --kills $(CHAOS_KILLS) --nodes $(CHAOS_NODES)
 	BINLAKE_CHAOS_SINK_KILLS=$(CHAOS_SINK_KILLS) $(BIN)/pytest -m "chaos or peer" tests/sink/test_sink_kill.py \
 		tests/bench/test_faust_peer.py
 
