@@ -148,7 +148,9 @@ async def ensure(
         answer = await admin.create_topics(specs)
         for error in answer.topic_errors:
             name, code = error[0], error[1]
-            if code not in (0, TopicAlreadyExistsError.errno):  # already there: another creator won the race
+            if code == TopicAlreadyExistsError.errno:  # another creator won the race: checked as an existing one
+                del missing[name]
+            elif code:
                 detail = error[2] if len(error) > 2 and error[2] else for_code(code).__name__
                 raise BinlakeError(f"the brokers refused to create topic {name}: {detail}")
     # Partitions are reported as found: fewer or more than asked is the operator's choice, never changed here.
