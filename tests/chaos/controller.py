@@ -89,6 +89,7 @@ class Controller:
         tries = FREEZE_TRIES
         while True:
             async with self.gate.use():
+                live = self._killable() or live  # as of now: a freeze may have taken one meanwhile
                 owners = [role for role in live if self.cast.transactional_ids(role)]
                 victim = self.rng.choice(owners or live)
                 self._frozen.add(victim.name)  # no freeze aims at it meanwhile
