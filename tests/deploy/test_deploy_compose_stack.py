@@ -12,8 +12,6 @@ Grafana's image cannot be built here; it is left out (the services are named on 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -21,8 +19,7 @@ from typing import Final
 
 import pytest
 
-from tests.deploy.deployment_files import COMPOSE
-from tests.deploy.tools import tool
+from tests.deploy.compose_project import ComposeProject
 
 pytestmark = [pytest.mark.integration]
 
@@ -31,30 +28,13 @@ SERVICES: Final = ["kafka", "topics", "normalizer-canal", "sink", "prometheus"]
 EVENTS: Final = 3000
 
 
-def _compose(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    command = [tool("docker-compose"), "-p", PROJECT, "--project-directory", str(COMPOSE.parent), "-f", str(COMPOSE)]
-    env = dict(os.environ, BINLAKE_GENERATE_EVENTS=str(EVENTS))  # read by compose when it reads the file
-    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=timeout, check=False, env=env)
-
-
-def _ok(done: subprocess.CompletedProcess[str]) -> str:
-    assert done.returncode == 0, f"{done.args}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done.stdout
+STACK: Final = ComposeProject(PROJECT, EVENTS)
 
 
 @pytest.fixture(scope="module")
 def stack() -> Iterator[None]:
-    if os.environ.get("BINLAKE_DEPLOY_STACK") != "1":
-        pytest.skip("the compose stack runs in `make test-deploy` (images, a container engine; minutes)")
-    assert os.environ.get("DOCKER_HOST"), "make test-deploy sets DOCKER_HOST to podman's Docker API socket"
-    _compose("down", "-v", "--remove-orphans")
-    try:
-        _ok(_compose("up", "-d", "--no-build", *SERVICES))
+    with STACK.up(SERVICES, log_tail=200):
         yield
-    finally:
-        logs = _compose("logs", "--no-color", "--tail", "200")
-        print(logs.stdout[-20000:])
-        _compose("down", "-v", "--remove-orphans")
 
 
 def _targets_up() -> bool:
@@ -65,10 +45,10 @@ def _targets_up() -> bool:
 
 
 def test_the_stack_fills_the_lake_with_the_ground_truth(stack: None) -> None:
-    _ok(_compose("--profile", "traffic", "run", "--rm", "generator"))
+    STACK.ok("--profile", "traffic", "run", "--rm", "generator")
     deadline = time.monotonic() + 1200
     while True:
-        verify = _compose("--profile", "tools", "run", "--rm", "lake-verify", timeout=900)
+        verify = STACK.run("--profile", "tools", "run", "--rm", "lake-verify", timeout=900)
         if verify.returncode == 0:
             break
         assert time.monotonic() < deadline, verify.stdout[-4000:] + verify.stderr[-4000:]
