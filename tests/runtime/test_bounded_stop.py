@@ -130,11 +130,8 @@ async def test_a_stop_during_a_broker_outage_exits_within_the_stop_timeout(
         sent = await send_workload(bootstrap, "canal-json", topics, events=3000, seed=84, zone_name="UTC")
         port = free_port()
         env = clean_env(
+            **topics.normalizer_env(),
             BINLAKE_FORMAT="canal-json",
-            BINLAKE_INPUT_TOPICS=topics.vendor,
-            BINLAKE_OUTPUT_TOPIC=topics.events,
-            BINLAKE_DLQ_TOPIC=topics.dlq,
-            BINLAKE_GROUP_ID=topics.group,
             BINLAKE_KAFKA_BOOTSTRAP_SERVERS=bootstrap,
             BINLAKE_METRICS_PORT=str(port),
             BINLAKE_BATCH_MAX_MESSAGES="5",  # many small batches: one is in flight when the broker stops

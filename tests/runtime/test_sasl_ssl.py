@@ -118,11 +118,8 @@ def _assert_no_secret(secure: SecureBroker, where: str, text: str) -> None:
 def _normalizer(secure: SecureBroker, topics: Topics, log: Path, port: int, **kafka: str) -> Service:
     env = clean_env(
         **secure.env(**kafka),
+        **topics.normalizer_env(),
         BINLAKE_FORMAT="canal-json",
-        BINLAKE_INPUT_TOPICS=topics.vendor,
-        BINLAKE_OUTPUT_TOPIC=topics.events,
-        BINLAKE_DLQ_TOPIC=topics.dlq,
-        BINLAKE_GROUP_ID=topics.group,
         BINLAKE_METRICS_PORT=str(port),
         BINLAKE_LOG_LEVEL="DEBUG",
     )

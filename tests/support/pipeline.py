@@ -34,6 +34,15 @@ class Topics:
             kafka_tools.unique(f"{name}-group"),
         )
 
+    def normalizer_env(self) -> dict[str, str]:
+        """The topic and group settings of a ``binlake normalizer`` process on these topics."""
+        return {
+            "BINLAKE_INPUT_TOPICS": self.vendor,
+            "BINLAKE_OUTPUT_TOPIC": self.events,
+            "BINLAKE_DLQ_TOPIC": self.dlq,
+            "BINLAKE_GROUP_ID": self.group,
+        }
+
 
 @dataclass
 class Sent:
