@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
@@ -49,35 +50,43 @@ async def close_producer(producer: AIOKafkaProducer, timeout_s: float) -> bool:
     running on, unawaited, against absent brokers.
     """
     stopping = asyncio.ensure_future(producer.stop())
-    forced = False
-    try:
-        await asyncio.wait({stopping}, timeout=max(0.0, timeout_s))
-    finally:
-        if not stopping.done():
-            forced = True
-            await _force(producer, stopping)
-            log.warning("producer closed without the brokers", extra={"timeout_s": round(timeout_s, 3)})
-    _outcome(stopping)
+    unforced = await _stop_within(
+        stopping, timeout_s, lambda: _force(producer, stopping), "producer closed without the brokers"
+    )
     consume_leftovers(producer)
-    return not forced
+    return unforced
 
 
 async def close_consumer(consumer: AIOKafkaConsumer, timeout_s: float) -> bool:
     """Stop ``consumer`` (it leaves its group), waiting at most ``timeout_s``; True if it stopped unforced."""
     stopping = asyncio.ensure_future(consumer.stop())
+    return await _stop_within(
+        stopping, timeout_s, lambda: _force_consumer(consumer, stopping), "consumer closed without the brokers"
+    )
+
+
+async def _stop_within(
+    stopping: asyncio.Future[None], timeout_s: float, force: Callable[[], Awaitable[None]], forced_message: str
+) -> bool:
+    """Wait at most ``timeout_s`` for a client's ``stop()`` under way, else (or when cancelled meanwhile) ``force``
+    it; True if it ended unforced."""
     forced = False
     try:
         await asyncio.wait({stopping}, timeout=max(0.0, timeout_s))
     finally:
         if not stopping.done():
             forced = True
-            # Cancelling the stop cancels what it waits on: the group coordination task, or the LeaveGroup request.
-            stopping.cancel()
-            await asyncio.wait({stopping}, timeout=FORCED_S)
-            await _close_parts(consumer)
-            log.warning("consumer closed without the brokers", extra={"timeout_s": round(timeout_s, 3)})
+            await force()
+            log.warning(forced_message, extra={"timeout_s": round(timeout_s, 3)})
     _outcome(stopping)
     return not forced
+
+
+async def _force_consumer(consumer: AIOKafkaConsumer, stopping: asyncio.Future[None]) -> None:
+    # Cancelling the stop cancels what it waits on: the group coordination task, or the LeaveGroup request.
+    stopping.cancel()
+    await asyncio.wait({stopping}, timeout=FORCED_S)
+    await _close_parts(consumer)
 
 
 async def _force(producer: AIOKafkaProducer, stopping: asyncio.Future[None]) -> None:
