@@ -167,9 +167,24 @@ async def _report(admin: AIOKafkaAdminClient, topic: str, *, created: bool, plan
         raise BinlakeError(f"topic {topic} has no partitions the brokers name yet; run the command again")
     found = described[0]["partitions"]
     replicas = min(len(p["replicas"]) for p in found)
-    (answer,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
-    entries = {str(entry[0]): entry[1] for entry in answer.resources[0][4]}
-    value = entries.get("min.insync.replicas")
+    value = await _min_insync(admin, topic)
     min_insync = int(value) if value is not None else None
     lacks = () if created else shortfalls(topic, replicas, min_insync, plan)
     return TopicReport(topic, created, len(found), replicas, min_insync, lacks)
+
+
+async def _min_insync(admin: AIOKafkaAdminClient, topic: str) -> str | None:
+    """The topic's ``min.insync.replicas`` as a broker states it (None: the topic sets none, nor does its broker).
+
+    The admin client asks any broker; one that has not replayed a topic created a moment ago answers
+    UNKNOWN_TOPIC_OR_PARTITION inside the resource, which is asked again rather than read as "not set".
+    """
+    code, message = 0, ""
+    for _ in range(40):
+        (answer,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
+        code, message, *_rest, entries = answer.resources[0]
+        if code == 0:
+            return next((entry[1] for entry in entries if str(entry[0]) == "min.insync.replicas"), None)
+        await asyncio.sleep(0.25)
+    detail = message or for_code(code).__name__
+    raise BinlakeError(f"the brokers did not describe topic {topic}'s configs: {detail}; run the command again")
