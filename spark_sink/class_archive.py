@@ -8,8 +8,8 @@ Measured on the 2-core development machine: session start 13.3-14.7 s ->
 
 ``python -m binlake.spark_sink.class_archive`` (run by ``make``) makes one: a child
 process starts a session with the sink's settings, runs a small workload of
-the kinds the sink runs (an aggregation, Delta create / MERGE / read,
-``from_avro``), and its JVM writes the archive when it exits; the parent then
+the kinds the sink runs (an aggregation, Delta create / MERGE / read, the
+event decoder), and its JVM writes the archive when it exits; the parent then
 moves the finished file into ``<Ivy folder>/cds/`` with its size beside it.
 ``build_session`` passes ``-XX:SharedArchiveFile`` when an archive made for
 this Java, this pyspark and these jars exists there, complete (its size as
@@ -88,9 +88,11 @@ def _train(target: Path) -> None:
 
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
-    from pyspark.sql.avro.functions import from_avro
 
+    from binlake.shared.codec import avro
     from binlake.shared.config.settings import load
+    from binlake.shared.event.model import ChangeEvent, Columns, Origin, Source
+    from binlake.spark_sink.events import decoder
     from binlake.spark_sink.session import DRIVER_OPTIONS, build_session
 
     settings = load(SinkSettings, spark_class_archive=False, log_level="ERROR")
@@ -113,8 +115,22 @@ def _train(target: Path) -> None:
             .execute()
         )
         spark.read.format("delta").load(uri).agg(F.max("id")).collect()
-        schema = '{"type": "record", "name": "r", "fields": [{"name": "n", "type": "long"}]}'
-        spark.range(10).select(from_avro(F.lit(b"\x02"), schema).alias("r")).collect()
+        event = ChangeEvent(
+            op="INSERT",
+            source=Source("canal-json", "mysql", "d", None, "t"),
+            order_key="0",
+            ts_ms=0,
+            ingest_ts_ms=None,
+            primary_key=["id"],
+            columns=Columns([]),
+            before=None,
+            after={"id": 1},
+            changed_columns=None,
+            ddl=None,
+            origin=Origin("t", 0, 0, 0),
+        )
+        message = spark.range(10).select(F.lit(avro.encode(event)).alias("value"))
+        message.select(decoder.decoded("value").alias("e")).collect()
     gateway: Any = spark.sparkContext._gateway
     jvm_process: subprocess.Popen[bytes] = gateway.proc
     spark.stop()

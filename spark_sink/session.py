@@ -15,6 +15,7 @@ from pyspark.sql import SparkSession
 
 from binlake.shared.errors import BinlakeError
 from binlake.spark_sink import class_archive, jvm
+from binlake.spark_sink.events import decoder
 from binlake.spark_sink.settings import SinkSettings
 
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
@@ -136,21 +137,26 @@ def _remember_resolution(spark: SparkSession, settings: SinkSettings, own: list[
     partial.replace(listing)  # atomic: a concurrent start reads the old list or the new one
 
 
-def plugin_jars(settings: SinkSettings) -> list[Path]:
-    """binlake's own Spark plugin (``spark_sink.jvm``), where it was built and is wanted."""
-    jar = jvm.plugin_jar() if settings.spark_task_conf_plugin else None
-    return [] if jar is None else [jar]
+def own_jars() -> list[Path]:
+    """binlake's own jar (``spark_sink.jvm``): the event decoder and the task-configuration plugin."""
+    jar = jvm.plugin_jar()
+    if jar is None:
+        raise SessionError(
+            f"{jvm.JAR} is missing: the sink decodes events with it. Build it with "
+            "`python -m binlake.spark_sink.jvm.build` (needs a JDK, 17 or later), or reinstall binlake with one"
+        )
+    return [jar]
 
 
 def session_jars(settings: SinkSettings) -> list[Path] | None:
     """The jars a session loads (standalone, resolved packages, the plugin); None until the packages are
     resolved."""
     resolved = resolved_jars(settings)
-    return None if resolved is None else standalone_jars(settings) + resolved + plugin_jars(settings)
+    return None if resolved is None else standalone_jars(settings) + resolved + own_jars()
 
 
 def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> SparkSession:
-    """A SparkSession with the Kafka source, spark-avro and Delta; the session time zone is UTC.
+    """A SparkSession with the Kafka source, Delta and binlake's event decoder; the session time zone is UTC.
 
     The first start resolves the packages with Ivy (``spark.jars.packages``) and lists the jars it got in
     the Ivy folder; later starts with the same packages load those jars directly.
@@ -168,8 +174,9 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         )
         if settings.spark_jars_excludes:
             builder = builder.config("spark.jars.excludes", ",".join(settings.spark_jars_excludes))
-    plugins = plugin_jars(settings)
-    jars = standalone + (resolved or []) + plugins
+    binlake_jars = own_jars()
+    plugins = settings.spark_task_conf_plugin
+    jars = standalone + (resolved or []) + binlake_jars
     if jars:
         builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
     java_options = class_archive.java_options(settings, jars) if resolved is not None else None
@@ -214,6 +221,7 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         builder = builder.config(DRIVER_OPTIONS, f"{java_options} {own}".strip())
     spark = builder.getOrCreate()
     if resolved is None:
-        _remember_resolution(spark, settings, standalone + plugins)
+        _remember_resolution(spark, settings, standalone + binlake_jars)
     spark.sparkContext.setLogLevel(settings.log_level)
+    decoder.register(spark)
     return spark

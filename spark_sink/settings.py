@@ -35,11 +35,10 @@ T = TypeVar("T")
 
 DEFAULT_PACKAGES: tuple[str, ...] = (
     "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0",
-    "org.apache.spark:spark-avro_2.13:4.1.1",
     "io.delta:delta-spark_4.2_2.13:4.4.0",
 )
-"""Resolved through ``spark.jars.packages``. See docs/spark-sink.md: the issue's exact
-coordinates (spark-avro 4.2.0, delta-spark_2.13 4.4.1) are not on Maven Central here."""
+"""Resolved through ``spark.jars.packages``. See docs/spark-sink.md: the exact coordinates
+(delta-spark_2.13 4.4.1) are not on Maven Central here. Events are decoded by binlake's own jar."""
 
 DEFAULT_EXCLUDES: tuple[str, ...] = ("org.apache.spark:spark-token-provider-kafka-0-10_2.13",)
 DEFAULT_STANDALONE: tuple[str, ...] = ("org.apache.spark:spark-token-provider-kafka-0-10_2.13:4.0.0",)
@@ -179,7 +178,7 @@ class SinkSettings(BaseSettings):
     )
     spark_packages: Annotated[list[str], NoDecode] = Field(
         default_factory=lambda: list(DEFAULT_PACKAGES),
-        description="Maven coordinates for spark.jars.packages (Kafka source, spark-avro, Delta).",
+        description="Maven coordinates for spark.jars.packages (Kafka source, Delta).",
     )
     spark_extra_packages: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
@@ -208,10 +207,10 @@ class SinkSettings(BaseSettings):
     )
     spark_task_conf_plugin: bool = Field(
         True,
-        description="Load binlake's Spark plugin (io.binlake.spark.TaskConfPlugin, spark_sink/jvm), which gives "
-        "each Spark task one SQL configuration instead of a new one per lookup: Spark 4.2 builds one per field of "
-        "every decoded Avro value, and decoding the events' images takes about half the time with the plugin. "
-        "Loaded only where its jar was built (make, or a wheel built with a JDK). false: never.",
+        description="Turn on binlake's Spark plugin (io.binlake.spark.TaskConfPlugin in binlake's jar, "
+        "spark_sink/jvm), which gives each Spark task one SQL configuration instead of a new one per lookup "
+        "(Spark 4.2 builds one per field of some rows it makes). false: the jar is still loaded for its event "
+        "decoder, without the plugin.",
     )
     spark_conf: dict[str, str] = Field(
         default_factory=dict, description='Extra Spark settings as JSON, e.g. {"spark.driver.memory": "2g"}.'

@@ -127,8 +127,7 @@ def process(
             pinned.append(decoded)
             with step("not_yet_written"):
                 # Materialized with its lineage cut: the mirrors' concurrent MERGEs then plan over plain rows.
-                # Spark's from_avro expression is not safe to plan from several threads at once (its
-                # options map is evaluated through a shared builder), and a short plan is quicker to plan.
+                # A short plan is quicker to plan, and each MERGE plans over it.
                 full = dedup.not_yet_written(changelog_rows(decoded, 1), seen)
                 full = full.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
                 checkpointed.append(full)

@@ -94,18 +94,15 @@ def expand(rows: DataFrame, fields: frozenset[str] = IMAGE_FIELDS) -> DataFrame:
     """Changelog rows with the event's ``fields`` as columns, whatever their version (the mirror's input).
 
     Version 2 rows get them (of ``columns``, ``before``, ``after``, ``changed_columns``) decoded from
-    ``event_avro`` (one ``from_avro`` pass; the others are skipped, not built: the descriptors are
-    a quarter of the decoding's cost); version-1 rows have them all already. ``after`` needs
-    ``before`` (the image's value types are defined where the schema first names them).
+    ``event_avro`` (one pass of the decoder, ``events.decoder``; the others are read past, not built);
+    version-1 rows have them all already.
     """
     if BODY not in rows.columns:
         return rows
-    assert fields <= IMAGE_FIELDS and ("after" not in fields or "before" in fields), fields
+    assert fields <= IMAGE_FIELDS, fields
     decoded = decoded_event(BODY, only=None if fields == IMAGE_FIELDS else fields)
     kept = [c for c in rows.columns if c not in (BODY, "key")]
     # The body decoded into a column of its own, then its fields picked: Spark does not merge the two
-    # projections (that would repeat an expensive expression), so each body is decoded once. Picking the
-    # fields straight from the expression decoded it once per field: the version CASE around
-    # ``from_avro`` keeps Spark's common-subexpression elimination from sharing it (measured: twice the cost).
+    # projections (that would repeat an expensive expression), so each body is decoded once.
     images = [F.col(f"{_DECODED}.{name}").alias(name) for name in sorted(fields)]
     return rows.select(*kept, decoded.alias(_DECODED)).select(*kept, *images)

@@ -3,9 +3,9 @@
 Each message is ``C3 01`` + the 8-byte CRC-64-AVRO fingerprint of the writer
 schema + the Avro body. ``decode`` checks the header, picks the released schema
 version whose fingerprint matches (``shared/event/schemas``) and decodes the
-body with spark-avro's ``from_avro``, resolved to the current schema (option
-``avroSchema``), so every version yields the same struct. Anything else gets a
-``_reason`` and goes to the quarantine table; nothing is dropped.
+body with the sink's decoder (``events.decoder``, the SQL function
+``binlake_decode_event``). Anything else gets a ``_reason`` and goes to the
+quarantine table; nothing is dropped.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Final
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.avro.functions import from_avro
 from pyspark.sql.types import BinaryType, IntegerType, LongType, StringType, StructField, StructType, TimestampType
 
 from binlake.shared.codec import avro
 from binlake.shared.config.settings import KafkaSettings
+from binlake.spark_sink.events import decoder
 from binlake.spark_sink.events.pem import ssl_options
 from binlake.spark_sink.layout import IMAGE_FIELDS
 from binlake.spark_sink.settings import SinkSettings
@@ -78,36 +78,14 @@ def read_stream(
     return reader.load()
 
 
-def reader_schema(*, envelope: bool = False, only: frozenset[str] | None = None) -> dict[str, object]:
-    """The current event schema; with ``envelope``, without ``IMAGE_FIELDS``; with ``only``, just those
-    fields. Avro skips the fields a reader schema leaves out without building them: cheap."""
-    schema = avro.schema_json()
-    fields = schema["fields"]
-    assert isinstance(fields, list)
-    if envelope:
-        fields = [f for f in fields if f["name"] not in IMAGE_FIELDS]
-    if only is not None:
-        fields = [f for f in fields if f["name"] in only]
-    return {**schema, "fields": fields}
-
-
 def decoded_event(value: str = "value", *, envelope: bool = False, only: frozenset[str] | None = None) -> Column:
-    """The event struct (current schema, its envelope, or ``only`` some fields) of single-object bytes in
-    column ``value``."""
-    reader = json.dumps(reader_schema(envelope=envelope, only=only))
-    body = F.expr(f"substring({value}, 11)")
-    fingerprint = F.substring(value, 3, 8)
-    options = {"mode": "PERMISSIVE", "enableStableIdentifiersForUnionType": "true", "avroSchema": reader}
-    decoded: Column | None = None
-    for version in avro.released_versions():
-        branch = from_avro(body, json.dumps(avro.schema_json(version)), options)
-        decoded = (
-            F.when(fingerprint == F.lit(avro.fingerprint(version)), branch)
-            if decoded is None
-            else (decoded.when(fingerprint == F.lit(avro.fingerprint(version)), branch))
-        )
-    assert decoded is not None
-    return decoded
+    """The event struct of the single-object bytes in column ``value`` (``events.decoder``): every field, its
+    envelope (``envelope``: no ``IMAGE_FIELDS``) or ``only`` some fields built, the others NULL."""
+    if only is not None:
+        return decoder.decoded(value, only)
+    if envelope:
+        return decoder.decoded(value, [f for f in decoder.event_fields() if f not in IMAGE_FIELDS])
+    return decoder.decoded(value)
 
 
 def decode(raw: DataFrame, *, envelope: bool = False) -> DataFrame:
@@ -134,8 +112,8 @@ def decode(raw: DataFrame, *, envelope: bool = False) -> DataFrame:
             ~F.array_contains(known, fingerprint),
             F.concat(F.lit("unknown schema fingerprint "), F.lower(F.hex(fingerprint))),
         )
-        # PERMISSIVE from_avro yields an all-null struct for a body it cannot read; op, order_key and
-        # origin are required fields, so a readable event always has them.
+        # The decoder yields NULL for a body it cannot read; op, order_key and origin are required fields,
+        # so a readable event always has them.
         .when(
             F.col(EVENT).isNull()
             | F.col(EVENT)["op"].isNull()

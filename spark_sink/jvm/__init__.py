@@ -1,10 +1,12 @@
-"""binlake's Spark plugin: a small jar built from ``src/`` with the JDK's ``javac`` (``build``).
+"""binlake's jar: a few classes built from ``src/`` with the JDK's ``javac`` (``build``), loaded by every
+sink session.
 
+``EventDecoder`` decodes the canonical event (``spark_sink.events.decoder``).
 ``TaskConfPlugin`` gives each Spark task one SQL configuration for its whole
-run (see its Java doc for why: Spark 4.2 builds a new one per field of every
-Avro value it decodes). The session loads it (``spark.jars`` and
-``spark.plugins``) where the jar exists and ``BINLAKE_SINK_SPARK_TASK_CONF_PLUGIN``
-is not false; without it Spark behaves the same, slower.
+run (see its Java doc for why: Spark 4.2 builds a new one per field of some
+rows it makes). The session turns it on (``spark.plugins``) unless
+``BINLAKE_SINK_SPARK_TASK_CONF_PLUGIN`` is false; without it Spark behaves the
+same, slower.
 """
 
 from __future__ import annotations

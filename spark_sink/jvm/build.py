@@ -1,8 +1,9 @@
 """Build ``binlake-spark.jar`` (``python -m binlake.spark_sink.jvm.build``): ``javac`` of ``src/``, then a zip.
 
-Spark's plugin interfaces come from stubs (``stubs/``, compiled apart and left out of the jar), so the build
-needs a JDK and nothing of Spark. Run by ``make`` (the ``native`` build) and by ``setup.py`` when it builds a
-wheel. ``--optional``: without ``javac`` say so and build nothing (the sink then runs without the plugin).
+The Spark interfaces the classes implement come from stubs (``stubs/``, compiled apart and left out of the
+jar), so the build needs a JDK and nothing of Spark. Run by ``make`` (the ``native`` build) and by ``setup.py``
+when it builds a wheel. ``--optional``: without ``javac`` say so and build nothing (the sink then refuses to
+start, saying how to build the jar).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if _javac() is None and args.optional:
         print(
-            "binlake.spark_sink.jvm: no javac, the Spark plugin is not built (the sink runs without it)",
+            "binlake.spark_sink.jvm: no javac, binlake-spark.jar is not built: `binlake sink` needs it (the event "
+            "decoder) and refuses to start until a JDK builds it",
             file=sys.stderr,
         )
         return 0

@@ -3,7 +3,8 @@
 A version-2 changelog (``spark_sink.events.rows``) keeps each event's images only
 in ``event_avro``, the event's bytes as the unified topic holds them. Any Delta
 reader sees the envelope columns (op, source table, order_key, times, origin,
-Kafka coordinates); a Spark session with the sink's packages sees every field:
+Kafka coordinates); a Spark session with the sink's packages and jar (``spark.jars``:
+``binlake.spark_sink.jvm.JAR``, the event decoder) sees every field:
 
     from binlake.spark_sink.lake import sql as lake_sql
     lake_sql.register(spark, "s3a://bucket/lake")
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
 
+from binlake.spark_sink.events import decoder
 from binlake.spark_sink.events.rows import expand
 
 CHANGELOG_VIEW = "binlake_changelog"
@@ -32,6 +34,8 @@ def changelog_events(spark: SparkSession, lake_uri: str) -> DataFrame:
 
 
 def register(spark: SparkSession, lake_uri: str) -> list[str]:
-    """Create (or replace) the lake's temporary views in ``spark``; return their names."""
+    """Create (or replace) the lake's temporary views in ``spark``, registering the event decoder (SQL function
+    ``binlake_decode_event``) they use; return their names."""
+    decoder.register(spark)
     changelog_events(spark, lake_uri).createOrReplaceTempView(CHANGELOG_VIEW)
     return [CHANGELOG_VIEW]

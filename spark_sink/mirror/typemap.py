@@ -1,7 +1,7 @@
 """Canonical column descriptors -> Spark types, type widening, and value conversion.
 
-An image value is the struct ``from_avro`` yields for the value union (stable
-identifiers: ``member_long``, ``member_Decimal.digits``...). The union branch
+An image value is the struct the sink's decoder yields for the value union
+(``events.decoder``: ``member_long``, ``member_Decimal.digits``...). The union branch
 says the value's kind, so a conversion reads the branches that can hold the
 target type and leaves the rest NULL: an ``Unparsed`` value (MySQL zero date)
 is NULL in every typed column, its text stays in the changelog.

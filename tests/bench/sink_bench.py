@@ -344,7 +344,7 @@ def _session(config: BenchConfig) -> Any:
 
 
 def _sink_settings(config: BenchConfig, *, lake: str, topic: str, **overrides: Any) -> Any:
-    from binlake.spark_sink.settings import SinkSettings
+    from binlake.spark_sink.settings import DEFAULT_PACKAGES, SinkSettings
 
     conf = {"spark.driver.memory": "4g"}
     conf.update(config.spark_conf)
@@ -357,6 +357,8 @@ def _sink_settings(config: BenchConfig, *, lake: str, topic: str, **overrides: A
         "max_offsets_per_trigger": config.max_offsets_per_trigger,
         "log_level": "ERROR",
         "spark_conf": conf,
+        # The textbook peer decodes with spark-avro, as its user would; the sink needs none.
+        "spark_packages": [*DEFAULT_PACKAGES, sink_peer.PACKAGE],
     }
     values.update(overrides)
     # Through the constructor, so BINLAKE_SINK_* variables (e.g. TABLE_PARALLELISM) tune what is not set here.

@@ -5,7 +5,7 @@ Two costs of the sink's required work have nothing to do with how well it is
 written, and this part of the bench measures them on the same SparkSession:
 
 - ``decode_s``: decoding the run's events from Avro (the sink's ``decode``,
-  spark-avro's ``from_avro``) beyond reading them from Kafka: reading and
+  binlake's ``EventDecoder``) beyond reading them from Kafka: reading and
   decoding the topic into Spark's no-op sink, minus reading it alone (medians
   of ``ROUNDS``). The changelog must hold decoded events, so it pays at least
   the bare copy plus this.

@@ -1,7 +1,8 @@
 """The textbook sink: what a user writes from the Delta Lake docs' CDC upsert example, as a bench contender.
 
 Structured Streaming ``foreachBatch``: decode the batch's canonical events
-(``from_avro``, the whole event), then per source table keep each key's newest
+(spark-avro's ``from_avro``, the whole event: ``PACKAGE``, which the bench's
+session adds for it; the sink has a decoder of its own), then per source table keep each key's newest
 event (``row_number()`` over the key, by ``order_key`` descending) and run one
 Delta ``MERGE``: matched and the newest is a DELETE -> delete, matched ->
 update all, not matched and not a DELETE -> insert. The mirror tables are typed
@@ -18,13 +19,17 @@ floor of the common design, not a correct alternative.
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from binlake.shared.codec import avro
 from binlake.shared.config.settings import KafkaSettings
+
+PACKAGE: Final = "org.apache.spark:spark-avro_2.13:4.1.1"
+"""spark-avro for the peer's ``from_avro`` (4.2.0 is not on Maven Central here; 4.1.1 runs on Spark 4.2)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +82,10 @@ def textbook_copy(
     from delta.tables import DeltaTable
     from pyspark.sql import Column, DataFrame, Window
     from pyspark.sql import functions as F
+    from pyspark.sql.avro.functions import from_avro
     from pyspark.sql.types import StringType, StructField, StructType
 
     from binlake.spark_sink.delta import quote
-    from binlake.spark_sink.events.source import decoded_event
     from binlake.spark_sink.mirror.typemap import convert, sql_string
 
     uris = {t.name: (lake / t.name.replace(".", "__")).as_uri() for t in tables}
@@ -90,7 +95,10 @@ def textbook_copy(
         spark.createDataFrame([], schema).write.format("delta").save(uris[t.name])
 
     def upsert(batch: DataFrame, batch_id: int) -> None:
-        events = batch.select(decoded_event().alias("e")).select("e.*")
+        schema = json.dumps(avro.schema_json())
+        options = {"mode": "PERMISSIVE", "enableStableIdentifiersForUnionType": "true"}
+        body = F.expr("substring(value, 11)")  # after the single-object header
+        events = batch.select(from_avro(body, schema, options).alias("e")).select("e.*")
         events = events.withColumn("_table", F.concat_ws(".", "source.database", "source.table"))
         events = events.persist()
         try:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
+from binlake.spark_sink import jvm
 from binlake.spark_sink.settings import DEFAULT_EXCLUDES, DEFAULT_PACKAGES
 from tests.deploy.deployment_files import ALERTS, BINLAKE_NAME, CHART, DASHBOARDS, DOCKERFILE, settings_variables
 from tests.deploy.tools import run, tool
@@ -144,6 +145,9 @@ def test_spark_operator_packages_are_the_sinks_and_the_images() -> None:
     assert conf["spark.jars.packages"].split(",") == [*DEFAULT_PACKAGES, *cloud.group(1).split(",")]
     assert conf["spark.jars.excludes"].split(",") == list(DEFAULT_EXCLUDES)
     assert conf["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+    # The driver and the executors decode events with binlake's jar, from the image's installed package.
+    own = f"binlake/spark_sink/jvm/{jvm.JAR.name}"
+    assert any(jar.endswith(f"/site-packages/{own}") for jar in conf["spark.jars"].split(",")), conf["spark.jars"]
 
 
 def test_spark_operator_mode_needs_an_object_store() -> None:

@@ -1,0 +1,116 @@
+"""The canonical event's decoding in Spark: SQL function ``binlake_decode_event(value, fields)``.
+
+The function is ``io.binlake.spark.EventDecoder`` of the sink's jar (``spark_sink/jvm``): single-object
+Avro bytes of the released event schema to one struct (``event_type``), NULL where the bytes are not such
+an event. ``fields`` (comma-separated) names the event fields it builds; the others are read past and come
+back NULL, which is what makes an envelope-only decoding cheap. Every Spark session the sink builds
+registers it (``register``); so does ``lake.sql.register`` in a user's session (which needs the jar:
+``spark.jars`` with ``binlake.spark_sink.jvm.JAR``).
+
+The struct's shape is the one spark-avro gave the same schema, so lakes, SQL and the mirror's conversions
+read the same columns: records are structs, enums and strings strings, ``["null", T]`` a nullable T, and
+the value union a struct of one nullable member per branch (``member_long``, ``member_Decimal``...,
+``typemap``), NULL for SQL NULL.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Final
+
+from pyspark.sql import Column, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    BooleanType,
+    DataType,
+    DoubleType,
+    IntegerType,
+    LongType,
+    MapType,
+    StringType,
+    StructField,
+    StructType,
+)
+
+from binlake.shared.codec import avro
+from binlake.shared.errors import BinlakeError
+from binlake.spark_sink import jvm
+
+FUNCTION: Final = "binlake_decode_event"
+DECODER_CLASS: Final = "io.binlake.spark.EventDecoder"
+_PRIMITIVES: Final[dict[str, DataType]] = {
+    "string": StringType(),
+    "long": LongType(),
+    "int": IntegerType(),
+    "boolean": BooleanType(),
+    "double": DoubleType(),
+    "bytes": BinaryType(),
+}
+
+
+class DecoderMissing(BinlakeError):
+    """The session cannot load the event decoder: the sink's jar is not on its class path."""
+
+
+def _spark_type(schema: Any, named: dict[str, DataType]) -> DataType:
+    """An Avro (sub)schema as spark-avro types it (stable union identifiers); ``named`` collects records."""
+    if isinstance(schema, str):
+        if schema in _PRIMITIVES:
+            return _PRIMITIVES[schema]
+        return named[schema]
+    if isinstance(schema, list):
+        branches = [b for b in schema if b != "null"]
+        if len(branches) == 1:
+            return _spark_type(branches[0], named)
+        members = []
+        for branch in branches:
+            name = branch if isinstance(branch, str) else branch.get("name", branch["type"])
+            members.append(StructField(f"member_{name}", _spark_type(branch, named), True))
+        return StructType(members)
+    kind = schema["type"]
+    if kind == "record":
+        record = StructType([StructField(f["name"], _spark_type(f["type"], named), True) for f in schema["fields"]])
+        named[schema["name"]] = record
+        return record
+    if kind == "enum":
+        named[schema["name"]] = StringType()
+        return StringType()
+    if kind == "array":
+        return ArrayType(_spark_type(schema["items"], named), True)
+    if kind == "map":
+        return MapType(StringType(), _spark_type(schema["values"], named), True)
+    return _spark_type(kind, named)
+
+
+def event_type() -> StructType:
+    """The Spark type of a decoded event (every field nullable: a field not asked for is NULL)."""
+    decoded = _spark_type(avro.schema_json(), {})
+    assert isinstance(decoded, StructType)
+    return decoded
+
+
+def event_fields() -> list[str]:
+    """The event's fields in the schema's order."""
+    return list(event_type().fieldNames())
+
+
+def register(spark: SparkSession) -> None:
+    """Register ``binlake_decode_event`` in ``spark`` (its streaming queries' sessions inherit it)."""
+    try:
+        spark.udf.registerJavaFunction(FUNCTION, DECODER_CLASS, event_type())
+    except Exception as error:  # py4j wraps the JVM's ClassNotFoundException: say what to do instead
+        if DECODER_CLASS not in str(error) and "ClassNotFound" not in str(error):
+            raise
+        raise DecoderMissing(
+            f"this Spark session cannot load {DECODER_CLASS}: add {jvm.JAR} to spark.jars (build it with "
+            "`python -m binlake.spark_sink.jvm.build`, which needs a JDK)"
+        ) from error
+
+
+def decoded(value: str, fields: Iterable[str] | None = None) -> Column:
+    """The event struct of the single-object bytes in column ``value``: ``fields`` built (all when None), the
+    rest NULL; NULL when the bytes are not an event of the released schema."""
+    names = event_fields() if fields is None else [f for f in event_fields() if f in set(fields)]
+    return F.call_function(FUNCTION, F.col(value), F.lit(",".join(names)))

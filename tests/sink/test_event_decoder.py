@@ -1,0 +1,136 @@
+"""The sink's event decoder (``io.binlake.spark.EventDecoder``, SQL ``binlake_decode_event``) in a real session.
+
+Every event the golden corpus' messages normalize to, plus a DDL event, is encoded as the normalizer encodes
+it and decoded by Spark; the row must equal what fastavro (the normalizer's own Avro library) reads from the
+same bytes, in the struct shape the sink's SQL reads (``events.decoder``). Bytes that are not such an event
+decode to NULL, which the sink quarantines as "corrupt Avro body".
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import fastavro
+import pytest
+from pyspark.sql import SparkSession
+
+from binlake.shared.codec import avro
+from binlake.shared.event.model import Source
+from binlake.shared.parsing import registry
+from binlake.shared.parsing.result import Parsed
+from binlake.spark_sink.events import decoder
+from binlake.spark_sink.events.source import REASON, decode
+from tests.corpus_cases import cases
+from tests.support.changelog_events import ddl_event
+from tests.support.spark_fixtures import spark
+
+pytestmark = pytest.mark.integration
+__all__ = ["spark"]
+
+MEMBERS = [f.name for f in decoder.event_type()["before"].dataType.valueType.fields]  # type: ignore[attr-defined]
+
+
+def corpus_messages() -> list[bytes]:
+    """The corpus' events (every format, every value kind it has) as single-object Avro, and a DDL event."""
+    out = [avro.encode(ddl_event(Source("canal-json", "mysql", "d", None, "t", binlog_pos=4), 1_700_000_000_000))]
+    for case in cases():
+        outcome = registry.get(case.format_id)(case.raw(), case.context().at("vendor", 3, 41))
+        if isinstance(outcome, Parsed):
+            out += [avro.encode(event) for event in outcome.events]
+    return out
+
+
+def _value(value: Any) -> dict[str, Any] | None:
+    """A value union as fastavro reads it (records as (name, fields)) in the decoder's member struct."""
+    if value is None:
+        return None
+    members: dict[str, Any] = dict.fromkeys(MEMBERS)
+    if isinstance(value, tuple):
+        name, fields = value
+        members[f"member_{name.rsplit('.', 1)[-1]}"] = fields
+    else:
+        kind = {bool: "boolean", int: "long", float: "double", str: "string", bytes: "bytes"}[type(value)]
+        members[f"member_{kind}"] = value
+    return members
+
+
+def expected(message: bytes, fields: set[str] | None = None) -> dict[str, Any]:
+    """What fastavro reads of ``message``, shaped as the decoder's row; fields not in ``fields`` None."""
+    record = fastavro.schemaless_reader(
+        io.BytesIO(message[10:]), avro.parsed_schema(), return_record_name=True, return_record_name_override=True
+    )
+    assert isinstance(record, dict)
+    for image in ("before", "after"):
+        if record[image] is not None:
+            record[image] = {name: _value(v) for name, v in record[image].items()}
+    return {name: (record[name] if fields is None or name in fields else None) for name in decoder.event_fields()}
+
+
+def _decoded(spark: SparkSession, messages: list[bytes], fields: set[str] | None = None) -> list[Any]:
+    frame = spark.createDataFrame([(i, m) for i, m in enumerate(messages)], "i int, value binary")
+    rows = frame.select("i", decoder.decoded("value", fields).alias("e")).orderBy("i").collect()
+    return [None if row["e"] is None else row["e"].asDict(recursive=True) for row in rows]
+
+
+def test_every_corpus_event_decodes_as_fastavro_reads_it(spark: SparkSession) -> None:
+    messages = corpus_messages()
+    assert len(messages) > 200
+    kinds = {m for message in messages for m in _members_used(message)}
+    assert kinds == set(MEMBERS), f"the corpus lacks value kinds {set(MEMBERS) - kinds}"
+    for message, got in zip(messages, _decoded(spark, messages), strict=True):
+        assert got == expected(message)
+
+
+def _members_used(message: bytes) -> set[str]:
+    row = expected(message)
+    return {
+        member
+        for image in (row["before"], row["after"])
+        for value in (image or {}).values()
+        for member, held in (value or {}).items()
+        if held is not None
+    }
+
+
+def test_only_the_fields_asked_for_are_built(spark: SparkSession) -> None:
+    messages = corpus_messages()[:50]
+    for fields in ({"before", "after"}, {"columns"}, {"op", "origin", "order_key"}):
+        for message, got in zip(messages, _decoded(spark, messages, fields), strict=True):
+            assert got == expected(message, fields)
+
+
+def test_bytes_that_are_no_event_decode_to_null_and_are_quarantined(spark: SparkSession) -> None:
+    good = corpus_messages()[1]
+    order_key = expected(good)["order_key"].encode()
+    at = good.index(order_key)
+    broken = {
+        "truncated": good[:-1],
+        "a byte after the event": good + b"\x00",
+        "another fingerprint": good[:2] + bytes(8) + good[10:],
+        "no header": good[10:],
+        "op symbol 9 of 7": good[:10] + b"\x12" + good[11:],
+        "text that is not UTF-8": good[:at] + b"\xff" + good[at + 1 :],
+        "empty": b"",
+    }
+    assert all(row is None for row in _decoded(spark, list(broken.values())))
+    raw = spark.createDataFrame(
+        [(None, m, "t", 0, i, None, 0) for i, m in enumerate([good, *broken.values()])],
+        "key binary, value binary, topic string, partition int, offset long, timestamp timestamp, timestampType int",
+    )
+    reasons = [row[REASON] for row in decode(raw).orderBy("_kafka_offset").collect()]
+    assert reasons[0] is None
+    assert reasons[1:3] == ["corrupt Avro body"] * 2
+    assert reasons[3].startswith("unknown schema fingerprint")
+    assert reasons[4] == "no Avro single-object marker C3 01"
+    assert reasons[5:7] == ["corrupt Avro body"] * 2
+    assert reasons[7] == "shorter than the single-object header"
+
+
+def test_the_decoder_reads_the_released_schema_and_no_other(spark: SparkSession) -> None:
+    """A new schema version needs a reader in EventDecoder.java before it is released: this fails until then."""
+    gateway: Any = spark.sparkContext._jvm
+    java = getattr(gateway, decoder.DECODER_CLASS)
+    assert avro.released_versions() == [1]
+    assert bytes(java.header()) == avro.MAGIC + avro.fingerprint(1)
+    assert list(java.fields()) == decoder.event_fields() == [f["name"] for f in avro.schema_json()["fields"]]
