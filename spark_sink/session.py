@@ -149,7 +149,7 @@ def own_jars() -> list[Path]:
 
 
 def session_jars(settings: SinkSettings) -> list[Path] | None:
-    """The jars a session loads (standalone, resolved packages, the plugin); None until the packages are
+    """The jars a session loads (standalone, resolved packages, binlake's jar); None until the packages are
     resolved."""
     resolved = resolved_jars(settings)
     return None if resolved is None else standalone_jars(settings) + resolved + own_jars()
