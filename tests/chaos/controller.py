@@ -115,7 +115,11 @@ class Controller:
         """A normalizer frozen inside an open transaction for longer than its group session (a long GC pause,
         a stalled VM), then let go: its partitions have moved to its peer meanwhile, whose producer fenced the
         frozen one's; thawed, it finds its producer fenced and the partition no longer its own, and leaves the
-        group to join again. Recorded with the kills (target ``frozen ...``); the process lives on."""
+        group to join again. Recorded with the kills (target ``frozen ...``); the process lives on.
+
+        A victim whose aim misses is left for another until each has missed once: one format's normalizers may
+        hold their transactions open for far less time than another's."""
+        missed: set[str] = set()
         while True:
             live = self._killable()
             pairs = [
@@ -126,12 +130,16 @@ class Controller:
             if not pairs:
                 await asyncio.sleep(0.2)
                 continue
-            victim = self.rng.choice(pairs)
+            victim = self.rng.choice([r for r in pairs if r.name not in missed] or pairs)
             self._frozen.add(victim.name)
             try:
                 async with self.gate.use():
                     kill, _ = await self._aim_at_transaction(victim, FREEZE_TRIES)
                 if kill is None:
+                    continue
+                if not kill.inside and any(r.name not in missed | {victim.name} for r in pairs):
+                    missed.add(victim.name)
+                    self.say(f"freeze: no open transaction of {victim.name} in {FREEZE_TRIES} freezes, another")
                     continue
                 assert victim.service is not None
                 if kill.inside:
