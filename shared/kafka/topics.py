@@ -25,6 +25,9 @@ from binlake.shared.errors import BinlakeError
 
 REPLICAS: Final = 3
 """The replication factor of a production topic; fewer only where the cluster has fewer brokers."""
+SETTLE_TRIES: Final = 40
+SETTLE_PAUSE_S: Final = 0.25
+"""How long a report waits for the brokers to know a topic created a moment ago (its partitions, its configs)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,11 +161,11 @@ async def ensure(
 
 
 async def _report(admin: AIOKafkaAdminClient, topic: str, *, created: bool, plan: Replication) -> TopicReport:
-    for _ in range(40):  # a topic created a moment ago may have no partition metadata yet
+    for _ in range(SETTLE_TRIES):  # a topic created a moment ago may have no partition metadata yet
         described = [d for d in await admin.describe_topics([topic]) if d["error_code"] == 0 and d["partitions"]]
         if described:
             break
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(SETTLE_PAUSE_S)
     else:
         raise BinlakeError(f"topic {topic} has no partitions the brokers name yet; run the command again")
     found = described[0]["partitions"]
@@ -180,11 +183,11 @@ async def _min_insync(admin: AIOKafkaAdminClient, topic: str) -> str | None:
     UNKNOWN_TOPIC_OR_PARTITION inside the resource, which is asked again rather than read as "not set".
     """
     code, message = 0, ""
-    for _ in range(40):
+    for _ in range(SETTLE_TRIES):
         (answer,) = await admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, topic)])
         code, message, *_rest, entries = answer.resources[0]
         if code == 0:
             return next((entry[1] for entry in entries if str(entry[0]) == "min.insync.replicas"), None)
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(SETTLE_PAUSE_S)
     detail = message or for_code(code).__name__
     raise BinlakeError(f"the brokers did not describe topic {topic}'s configs: {detail}; run the command again")
