@@ -15,6 +15,7 @@ the value union a struct of one nullable member per branch (``member_long``, ``m
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -84,8 +85,10 @@ def _spark_type(schema: Any, named: dict[str, DataType]) -> DataType:
     return _spark_type(kind, named)
 
 
+@functools.cache
 def event_type() -> StructType:
-    """The Spark type of a decoded event (every field nullable: a field not asked for is NULL)."""
+    """The Spark type of a decoded event (every field nullable: a field not asked for is NULL); built once, as
+    every decoding step of every batch asks for it."""
     decoded = _spark_type(avro.schema_json(), {})
     assert isinstance(decoded, StructType)
     return decoded
