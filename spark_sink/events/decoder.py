@@ -41,6 +41,8 @@ from binlake.spark_sink import jvm
 
 FUNCTION: Final = "binlake_decode_event"
 DECODER_CLASS: Final = "io.binlake.spark.EventDecoder"
+DESCRIPTOR_FUNCTION: Final = "binlake_event_descriptor"
+DESCRIPTOR_CLASS: Final = "io.binlake.spark.EventDescriptor"
 _PRIMITIVES: Final[dict[str, DataType]] = {
     "string": StringType(),
     "long": LongType(),
@@ -100,9 +102,11 @@ def event_fields() -> list[str]:
 
 
 def register(spark: SparkSession) -> None:
-    """Register ``binlake_decode_event`` in ``spark`` (its streaming queries' sessions inherit it)."""
+    """Register ``binlake_decode_event`` and ``binlake_event_descriptor`` in ``spark`` (its streaming queries'
+    sessions inherit them)."""
     try:
         spark.udf.registerJavaFunction(FUNCTION, DECODER_CLASS, event_type())
+        spark.udf.registerJavaFunction(DESCRIPTOR_FUNCTION, DESCRIPTOR_CLASS, LongType())
     except Exception as error:  # py4j wraps the JVM's ClassNotFoundException: say what to do instead
         if DECODER_CLASS not in str(error) and "ClassNotFound" not in str(error):
             raise
@@ -117,3 +121,10 @@ def decoded(value: str, fields: Iterable[str] | None = None) -> Column:
     rest NULL; NULL when the bytes are not an event of the released schema."""
     names = event_fields() if fields is None else [f for f in event_fields() if f in set(fields)]
     return F.call_function(FUNCTION, F.col(value), F.lit(",".join(names)))
+
+
+def descriptor_id(value: str) -> Column:
+    """The column descriptor id of the event in column ``value``: a hash of the bytes of its ``primary_key``
+    and ``columns`` (equal descriptors, equal ids), found without decoding them; NULL for bytes that are not an
+    event."""
+    return F.call_function(DESCRIPTOR_FUNCTION, F.col(value))

@@ -81,10 +81,9 @@ def changelog_rows(
     return rows.where(F.col(REASON).isNull()).drop(REASON)
 
 
-def mirror_fields(*, descriptors_vary: bool) -> frozenset[str]:
-    """What a mirror reads of an event's body (``expand``): its images, and its column descriptors only
-    where they vary among a batch's events of one table (the descriptor id hashes them)."""
-    return frozenset({"before", "after", "columns"} if descriptors_vary else {"before", "after"})
+MIRROR_FIELDS: Final = frozenset({"before", "after"})
+"""What a mirror reads of an event's body (``expand``): its images (descriptors are told apart by the bytes of
+their own fields, ``project.with_descriptor_id``, without decoding them)."""
 
 
 _DECODED: Final = "_decoded"

@@ -112,21 +112,22 @@ def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str,
     came later (a format without types gives a column a type per value: ``string`` then ``int64``)."""
     found: dict[str, list[Descriptor]] = {}
     counts: dict[str, RowCounts] = {}
-    if BODY in rows.columns:
-        # A version-2 changelog: only the descriptors are decoded (Avro skips the images without building
-        # them); each table's images are decoded later, once: by its own projection or by the shared fold.
-        rows = rows.withColumn("columns", decoded_event(BODY, only=frozenset({"columns"}))["columns"])
+    # A version-2 changelog: the events are grouped by the bytes of their descriptor, and one body per group is
+    # decoded (its ``columns``); a version-1 row has its descriptor decoded already.
+    described = BODY if BODY in rows.columns else "columns"
     distinct = (
         with_descriptor_id(rows)
         .groupBy("source_table", DESC)
         .agg(
-            F.first("columns").alias("columns"),
+            F.first(described).alias(described),
             F.first("primary_key").alias("primary_key"),
             F.count("*").alias("n"),
             F.count_if(F.col("op") != "INSERT").alias("changes"),
             F.min(sequence()).alias("first"),
         )
     )
+    if described == BODY:
+        distinct = distinct.withColumn("columns", decoded_event(BODY, only=frozenset({"columns"}))["columns"])
     for row in sorted(distinct.collect(), key=lambda r: (r["first"], r[DESC])):
         seen = counts.get(row["source_table"], RowCounts())
         counts[row["source_table"]] = RowCounts(seen.rows + int(row["n"]), seen.changes + int(row["changes"]))

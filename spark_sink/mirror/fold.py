@@ -42,7 +42,7 @@ from pyspark.sql.types import BooleanType, DataType, LongType, MapType, StringTy
 from binlake.spark_sink import delta
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.events.order import sequence_sql
-from binlake.spark_sink.events.rows import expand, mirror_fields
+from binlake.spark_sink.events.rows import MIRROR_FIELDS, expand
 from binlake.spark_sink.layout import ORDER_KEY
 from binlake.spark_sink.mirror import tombstones
 from binlake.spark_sink.mirror.merge_rules import LAST_DELETE
@@ -120,20 +120,20 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
             by_desc.append(item.table)
         routes += rows
     names = sorted(t.table for t in tables)
-    fields = mirror_fields(descriptors_vary=bool(by_desc))
-    events = expand(row_events.where(F.col(TABLE).isin(names)), fields)
+    events = row_events.where(F.col(TABLE).isin(names))
+    if by_desc:  # before the body is expanded: read from its bytes
+        events = with_descriptor_id(events).withColumn(
+            DESC, F.when(F.col(TABLE).isin(by_desc), F.col(DESC)).otherwise(F.lit(0))
+        )
+    else:
+        events = events.withColumn(DESC, F.lit(0).cast("long"))
+    events = expand(events, MIRROR_FIELDS)
     floors = {t.table: t.truncated_at for t in tables if t.truncated_at is not None}
     if floors:
         pairs = ", ".join(f"{sql_string(t)}, {sql_string(at)}" for t, at in sorted(floors.items()))
         events = events.where(f"{sequence_sql()} > coalesce(map({pairs})[{TABLE}], '')")
     keys = ", ".join(f"{sql_string(t.table)}, array({', '.join(sql_string(k) for k in t.key)})" for t in tables)
     events = events.withColumn(KEY_COLUMNS, F.expr(f"map({keys})[{TABLE}]"))
-    if by_desc:
-        events = with_descriptor_id(events).withColumn(
-            DESC, F.when(F.col(TABLE).isin(by_desc), F.col(DESC)).otherwise(F.lit(0))
-        )
-    else:
-        events = events.withColumn(DESC, F.lit(0).cast("long"))
     is_delete = "op = 'DELETE'"
     # An UPDATE that moves a row to another key also deletes the old key, known by its key columns only.
     moved = (

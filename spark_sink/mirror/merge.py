@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 from binlake.spark_sink import delta
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.events.order import origin_sql, sequence
-from binlake.spark_sink.events.rows import expand, mirror_fields
+from binlake.spark_sink.events.rows import MIRROR_FIELDS, expand
 from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN
 from binlake.spark_sink.mirror import tombstones
 from binlake.spark_sink.mirror.merge_rules import LAST_DELETE, merge_clauses
@@ -42,10 +42,10 @@ IS_DELETE_SQL: Final = "op = 'DELETE'"
 def table_events(row_events: DataFrame, table: str, *, descs: list[Descriptor], truncated_at: str | None) -> DataFrame:
     """One table's row events newer than its TRUNCATE, their images decoded, the image to apply in ``IMAGE``."""
     # Only this table's rows (partition pruning on a changelog read), their images decoded here, once.
-    fields = mirror_fields(descriptors_vary=len(descs) > 1)
-    events = expand(row_events.where(F.col("source_table") == table), fields)
+    events = row_events.where(F.col("source_table") == table)
     if len(descs) > 1:
-        events = with_descriptor_id(events)
+        events = with_descriptor_id(events)  # before the body is expanded: read from its bytes
+    events = expand(events, MIRROR_FIELDS)
     if truncated_at is not None:
         events = events.where(sequence() > F.lit(truncated_at))
     # The image once, as a column: every physical column reads it (a smaller plan to analyze).

@@ -24,8 +24,9 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType
 
+from binlake.spark_sink.events import decoder
 from binlake.spark_sink.events.order import sequence_sql
-from binlake.spark_sink.layout import OP, ORDER_KEY
+from binlake.spark_sink.layout import BODY, OP, ORDER_KEY
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
 from binlake.spark_sink.mirror.typemap import convert, sql_string
 
@@ -36,6 +37,11 @@ IMAGE: Final = "_image"
 
 
 def with_descriptor_id(rows: DataFrame) -> DataFrame:
+    """``rows`` with their column descriptor id (``DESC``): from the Avro body's bytes where the changelog keeps
+    it (version 2, ``decoder.descriptor_id``: no decoding), else from the decoded descriptor (version 1). The
+    ids only group one batch's events, so the two layouts need not agree."""
+    if BODY in rows.columns:
+        return rows.withColumn(DESC, decoder.descriptor_id(BODY))
     return rows.withColumn(DESC, F.xxhash64(F.to_json("columns"), F.to_json("primary_key")))
 
 

@@ -134,3 +134,17 @@ def test_the_decoder_reads_the_released_schema_and_no_other(spark: SparkSession)
     assert avro.released_versions() == [1]
     assert bytes(java.header()) == avro.MAGIC + avro.fingerprint(1)
     assert list(java.fields()) == decoder.event_fields() == [f["name"] for f in avro.schema_json()["fields"]]
+
+
+def test_the_descriptor_id_tells_descriptors_apart_by_their_bytes(spark: SparkSession) -> None:
+    """``binlake_event_descriptor``: equal ``primary_key`` and ``columns``, equal ids; different, different."""
+    messages = corpus_messages()
+    frame = spark.createDataFrame([(i, m) for i, m in enumerate(messages)], "i int, value binary")
+    ids = [row["d"] for row in frame.select("i", decoder.descriptor_id("value").alias("d")).orderBy("i").collect()]
+    assert None not in ids
+    described = [repr((expected(m)["primary_key"], expected(m)["columns"])) for m in messages]
+    assert len(set(described)) > 20
+    assert len(set(zip(ids, described, strict=True))) == len(set(ids)) == len(set(described))
+    broken = [b"", messages[1][:15], messages[1][:2] + bytes(8) + messages[1][10:]]
+    frame = spark.createDataFrame([(m,) for m in broken], "value binary")
+    assert [row[0] for row in frame.select(decoder.descriptor_id("value")).collect()] == [None] * 3

@@ -42,6 +42,7 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
     "changed_columns", "ddl", "origin"
   };
 
+  private static final int PRIMARY_KEY = 5; // then columns: the descriptor's two fields, side by side
   private static final String[] OPS = {"INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "TRUNCATE", "UPSERT"};
   private static final int SOURCE_FIELDS = 13;
   private static final int SOURCE_LONG = 7; // binlog_pos: the one nullable long among the source's strings
@@ -84,6 +85,27 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
     }
   }
 
+  /**
+   * Where {@code primary_key} and {@code columns} lie in {@code value}: {start, end}, or null when the bytes
+   * are not an event of the schema up to there ({@link EventDescriptor}).
+   */
+  static int[] descriptorSpan(byte[] value) {
+    if (value == null || value.length < HEADER.length) return null;
+    for (int i = 0; i < HEADER.length; i++) {
+      if (value[i] != HEADER[i]) return null;
+    }
+    try {
+      Reader in = new Reader(value, HEADER.length);
+      for (int i = 0; i < PRIMARY_KEY; i++) in.field(i, false);
+      int start = in.position();
+      in.field(PRIMARY_KEY, false);
+      in.field(PRIMARY_KEY + 1, false); // columns
+      return new int[] {start, in.position()};
+    } catch (Corrupt | IndexOutOfBoundsException | CharacterCodingException e) {
+      return null;
+    }
+  }
+
   private static boolean[] parse(String fields) {
     boolean[] wanted = new boolean[FIELDS.length];
     for (String name : fields.split(",")) {
@@ -118,6 +140,10 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
 
     boolean atEnd() {
       return p == b.length;
+    }
+
+    int position() {
+      return p;
     }
 
     Object field(int i, boolean keep) throws Corrupt, CharacterCodingException {
