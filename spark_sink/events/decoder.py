@@ -43,6 +43,9 @@ FUNCTION: Final = "binlake_decode_event"
 DECODER_CLASS: Final = "io.binlake.spark.EventDecoder"
 DESCRIPTOR_FUNCTION: Final = "binlake_event_descriptor"
 DESCRIPTOR_CLASS: Final = "io.binlake.spark.EventDescriptor"
+FOLD_FUNCTION: Final = "binlake_fold_key"
+"""A mirror batch's fold of one key's events (``mirror.fold``): ``io.binlake.spark.KeyFold``."""
+FOLD_CLASS: Final = "io.binlake.spark.KeyFold"
 _PRIMITIVES: Final[dict[str, DataType]] = {
     "string": StringType(),
     "long": LongType(),
@@ -101,12 +104,30 @@ def event_fields() -> list[str]:
     return list(event_type().fieldNames())
 
 
+@functools.cache
+def fold_type() -> StructType:
+    """What ``binlake_fold_key`` returns: the newest sequence, whether it deletes, the newest DELETE's sequence,
+    and per physical column its newest value (an image value struct) and that event's sequence."""
+    image = event_type()["after"].dataType
+    assert isinstance(image, MapType), image
+    column = StructType([StructField("v", image.valueType, True), StructField("o", StringType(), True)])
+    return StructType(
+        [
+            StructField("newest", StringType(), True),
+            StructField("deletes", BooleanType(), False),
+            StructField("last_delete", StringType(), True),
+            StructField("columns", MapType(StringType(), column, True), True),
+        ]
+    )
+
+
 def register(spark: SparkSession) -> None:
-    """Register ``binlake_decode_event`` and ``binlake_event_descriptor`` in ``spark`` (its streaming queries'
-    sessions inherit them)."""
+    """Register the jar's functions in ``spark`` (its streaming queries' sessions inherit them):
+    ``binlake_decode_event``, ``binlake_event_descriptor`` and ``binlake_fold_key``."""
     try:
         spark.udf.registerJavaFunction(FUNCTION, DECODER_CLASS, event_type())
         spark.udf.registerJavaFunction(DESCRIPTOR_FUNCTION, DESCRIPTOR_CLASS, LongType())
+        spark.udf.registerJavaFunction(FOLD_FUNCTION, FOLD_CLASS, fold_type())
     except Exception as error:  # py4j wraps the JVM's ClassNotFoundException: say what to do instead
         if DECODER_CLASS not in str(error) and "ClassNotFound" not in str(error):
             raise

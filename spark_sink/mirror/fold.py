@@ -4,26 +4,30 @@ A fold per table costs a few Spark jobs of fixed cost (a scan, code generated
 for the table's own projection, an aggregation, a checkpoint), whatever the
 table's number of rows: a batch touching 100 small tables paid it 100 times.
 This fold is one aggregation over the row events of all the batch's keyed
-tables, generic in their columns: each event's image is exploded into
-(column, value) entries, the values still the canonical value structs (typed
-by their union branch, not yet by a mirror column), and two aggregations keep
+tables, generic in their columns: each (table, key) gets the list of its events
+(their images still the canonical value structs, typed by their union branch,
+not yet by a mirror column), and one call of ``binlake_fold_key`` per key
+(``io.binlake.spark.KeyFold`` in the sink's jar) keeps
 
-- per (table, key, physical column): the newest value known (``max_by`` on the
-  sequence) and that event's sequence;
-- per (table, key): the newest sequence, whether its newest event is a
-  DELETE, and its newest DELETE's sequence.
+- per physical column: the newest value known (the value of the newest event
+  whose image holds the column) and that event's sequence;
+- the newest sequence, whether the newest event is a DELETE, and the newest
+  DELETE's sequence.
+
+Exploding each image into (column, value) rows and aggregating them in SQL did
+the same with two sorts of ten times as many rows: three to four times slower.
 
 A table's rows are then one projection of the checkpointed result
 (``table_rows``): each physical column's value converted to its mirror type
 (``typemap.convert``), in the ``_v{i}``/``_o{i}`` columns the MERGE reads
 (``merge.merge``), the same as the table's own fold made (``merge.fold_per_key``).
 
-Which physical column an entry fills is the batch's plan (``plan``):
-the routes are a small table joined to the entries, by (table, logical
-column) or, where a table's descriptors route differently (a type changed
-mid-batch), by (table, descriptor, logical column). An entry fills every
-physical column of its logical column: the routed one with its value, the
-others with NULL (a column moved to a fallback column empties the old one).
+Which physical column an image's column fills is the batch's plan (``plan``):
+the routes (``routes_text``), per table, by logical column or, where a table's
+descriptors route differently (a type changed mid-batch), by (descriptor,
+logical column). A column fills every physical column of its logical column:
+the routed one with its value, the others with NULL (a column moved to a
+fallback column empties the old one); a column no route stores is dropped.
 Grouping is by the key's canonical values (``_key_text``: the mirror's key
 columns' value structs as JSON); integer widths share one union branch, so
 widening a key column keeps its keys equal.
@@ -37,10 +41,9 @@ from typing import Final
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.types import BooleanType, DataType, LongType, MapType, StringType, StructField, StructType
+from pyspark.sql.types import DataType
 
-from binlake.spark_sink import delta
-from binlake.spark_sink.delta import quote
+from binlake.spark_sink.events import decoder
 from binlake.spark_sink.events.order import sequence_sql
 from binlake.spark_sink.events.rows import MIRROR_FIELDS, expand
 from binlake.spark_sink.layout import ORDER_KEY
@@ -52,21 +55,11 @@ from binlake.spark_sink.mirror.typemap import convert, sql_string
 
 TABLE: Final = "source_table"
 KEY: Final = "_key"
+"""The key's canonical values as JSON text: the grouping key of the fold."""
 KEY_COLUMNS: Final = "_key_columns"
 """The table's key column names (an array): the mirror's key, not necessarily the event's ``primary_key``."""
-"""The key's canonical values as JSON text: the grouping key of the fold."""
-PHYS: Final = "_phys"
 COLUMNS: Final = "_cols"
 """map<physical column, struct<v: value struct, o: sequence>>: each column's newest known value."""
-_ROUTES_SCHEMA: Final = StructType(
-    [
-        StructField(TABLE, StringType(), False),
-        StructField(DESC, LongType(), False),
-        StructField("_logical", StringType(), False),
-        StructField(PHYS, StringType(), False),
-        StructField("_routed", BooleanType(), False),
-    ]
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,70 +144,31 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
         f"inline(CASE WHEN {moved} THEN array({new}, {old}) ELSE array({new}) END)",
     )
     events = events.where(f"NOT exists({KEY_COLUMNS}, k -> {IMAGE}[k] IS NULL)")
-    # One entry per event (no column: the event's own facts) and one per column its image holds.
-    entries = events.selectExpr(
+    # One row per (table, key) with its events, then one call of the fold per key (``binlake_fold_key``).
+    texts = ", ".join(f"{sql_string(t)}, {sql_string(text)}" for t, text in sorted(routes_text(routes).items()))
+    routes_of = f"map({texts})[{TABLE}]" if texts else "''"
+    grouped = events.groupBy(TABLE, F.expr(_key_text(IMAGE)).alias(KEY)).agg(
+        F.expr(f"collect_list(struct(_seq, _del, {DESC}, {IMAGE})) AS _events")
+    )
+    folded = grouped.selectExpr(TABLE, KEY, f"{decoder.FOLD_FUNCTION}(_events, {routes_of}) AS _f").selectExpr(
         TABLE,
-        DESC,
-        "_seq",
-        "_del",
-        f"{_key_text(IMAGE)} AS {KEY}",
-        f"inline(concat(array(struct(CAST(NULL AS STRING) AS key, CAST(NULL AS {_value_type(events)}) AS value)),"
-        f" map_entries({IMAGE})))",
-    )
-    route_frame = F.broadcast(_routes_frame(spark, routes))
-    joined = entries.join(
-        route_frame,
-        on=(entries[TABLE] == route_frame[TABLE])
-        & (entries[DESC] == route_frame[DESC])
-        & (entries["key"] == route_frame["_logical"]),
-        how="left",
-    ).where(entries["key"].isNull() | route_frame[PHYS].isNotNull())  # a column no route stores is dropped
-    joined = joined.select(
-        entries[TABLE].alias(TABLE), KEY, "_seq", "_del", PHYS, F.expr("CASE WHEN _routed THEN value END").alias("v")
-    )
-    # Both aggregations group by (table, key) first: one shuffle (hash partitioning on a prefix of the
-    # first aggregation's grouping satisfies it).
-    per_column = (
-        joined.repartition(TABLE, KEY)
-        .groupBy(TABLE, KEY, PHYS)
-        .agg(
-            F.expr("max(_seq) AS _newest"),
-            F.expr("max_by(_del, _seq) AS _del_newest"),
-            F.expr("max(CASE WHEN _del THEN _seq END) AS _ld"),
-            F.expr("max_by(v, _seq) AS v"),
-        )
-    )
-    folded = per_column.groupBy(TABLE, KEY).agg(
-        F.expr(f"max(CASE WHEN {PHYS} IS NULL THEN _newest END) AS {ORDER_KEY}"),
-        F.expr(f"max(CASE WHEN {PHYS} IS NULL THEN _del_newest END) AS _delete"),
-        F.expr(f"max(CASE WHEN {PHYS} IS NULL THEN _ld END) AS {LAST_DELETE}"),
-        F.expr(
-            f"map_from_entries(collect_list(CASE WHEN {PHYS} IS NOT NULL THEN"
-            f" struct({PHYS}, struct(v, _newest AS o)) END)) AS {COLUMNS}"
-        ),
+        KEY,
+        f"_f.newest AS {ORDER_KEY}",
+        "_f.deletes AS _delete",
+        f"_f.last_delete AS {LAST_DELETE}",
+        f"_f.columns AS {COLUMNS}",
     )
     return folded.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
 
-def _routes_frame(spark: SparkSession, routes: list[tuple[str, int, str, str, bool]]) -> DataFrame:
-    """The routes as a small DataFrame: one SQL ``VALUES`` list, parsed and planned in the JVM at once (no
-    Python step on the executors, whose Python may be another version than the driver's on a cluster; and
-    one call, where a Column per value cost a batch of hundreds of descriptors minutes of driver calls)."""
-    if not routes:
-        return delta.empty(spark, _ROUTES_SCHEMA)
-    rows = ", ".join(
-        f"({sql_string(table)}, {desc}L, {sql_string(logical)}, {sql_string(phys)}, {str(routed).lower()})"
-        for table, desc, logical, phys, routed in routes
-    )
-    names = ", ".join(quote(f.name) for f in _ROUTES_SCHEMA.fields)
-    return spark.sql(f"SELECT * FROM VALUES {rows} AS routes({names})")
-
-
-def _value_type(events: DataFrame) -> str:
-    """The image map's value struct type, as SQL (the NULL entry's type must match the map's)."""
-    image_type = events.schema[IMAGE].dataType
-    assert isinstance(image_type, MapType), image_type
-    return str(image_type.valueType.simpleString())
+def routes_text(routes: list[tuple[str, int, str, str, bool]]) -> dict[str, str]:
+    """Each table's routes as ``binlake_fold_key`` reads them: ``desc,routed,<n>:logical<n>:physical;`` per
+    route, ``n`` a name's length in UTF-16 units (Java's)."""
+    texts: dict[str, list[str]] = {}
+    for table, desc, logical, phys, routed in routes:
+        names = "".join(f"{len(name.encode('utf-16-le')) // 2}:{name}" for name in (logical, phys))
+        texts.setdefault(table, []).append(f"{desc},{int(routed)},{names};")
+    return {table: "".join(parts) for table, parts in texts.items()}
 
 
 def deletes_per_table(folded: DataFrame) -> dict[str, int]:

@@ -1,0 +1,112 @@
+"""The mirror batch's fold of one key (``io.binlake.spark.KeyFold``, SQL ``binlake_fold_key``) in a real session.
+
+The whole fold is compared with the per-table fold by the batching property test (``test_sink_batching``);
+these cases pin its own rules: newest value per column, partial images, DELETEs, routes to fallback columns
+per descriptor, names beyond ASCII, and sequences compared as Spark compares strings.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+from pyspark.sql.types import ArrayType, BooleanType, LongType, MapType, StringType, StructField, StructType
+
+from binlake.spark_sink.events import decoder
+from binlake.spark_sink.mirror.fold import routes_text
+from binlake.spark_sink.mirror.typemap import sql_string
+from tests.support.spark_fixtures import spark
+
+pytestmark = pytest.mark.integration
+__all__ = ["spark"]
+
+VALUE = decoder.event_type()["after"].dataType.valueType  # type: ignore[attr-defined]
+EVENT = StructType(
+    [
+        StructField("seq", StringType()),
+        StructField("del", BooleanType()),
+        StructField("desc", LongType()),
+        StructField("image", MapType(StringType(), VALUE)),
+    ]
+)
+
+
+def long(value: int) -> dict[str, Any]:
+    members: dict[str, Any] = dict.fromkeys(VALUE.fieldNames())
+    members["member_long"] = value
+    return members
+
+
+def text(value: str) -> dict[str, Any]:
+    members: dict[str, Any] = dict.fromkeys(VALUE.fieldNames())
+    members["member_string"] = value
+    return members
+
+
+def fold(spark: SparkSession, events: list[tuple[Any, ...]], routes: list[tuple[int, str, str, bool]]) -> Any:
+    """``binlake_fold_key`` of ``events`` (seq, del, desc, image) under ``routes`` (desc, logical, phys, routed)."""
+    frame = spark.createDataFrame([(events,)], StructType([StructField("events", ArrayType(EVENT))]))
+    text_of = routes_text([("t", *route) for route in routes]).get("t", "")
+    row = frame.selectExpr(f"{decoder.FOLD_FUNCTION}(events, {sql_string(text_of)}) AS f").first()
+    assert row is not None
+    result = row["f"]
+    columns = {name: (_plain(cell["v"]), cell["o"]) for name, cell in (result["columns"] or {}).items()}
+    return result["newest"], result["deletes"], result["last_delete"], columns
+
+
+def _plain(value: Any) -> Any:
+    if value is None:
+        return None
+    return value["member_long"] if value["member_long"] is not None else value["member_string"]
+
+
+SAME = [(0, "id", "id", True), (0, "a", "a", True), (0, "b", "b", True)]
+
+
+def test_each_column_takes_its_newest_known_value(spark: SparkSession) -> None:
+    events = [
+        ("2", False, 0, {"id": long(1), "a": long(20)}),  # partial: b unknown here
+        ("1", False, 0, {"id": long(1), "a": long(10), "b": text("x")}),
+        ("3", False, 0, {"id": long(1), "b": None}),  # b known, NULL
+        (None, True, 0, {"id": long(1)}),  # no sequence: counts for nothing
+    ]
+    newest, deletes, last_delete, columns = fold(spark, events, SAME)
+    assert (newest, deletes, last_delete) == ("3", False, None)
+    assert columns == {"id": (1, "3"), "a": (20, "2"), "b": (None, "3")}
+
+
+def test_deletes_are_tracked_apart_from_the_newest_event(spark: SparkSession) -> None:
+    events = [
+        ("1", False, 0, {"id": long(1), "a": long(10)}),
+        ("2", True, 0, {"id": long(1), "a": long(10)}),
+        ("3", False, 0, {"id": long(1), "a": long(30)}),
+    ]
+    assert fold(spark, events, SAME)[:3] == ("3", False, "2")
+    assert fold(spark, events[:2], SAME)[:3] == ("2", True, "2")
+
+
+def test_routes_fill_the_routed_column_and_empty_the_others(spark: SparkSession) -> None:
+    # Descriptor 7 types ``a`` as text: it goes to the fallback column, and empties ``a`` at its sequence.
+    routes = [
+        (5, "id", "id", True),
+        (5, "a", "a", True),
+        (5, "a", "a__string", False),
+        (7, "id", "id", True),
+        (7, "a", "a", False),
+        (7, "a", "a__string", True),
+    ]
+    events = [("1", False, 5, {"id": long(1), "a": long(10)}), ("2", False, 7, {"id": long(1), "a": text("ten")})]
+    columns = fold(spark, events, routes)[3]
+    assert columns == {"id": (1, "2"), "a": (None, "2"), "a__string": ("ten", "2")}
+    assert fold(spark, [*events, ("3", False, 9, {"a": long(3)})], routes)[3] == columns  # unrouted descriptor
+
+
+def test_names_beyond_ascii_and_sequences_in_utf8_order(spark: SparkSession) -> None:
+    name = "wert\U0001f600ä"
+    routes = [(0, name, name, True), (0, "it's", "it's", True)]
+    # U+1F600 is above U+FFFD in UTF-8 (and code point) order, below it in UTF-16 units.
+    events = [("k\U0001f600", False, 0, {name: long(1)}), ("k\ufffd", False, 0, {name: long(2), "it's": long(5)})]
+    newest, _, _, columns = fold(spark, events, routes)
+    assert newest == "k\U0001f600"
+    assert columns == {name: (1, "k\U0001f600"), "it's": (5, "k\ufffd")}
