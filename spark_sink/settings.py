@@ -117,13 +117,6 @@ class SinkSettings(BaseSettings):
         ge=1,
         description="Mirror tables a micro-batch MERGEs at the same time (Spark runs their jobs side by side).",
     )
-    mirror_shared_fold_rows: int = Field(
-        5000,
-        ge=0,
-        description="A keyed table (without history) with fewer row events than this in a mirror batch is folded "
-        "together with the batch's other such tables in one Spark aggregation; a table with more gets a fold of "
-        "its own (cheaper per row, but a few seconds of fixed cost). 0: every table folds on its own.",
-    )
     tombstone_compact_files: int = Field(
         200,
         ge=0,

@@ -22,11 +22,10 @@ already committed):
    is MERGEd into the mirror (appended when the mirror holds none of its keys:
    an initial load, an insert-only table; asked only of a batch of INSERTs,
    since one that updates or deletes finds its keys held).
-   Steps 3-4 are one aggregation and one MERGE per table: the fold does not
-   read the mirror, and the MERGE applies the floor column by column (``merge``).
-   The batch's keyed tables with few rows (``mirror_shared_fold_rows``) and
-   no history share one aggregation instead (``fold``): a fold of its
-   own costs a table seconds of fixed Spark work, however few its rows;
+   Step 4 is one aggregation for all the batch's keyed tables (``fold``: a
+   fold per table cost each table seconds of fixed Spark work, however few
+   its rows) and one MERGE per table: the fold does not read the mirror, and
+   the MERGE applies the floor column by column (``merge``);
 5. history (SCD2) tables, for the tables that ask for one (``history``);
 6. once every table is written, the deleted keys of all of them are
    appended to the lake's one tombstone table, in one commit (``tombstones``).
@@ -34,7 +33,7 @@ already committed):
 Step 1 of all the batch's tables runs on a thread pool (``table_parallelism``),
 then step 2 table by table (its commits carry a transaction id of their own,
 a session setting; the tombstones' part in one commit for all tables), then
-steps 3-5 of all tables on the pool again, then step 6: Spark
+the fold, then each table's MERGE and history on the pool again, then step 6: Spark
 schedules their jobs side by side, and each table is its own Delta table with
 its own log, so they do not conflict. They all commit under the batch's one
 transaction id, set once for the session around them
@@ -52,16 +51,13 @@ again, so a replay under a new checkpoint does not double the table.
 
 from __future__ import annotations
 
-import threading
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Final, TypeVar
 
-from pyspark import StorageLevel
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from binlake.shared.event.model import ROW_OPS
@@ -69,11 +65,10 @@ from binlake.spark_sink import delta
 from binlake.spark_sink.delta import release
 from binlake.spark_sink.events.order import sequence
 from binlake.spark_sink.events.source import decoded_event
-from binlake.spark_sink.layout import BODY, ORDER_KEY, PROP_TRUNCATED, PROP_TRUNCATED_TS
+from binlake.spark_sink.layout import BODY, PROP_TRUNCATED, PROP_TRUNCATED_TS
 from binlake.spark_sink.mirror import fold, history, merge, mirror_state, tombstones
 from binlake.spark_sink.mirror.control_events import TableControl, Truncation, collect
 from binlake.spark_sink.mirror.fold import FoldTable
-from binlake.spark_sink.mirror.merge_rules import LAST_DELETE
 from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan, one_table_per_mirror
 from binlake.spark_sink.mirror.project import (
     DESC,
@@ -199,69 +194,39 @@ def apply(
     # the batch's own append (last) does not change, so a replayed batch folds the same rows.
     with step("floors"):
         pinned = tombstones.pin(spark, settings.tombstones_uri())
-    # Keyed tables without history whose rows are few share one fold (``fold``): a fold of its own
-    # costs a table a few fixed seconds; a large table's own fold is cheaper per row than the generic one.
-    shared = [
-        item
-        for item in work
-        if item.key
-        and not settings.wants_history(item.table)
-        and row_counts.get(item.table, RowCounts()).rows < settings.mirror_shared_fold_rows
-    ]
-    shared_tables = {item.table for item in shared}
+    # Every keyed table's rows are folded in one aggregation (``fold``), then each table MERGEs its share.
+    keyed = [item for item in work if item.key]
     with delta.idempotent_dml(spark, app_id, batch_id):
         folded: DataFrame | None = None
         deletes: dict[str, int] = {}
-        if shared:
+        if keyed:
             with step("fold"):
                 folded = fold.fold_all(
-                    spark, row_events, [FoldTable(w.table, w.descs, w.result, w.key, w.truncated_at) for w in shared]
+                    spark, row_events, [FoldTable(w.table, w.descs, w.result, w.key, w.truncated_at) for w in keyed]
                 )
                 deletes = fold.deletes_per_table(folded)
-        done: list[_Written] = []
         try:
 
             def apply_one(item: _TableWork) -> None:
-                if folded is not None and item.table in shared_tables:
-                    written = _apply_folded(
-                        spark,
-                        settings,
-                        item,
-                        folded,
-                        pinned=pinned,
-                        app_id=app_id,
-                        batch_id=batch_id,
-                        step=step,
-                    )
-                else:
-                    written = _apply_rows(
-                        spark,
-                        settings,
-                        item,
-                        row_events,
-                        pinned=pinned,
-                        app_id=app_id,
-                        batch_id=batch_id,
-                        step=step,
-                    )
-                with lock:
-                    done.append(written)
+                if not item.key:
+                    _append_keyless(spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step)
+                    return
+                assert folded is not None
+                _apply_folded(spark, settings, item, folded, pinned=pinned, app_id=app_id, batch_id=batch_id, step=step)
+                if settings.wants_history(item.table):
+                    _apply_history(spark, settings, item, row_events, app_id=app_id, batch_id=batch_id, step=step)
 
-            lock = threading.Lock()
             _each_table(spark, settings, work, apply_one)
             # After every table's MERGE: one commit of all the batch's deleted keys (``tombstones``).
             with step("tombstones_append"):
-                deleted = [w.deleted for w in sorted(done, key=lambda w: w.table) if w.deleted is not None]
+                deleted: list[DataFrame] = []
                 if folded is not None:
-                    deleting = [w for w in shared if deletes.get(w.table, 0)]
-                    deleted += fold.deleted_keys(
+                    deleting = [w for w in keyed if deletes.get(w.table, 0)]
+                    deleted = fold.deleted_keys(
                         folded, [(w.table, w.key, [w.result.types[k] for k in w.key]) for w in deleting]
                     )
                 tombstones.record(spark, settings.tombstones_uri(), deleted, app_id=app_id, batch_id=batch_id)
         finally:
-            for written in done:
-                if written.folded is not None:
-                    release(written.folded)
             if folded is not None:
                 release(folded)
     # Outside the batch's transaction id (a writer's own id and the session's must not meet in one commit).
@@ -283,17 +248,6 @@ def older_than_retention(settings: SinkSettings, stats: BatchStats) -> int:
     deleted (metric ``binlake_sink_changes_older_than_retention``)."""
     retention_s = settings.tombstone_retention_hours * 3600
     return stats.older_than((time.time() - retention_s) * 1000) if retention_s > 0 else 0
-
-
-@dataclass(frozen=True, slots=True)
-class _Written:
-    """A table whose rows a batch wrote: the keys its own fold deleted (tombstone rows) and that fold, kept
-    until the batch's tombstones are appended; both None when it deleted nothing or was folded with other
-    tables (the shared fold's deleted keys are read for all its tables at once: ``fold.deleted_keys``)."""
-
-    table: str
-    deleted: DataFrame | None = None
-    folded: DataFrame | None = None
 
 
 def _each_table(
@@ -446,81 +400,51 @@ def _truncated(
             delta.set_properties(spark, uri, truncation_properties(wanted, ts_ms))
 
 
-def _apply_rows(
+def _append_keyless(
     spark: SparkSession,
     settings: SinkSettings,
     work: _TableWork,
     row_events: DataFrame,
     *,
-    pinned: tombstones.Pinned,
     app_id: str,
     batch_id: int,
     step: Step,
-) -> _Written:
-    """MERGE one table's row events (runs on a worker thread, under the batch's transaction id); return its
-    deleted keys (its fold: release it once they are appended)."""
-    table, descs, result, key = work.table, work.descs, work.result, work.key
-    uri = settings.mirror_uri(table)
-    physical = list(result.types)
-    wants_history = bool(key) and settings.wants_history(table)  # a key-less table has no history table
+) -> None:
+    """Append a key-less table's row events (runs on a worker thread, under the batch's transaction id)."""
+    events = merge.table_events(row_events, work.table, descs=work.descs, truncated_at=work.truncated_at)
+    with step("append_keyless"):
+        rows = merge.keyless_rows(events, descs=work.descs, result=work.result)
+        merge.append_keyless(
+            spark, settings.mirror_uri(work.table), rows, app_id=app_id, batch_id=batch_id, new=work.new
+        )
+
+
+def _apply_history(
+    spark: SparkSession,
+    settings: SinkSettings,
+    work: _TableWork,
+    row_events: DataFrame,
+    *,
+    app_id: str,
+    batch_id: int,
+    step: Step,
+) -> None:
+    """Add a keyed table's row events to its history table (after its mirror's MERGE)."""
+    physical = list(work.result.types)
     # A history keeps the versions of events older than the table's TRUNCATE too (closed by it); the mirror not.
-    events = merge.table_events(
-        row_events, table, descs=descs, truncated_at=None if wants_history else work.truncated_at
-    )
-    if not key:
-        with step("append_keyless"):
-            rows = merge.keyless_rows(events, descs=descs, result=result)
-            merge.append_keyless(spark, uri, rows, app_id=app_id, batch_id=batch_id, new=work.new)
-        return _Written(table)
-    key_index = [physical.index(k) for k in key]
-    all_events = merge.keyed_events(events, descs=descs, result=result, key=key, only_key=not wants_history)
-    mirror_events = all_events
-    if wants_history:
-        with step("persist_events"):
-            all_events = all_events.persist(StorageLevel.MEMORY_AND_DISK_DESER)
-        mirror_events = all_events
-        if work.truncated_at is not None:
-            mirror_events = all_events.where(F.col(ORDER_KEY) > F.lit(work.truncated_at))
-    try:
-        with step("fold"):
-            # Materialized once, lineage cut: the MERGE (told not to materialize its source again) and the
-            # tombstones read plain rows; the floors are read at a pinned version, so this is reproducible.
-            # The deleted keys are counted while the checkpoint is written (no job of their own).
-            counted = Observation(f"binlake-fold-{uuid.uuid4().hex}")  # unique: tables fold concurrently
-            folded = (
-                merge.folded_with_floors(spark, settings, table, mirror_events, key=key, result=result, pinned=pinned)
-                .observe(counted, F.count_if(F.col(LAST_DELETE).isNotNull()).alias("deletes"))
-                .localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
-            )
-            deletes = int(counted.get["deletes"])
-        try:
-            _write_folded(spark, settings, work, folded, physical=physical, app_id=app_id, batch_id=batch_id, step=step)
-            if wants_history:
-                with step("history"):
-                    history.apply(
-                        spark,
-                        settings.history_uri(table),
-                        new_events=all_events,
-                        physical=physical,
-                        types=result.types,
-                        key_index=key_index,
-                        closings=work.closings,
-                        app_id=app_id,
-                        batch_id=batch_id,
-                    )
-        except BaseException:
-            release(folded)  # else kept until the batch's tombstones are appended (``apply``)
-            raise
-    finally:
-        if wants_history:
-            with step("unpersist"):
-                all_events.unpersist()
-    if not deletes:
-        release(folded)
-        return _Written(table)
-    types = [result.types[k] for k in key]
-    deleted = tombstones.deleted(folded, table, key_cols=[f"_v{i}" for i in key_index], types=types)
-    return _Written(table, deleted, folded)
+    events = merge.table_events(row_events, work.table, descs=work.descs, truncated_at=None)
+    with step("history"):
+        history.apply(
+            spark,
+            settings.history_uri(work.table),
+            new_events=merge.keyed_events(events, descs=work.descs, result=work.result, key=work.key),
+            physical=physical,
+            types=work.result.types,
+            key_index=[physical.index(k) for k in work.key],
+            closings=work.closings,
+            app_id=app_id,
+            batch_id=batch_id,
+        )
 
 
 def _apply_folded(
@@ -533,40 +457,24 @@ def _apply_folded(
     app_id: str,
     batch_id: int,
     step: Step,
-) -> _Written:
-    """MERGE one keyed table's share of the batch's shared fold (``fold``)."""
-    table, result, key = work.table, work.result, work.key
-    physical = list(result.types)
-    key_index = [physical.index(k) for k in key]
-    # The shared fold is checkpointed and the floors are read at a pinned version: the MERGE and the
-    # tombstones read the same rows.
-    rows = fold.table_rows(folded, table, result=result, physical=physical, key_index=key_index)
-    with step("floors"):
-        source = merge.with_floors(spark, settings, rows, table=table, key=key, result=result, pinned=pinned)
-    # Its deleted keys are read from the shared fold with every other table's (``fold.deleted_keys``).
-    _write_folded(spark, settings, work, source, physical=physical, app_id=app_id, batch_id=batch_id, step=step)
-    return _Written(table)
-
-
-def _write_folded(
-    spark: SparkSession,
-    settings: SinkSettings,
-    work: _TableWork,
-    source: DataFrame,
-    *,
-    physical: list[str],
-    app_id: str,
-    batch_id: int,
-    step: Step,
 ) -> None:
-    """MERGE a keyed table's folded rows (``source``, with their floors) into its mirror: the same for a fold
-    of its own and for its share of the shared fold."""
+    """MERGE one keyed table's share of the batch's fold (``fold``) into its mirror (runs on a worker thread,
+    under the batch's transaction id)."""
+    physical = list(work.result.types)
+    key_index = [physical.index(k) for k in work.key]
+    # The fold is checkpointed and the floors are read at a pinned version: a replayed batch MERGEs the same
+    # rows. Its deleted keys are read from the fold with every other table's (``fold.deleted_keys``).
+    rows = fold.table_rows(folded, work.table, result=work.result, physical=physical, key_index=key_index)
+    with step("floors"):
+        source = merge.with_floors(
+            spark, settings, rows, table=work.table, key=work.key, result=work.result, pinned=pinned
+        )
     with step("merge"):
         merge.merge(
             spark,
             settings.mirror_uri(work.table),
             source=source,
-            key_index=[physical.index(k) for k in work.key],
+            key_index=key_index,
             physical=physical,
             app_id=app_id,
             batch_id=batch_id,

@@ -13,7 +13,7 @@ Exactly once: the changelog holds every event once (``changelog.batch``), and a 
 mirror batch reads the same changelog versions; every mirror, tombstone and
 history commit is idempotent under (mirror app id, batch id). A mirror batch
 replayed under a new checkpoint (a new app id) re-applies events the mirrors
-already hold, which their floors ignore (``tombstones``, ``merge.fold_per_key``).
+already hold, which their floors ignore (``tombstones``, ``merge``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ where the tail is what the changelog committed after the last version the
 mirror query has applied in full (its checkpoint says which: the Delta
 source's end offset of its last committed batch, ``applied_through``), read as
 the changelog's change data feed. The fold and its combination with the mirror
-are the mirror's own rules (``merge.folded_with_floors``,
+are the mirror's own rules (``fold.fold_all``, ``merge.with_floors``,
 ``merge_rules.MergeClauses``): columns absent from an image keep the mirror's
 value, a key's tombstone keeps an older event from bringing it back,
 TRUNCATE, ADD COLUMN and type widening apply. The tail may overlap what the
@@ -103,36 +103,23 @@ def current(spark: SparkSession, settings: SinkSettings, table: str) -> DataFram
     return current_tables(spark, settings, [table])[table]
 
 
-def current_tables(
-    spark: SparkSession, settings: SinkSettings, tables: list[str], *, shared: bool | None = None
-) -> dict[str, DataFrame]:
-    """``current`` of several tables, their tail's control events and column descriptors found at once.
-
-    ``shared``: fold the keyed tables' tails in one aggregation (``fold.fold_all``, materialized once, each
-    table's rows then one projection of it) instead of a fold per table, each of which decodes and
-    aggregates on its own when its frame is read. None: as the mirror query folds, the tables with fewer
-    row events than ``mirror_shared_fold_rows`` share one fold (when there are two or more of them); the
-    generic fold costs more per row, a fold of its own a few fixed seconds per table.
-    """
+def current_tables(spark: SparkSession, settings: SinkSettings, tables: list[str]) -> dict[str, DataFrame]:
+    """``current`` of several tables, their tail's control events and column descriptors found at once, the
+    keyed tables' tails folded in one aggregation (``fold.fold_all``, materialized once, each table's rows
+    then one projection of it), as the mirror query folds them."""
     if settings.mirrors == "inline":
         return {table: _mirror_or_empty(spark, settings.mirror_uri(table), None) for table in tables}
     after = applied_through(spark, settings.mirror_checkpoint())
     rows = tail(spark, settings.changelog_uri(), after).where(F.col("source_table").isin(tables))
     control = collect(rows)
     row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
-    descs, counts = apply.descriptors(row_events)
+    descs, _ = apply.descriptors(row_events)
     pinned = tombstones.pin(spark, settings.tombstones_uri())
     states = {
         table: _state(spark, settings, table, descs=descs.get(table, []), control=control.get(table, TableControl()))
         for table in tables
     }
     keyed = [state for state in states.values() if isinstance(state, _Fold) and state.key]
-    if shared is None:
-        small = [s for s in keyed if counts[s.table].rows < settings.mirror_shared_fold_rows]
-        keyed = small if len(small) > 1 else []
-    elif not shared:
-        keyed = []
-    sharing = {state.table for state in keyed}
     folded: DataFrame | None = None
     if keyed:
         folded = fold.fold_all(
@@ -142,10 +129,11 @@ def current_tables(
     for table, state in states.items():
         if isinstance(state, DataFrame):
             out[table] = state
-        elif folded is not None and table in sharing:
+        elif state.key:
+            assert folded is not None
             out[table] = _from_shared(spark, settings, state, folded, pinned=pinned)
         else:
-            out[table] = _current(spark, settings, state, row_events, pinned=pinned)
+            out[table] = _keyless(state, row_events)
     return out
 
 
@@ -196,27 +184,12 @@ def _truncated(held: DataFrame, at: str, *, key: list[str], legacy_width: int) -
     return held.where(F.col(ORDER_KEY) >= F.lit(at))
 
 
-def _current(
-    spark: SparkSession, settings: SinkSettings, state: _Fold, row_events: DataFrame, *, pinned: tombstones.Pinned
-) -> DataFrame:
-    """One table's current state from the tail's row events (all tables'), folded on their own."""
-    table, descs, result, key, held = state.table, state.descs, state.result, state.key, state.held
-    events = merge.table_events(row_events, table, descs=descs, truncated_at=state.truncated)
-    if not key:
-        new = merge.keyless_rows(events, descs=descs, result=result)
-        return held.unionByName(new.join(held.select(ORIGIN), on=ORIGIN, how="left_anti"), allowMissingColumns=True)
-    folded = merge.folded_with_floors(
-        spark,
-        settings,
-        table,
-        merge.keyed_events(events, descs=descs, result=result, key=key, only_key=True),
-        key=key,
-        result=result,
-        pinned=pinned,
-    )
-    return merged(
-        held, folded, schema=state.schema, physical=list(result.types), key=key, legacy_width=result.legacy_width
-    )
+def _keyless(state: _Fold, row_events: DataFrame) -> DataFrame:
+    """A key-less table's current state: the mirror's rows and the tail's row events it does not hold yet."""
+    events = merge.table_events(row_events, state.table, descs=state.descs, truncated_at=state.truncated)
+    new = merge.keyless_rows(events, descs=state.descs, result=state.result)
+    held = state.held
+    return held.unionByName(new.join(held.select(ORIGIN), on=ORIGIN, how="left_anti"), allowMissingColumns=True)
 
 
 def _from_shared(

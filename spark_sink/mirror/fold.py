@@ -20,7 +20,7 @@ the same with two sorts of ten times as many rows: three to four times slower.
 A table's rows are then one projection of the checkpointed result
 (``table_rows``): each physical column's value converted to its mirror type
 (``typemap.convert``), in the ``_v{i}``/``_o{i}`` columns the MERGE reads
-(``merge.merge``), the same as the table's own fold made (``merge.fold_per_key``).
+(``merge.merge``).
 
 Which physical column an image's column fills is the batch's plan (``plan``):
 the routes (``routes_text``), per table, by logical column or, where a table's

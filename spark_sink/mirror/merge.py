@@ -2,11 +2,15 @@
 table's append). The mirror's rules, shared by the mirror query (``apply``) and the current-state reads
 (``current_state``).
 
-Each key's events are folded in sequence order (``fold_per_key``): per column the newest event that knows
-it, per key the newest event and the newest DELETE. The MERGE (``merge_rules.merge_clauses``) then applies
-each column where its event is newer than what the mirror's column holds (``mirror_state``), or, for a key
-the mirror does not hold, newer than the key's tombstone (``with_floors``): an old event never overwrites
-newer state and never resurrects a deleted row, and the result does not depend on the batches.
+Each key's events are folded (``fold``, one aggregation for all the batch's keyed tables): per column the
+newest event that knows it, per key the newest event and the newest DELETE. The MERGE
+(``merge_rules.merge_clauses``) then applies each column where its event is newer than what the mirror's
+column holds (``mirror_state``), or, for a key the mirror does not hold, newer than the key's tombstone
+(``with_floors``): an old event never overwrites newer state and never resurrects a deleted row, and the
+result does not depend on the batches. The fold need not know the floors: the events at or below a key's
+floor are exactly its oldest ones, so the newest event knowing a column is above the floor iff any event
+above it knows the column, and that value is live (after the batch's last effective DELETE) iff it is
+newer than the newest DELETE.
 """
 
 from __future__ import annotations
@@ -23,11 +27,10 @@ from binlake.spark_sink.events.order import origin_sql, sequence
 from binlake.spark_sink.events.rows import MIRROR_FIELDS, expand
 from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN
 from binlake.spark_sink.mirror import tombstones
-from binlake.spark_sink.mirror.merge_rules import LAST_DELETE, merge_clauses
+from binlake.spark_sink.mirror.merge_rules import merge_clauses
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
 from binlake.spark_sink.mirror.project import (
     IMAGE,
-    IS_DELETE,
     project,
     project_with_moves,
     with_descriptor_id,
@@ -66,11 +69,9 @@ def keyless_rows(events: DataFrame, *, descs: list[Descriptor], result: Plan) ->
     ).dropDuplicates([ORIGIN])
 
 
-def keyed_events(
-    events: DataFrame, *, descs: list[Descriptor], result: Plan, key: list[str], only_key: bool
-) -> DataFrame:
+def keyed_events(events: DataFrame, *, descs: list[Descriptor], result: Plan, key: list[str]) -> DataFrame:
     """A keyed table's events (``table_events``) projected, an UPDATE that moves a row to another key also
-    as a DELETE of the old key (``only_key``: projecting only the key columns of that DELETE)."""
+    as a DELETE of the old key (a history table's versions, ``history``)."""
     physical = list(result.types)
     # An UPDATE that moves a row to another key deletes the old key: only the old key matters there.
     differs = " OR ".join(
@@ -87,26 +88,7 @@ def keyed_events(
         descs=descs,
         result=result,
         physical=physical,
-        only={physical.index(k) for k in key} if only_key else None,
     )
-
-
-def folded_with_floors(
-    spark: SparkSession,
-    settings: SinkSettings,
-    table: str,
-    events: DataFrame,
-    *,
-    key: list[str],
-    result: Plan,
-    pinned: tombstones.Pinned,
-) -> DataFrame:
-    """A keyed table's events (``keyed_events``) folded per key (``fold_per_key``), with each key's tombstone floor
-    (the lake's tombstones as ``pinned``, see ``tombstones.floors``)."""
-    physical = list(result.types)
-    key_index = [physical.index(k) for k in key]
-    folded = fold_per_key(events, key_index, len(physical))
-    return with_floors(spark, settings, folded, table=table, key=key, result=result, pinned=pinned)
 
 
 def with_floors(
@@ -163,34 +145,6 @@ def append_keyless(
         held = delta.read_at(spark, uri, version).where(F.col(ORIGIN).between(bounds[0], bounds[1])).select(ORIGIN)
         rows = rows.join(held, on=ORIGIN, how="left_anti")
     delta.append(rows, uri, app_id, batch_id)
-
-
-def fold_per_key(events: DataFrame, key_index: list[int], width: int) -> DataFrame:
-    """One row per key: what the batch knows of it, for the MERGE to apply above the key's floor.
-
-    One aggregation, no window: per key the newest sequence (``ORDER_KEY``),
-    whether the newest event is a DELETE (``_delete``), the newest DELETE's
-    sequence (``_ld``), and per value column the newest event that knows it:
-    its value (``_v{i}``) and sequence (``_o{i}``). The floor is applied
-    by the MERGE (see the module doc): events at or below it are exactly the
-    oldest ones, so "the newest event knowing column i" is above the floor iff
-    any event above the floor knows it, and it is live (after the batch's last
-    effective DELETE) iff it is newer than ``_ld``.
-    """
-    keys = [f"_v{i}" for i in key_index]
-    events = events.where(" AND ".join(f"{k} IS NOT NULL" for k in keys))
-    # SQL text: one F.expr per aggregate rather than several Column calls (see ``typemap.convert``).
-    aggregates = [
-        f"max({ORDER_KEY}) AS {ORDER_KEY}",
-        f"max_by({IS_DELETE}, {ORDER_KEY}) AS _delete",
-        f"max(CASE WHEN {IS_DELETE} THEN {ORDER_KEY} END) AS {LAST_DELETE}",
-    ]
-    for i in range(width):
-        if i in key_index:
-            continue
-        known_at = f"CASE WHEN _k{i} THEN {ORDER_KEY} END"
-        aggregates += [f"max_by(_v{i}, {known_at}) AS _v{i}", f"max({known_at}) AS _o{i}"]
-    return events.groupBy(*keys).agg(*[F.expr(a) for a in aggregates])
 
 
 def merge(

@@ -70,15 +70,13 @@ def projection(
     descs: list[Descriptor],
     result: Plan,
     physical: list[str],
-    only: set[int] | None = None,
     carry: tuple[str, ...] = (),
     op: str = "op",
 ) -> list[str]:
     """``order_key``, op, delete flag, event time and (``_v{i}``, ``_k{i}``) for each physical column.
 
     SQL expressions (``expr AS name``) over the decoded changelog rows: ``image`` (the image map),
-    ``is_delete`` and ``op`` are SQL too (see ``typemap.convert`` for why text). With ``only``, the
-    other columns are unknown (a DELETE of a moved key needs only the key). ``carry``: more
+    ``is_delete`` and ``op`` are SQL too (see ``typemap.convert`` for why text). ``carry``: more
     expressions to keep.
     """
     everyone = [d.desc_id for d in descs]
@@ -97,9 +95,6 @@ def projection(
         logical = result.logical[phys]
         target: DataType = result.types[phys]
         null = f"CAST(NULL AS {target.simpleString()})"
-        if only is not None and i not in only:
-            selected += [f"{null} AS _v{i}", f"false AS _k{i}"]
-            continue
         key = sql_string(logical)
         describing = described.get(logical, set())
         routed = {d for d in describing if result.routes.get((d, logical)) == phys}
@@ -145,17 +140,14 @@ def project_with_moves(
     descs: list[Descriptor],
     result: Plan,
     physical: list[str],
-    only: set[int] | None = None,
 ) -> DataFrame:
     """``project``, plus for each event where ``moved`` holds (an UPDATE that changes the key) a DELETE of
-    the old key, projected from ``before`` (``only``: the columns it needs, see ``projection``).
+    the old key, projected from ``before``.
 
     One pass over ``events`` (a generator over one or two structs per event): ``events`` decodes the
     Avro bodies, and a union of two projections would decode each body twice.
     """
     new = ", ".join(projection(image, is_delete, descs=descs, result=result, physical=physical))
-    old = ", ".join(
-        projection("before", "true", descs=descs, result=result, physical=physical, only=only, op="'DELETE'")
-    )
+    old = ", ".join(projection("before", "true", descs=descs, result=result, physical=physical, op="'DELETE'"))
     both = f"array(struct({new}), struct({old}))"
     return events.selectExpr(f"inline(CASE WHEN {moved} THEN {both} ELSE array(struct({new})) END)")

@@ -6,7 +6,7 @@ images, partial UPDATEs, key moves, deletes and re-inserts, late events (older t
 (two changes with one ``order_key``, told apart by their origin), TRUNCATEs and an ``ALTER TABLE ... ADD
 COLUMN`` followed by rows that carry the column. Each lake gets its own topic and the same events, sent in
 chunks cut at random places, and the real sink (Kafka, Spark, Delta) runs after every chunk, with
-``mirrors=follow`` or ``inline``, the tables folded on their own or in the batch's shared fold, and some with
+``mirrors=follow`` or ``inline``, and some with
 ``max_offsets_per_trigger`` cutting a run into several micro-batches. Then every lake must hold the same:
 
 - mirrors: every column, the row's sequence and each column's sequence (``mirror_state.column_sequences``);
@@ -159,11 +159,11 @@ def _ways(seed: int, count: int) -> list[_Way]:
     rng = random.Random(seed * 7919)
     return [
         _Way("whole", [count], {"mirrors": "inline"}),
-        _Way("follow", _cuts(rng, count, 3), {"mirrors": "follow", "mirror_shared_fold_rows": 0}),
+        _Way("follow", _cuts(rng, count, 3), {"mirrors": "follow"}),
         _Way(
-            "inline-shared",
+            "inline",
             _cuts(rng, count, 2),
-            {"mirrors": "inline", "mirror_shared_fold_rows": 1_000_000, "max_offsets_per_trigger": rng.randint(6, 12)},
+            {"mirrors": "inline", "max_offsets_per_trigger": rng.randint(6, 12)},
         ),
     ]
 

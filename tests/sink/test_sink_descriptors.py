@@ -7,9 +7,9 @@ batch of 9,000 Maxwell events. The mirror's projection is linear in the
 columns whatever their number (docs in ``spark_sink.mirror.project``); here
 several hundred descriptors in one batch, absent columns (untouched), NULLs
 (written), a column that is a number in some events and text in others (its
-fallback column), key moves and deletes, are folded by a table's own fold and by
-the batch's shared fold, read by ``current_state`` and MERGEd into the mirror,
-and every way equals a fold of the events in Python.
+fallback column), key moves and deletes, are folded by the batch's fold, read by
+``current_state`` and MERGEd into the mirror, and both equal a fold of the events
+in Python.
 """
 
 from __future__ import annotations
@@ -158,13 +158,11 @@ def _sorted(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
 async def test_hundreds_of_descriptors(kafka_bootstrap: str, spark: SparkSession, tmp_path: Path) -> None:
     topic = f"desc-{tmp_path.name}"
     await kafka_tools.create_topics(kafka_bootstrap, {topic: 1})
-    # "d.own" has as many row events as the shared fold takes: its own fold and projection; "d.shared" fewer:
-    # the batch's shared fold. current_state reads them both ways too.
+    # Two tables of hundreds of descriptors each, one with more row events than the other, in one batch's fold
+    # (and in one current-state read).
     own, own_rows = _events("own", 1, EVENTS)
     shared, shared_rows = _events("shared", 2, EVENTS - 200)
-    settings = sink_settings_for_tests(
-        topic=topic, lake_uri=(tmp_path / "lake").as_uri(), mirrors="follow", mirror_shared_fold_rows=EVENTS
-    )
+    settings = sink_settings_for_tests(topic=topic, lake_uri=(tmp_path / "lake").as_uri(), mirrors="follow")
     await kafka_tools.produce(kafka_bootstrap, topic, [(None, avro.encode(e)) for e in [*own, *shared]])
     ids = job.owned_app_ids(spark, settings)
     version = ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
@@ -178,12 +176,10 @@ async def test_hundreds_of_descriptors(kafka_bootstrap: str, spark: SparkSession
 
     truth = {"d.own": own_rows, "d.shared": shared_rows}
     sent = {"d.own": own, "d.shared": shared}
-    for one_fold in (True, False):
-        read = current_state.current_tables(spark, settings, list(truth), shared=one_fold)
-        for table, frame in read.items():
-            names, rows = _expected(truth[table], sent[table])
-            assert sorted(c for c in frame.columns if not c.startswith("_binlake")) == sorted(names), table
-            assert _sorted([tuple(r) for r in frame.select(*[quote(c) for c in names]).collect()]) == rows, table
+    for table, frame in current_state.current_tables(spark, settings, list(truth)).items():
+        names, rows = _expected(truth[table], sent[table])
+        assert sorted(c for c in frame.columns if not c.startswith("_binlake")) == sorted(names), table
+        assert _sorted([tuple(r) for r in frame.select(*[quote(c) for c in names]).collect()]) == rows, table
     await asyncio.to_thread(_until_done, job.start_mirrors(spark, settings, ids.mirrors))
     for table, table_rows in truth.items():
         mirror = spark.read.format("delta").load(settings.mirror_uri(table))

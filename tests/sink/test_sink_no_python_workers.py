@@ -48,7 +48,6 @@ async def test_the_sink_needs_no_python_on_executors(kafka_bootstrap: str, spark
         kafka_bootstrap,
         BINLAKE_SINK_TRIGGER="available-now",
         BINLAKE_SINK_MASTER="local[2]",
-        BINLAKE_SINK_MIRROR_SHARED_FOLD_ROWS="1000000",  # every keyed table without history in the shared fold
         BINLAKE_SINK_HISTORY_TABLES=f"{DATABASE}.t00",
         PYSPARK_PYTHON=str(tmp_path / "no-such-python"),
     )

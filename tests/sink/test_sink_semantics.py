@@ -171,8 +171,7 @@ async def _round(
     """Send ``events`` and run the sink over them: the changelog query first, then every table's current
     state is read (``current_state``: merge on read, before the mirror query
     runs), then the mirror query: each mirror must equal what was read. ``whole``: the same lake with the
-    mirror query's progress unknown, read too (the whole changelog folded over the mirror: the same rows), and
-    the tables read again with a fold each instead of their one shared fold (the same rows)."""
+    mirror query's progress unknown, read too (the whole changelog folded over the mirror: the same rows)."""
     await kafka_tools.produce(bootstrap, topic, [(None, avro.encode(event)) for event in events])
     kafka = kafka_settings(bootstrap)
     version = ensure_table(spark, settings.changelog_uri(), list(settings.changelog_partition_by))
@@ -187,9 +186,6 @@ async def _round(
         read[name] = (columns, _sorted(frame, columns))
     if whole is not None:
         for name, frame in current_state.current_tables(spark, whole, names).items():
-            assert _sorted(frame, read[name][0]) == read[name][1], name
-        # Each table folded on its own: the same rows as the tables' one shared fold read above.
-        for name, frame in current_state.current_tables(spark, settings, names, shared=False).items():
             assert _sorted(frame, read[name][0]) == read[name][1], name
     await asyncio.to_thread(_until_done, job.start_mirrors(spark, settings, ids.mirrors))
     for table, (columns, rows) in read.items():
@@ -237,7 +233,7 @@ async def test_mirror_history_and_schema_rules(kafka_bootstrap: str, spark: Spar
     # "t.log" is key-less: the history setting names it, yet it has no history and its TRUNCATE still drops the
     # older rows of its batch.
     settings = sink_settings_for_tests(
-        topic=topic, lake_uri=lake, history_tables=["t.keyed", "t.log"], mirrors="follow", mirror_shared_fold_rows=4
+        topic=topic, lake_uri=lake, history_tables=["t.keyed", "t.log"], mirrors="follow"
     )
     keyed, log, types, mixed = (settings.mirror_uri(f"t.{name}") for name in ("keyed", "log", "types", "mixed"))
     history = settings.history_uri("t.keyed")
