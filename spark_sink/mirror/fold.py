@@ -191,7 +191,9 @@ def table_rows(folded: DataFrame, table: str, *, result: Plan, physical: list[st
 
 def deleted_keys(folded: DataFrame, tables: list[tuple[str, list[str], list[DataType]]]) -> list[DataFrame]:
     """The keys the fold deletes of ``tables`` (table, its key columns, their mirror types) as tombstone rows
-    (``tombstones.deleted``'s columns): one projection per list of key types, not one per table.
+    (``tombstones.TABLE``, ``KEY``, ``ORDER_KEY``: each key's newest DELETE in the batch, also where a newer
+    event inserts the key again, so the tombstones, like the mirrors, do not depend on where the batches were
+    cut): one projection per list of key types, not one per table.
 
     A projection per table made the batch's one tombstones append a union of as many branches as tables
     with deletes, each planned and run apart (a 100-table batch spent most of its append planning them);

@@ -64,7 +64,7 @@ from pyspark.sql.types import (
 from binlake.spark_sink import delta
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.layout import ORDER_KEY, TOMBSTONE_DELETED_AT, TOMBSTONE_KEY, TOMBSTONE_TABLE
-from binlake.spark_sink.mirror.merge_rules import FLOOR, LAST_DELETE
+from binlake.spark_sink.mirror.merge_rules import FLOOR
 
 TABLE: Final = TOMBSTONE_TABLE
 KEY: Final = TOMBSTONE_KEY
@@ -158,17 +158,8 @@ def with_floors(folded: DataFrame, floor: DataFrame | None, *, key_cols: list[st
     return keyed.join(floor, on=TEXT_KEY, how="left").drop(TEXT_KEY)
 
 
-def deleted(folded: DataFrame, table: str, *, key_cols: list[str], types: list[DataType]) -> DataFrame:
-    """The keys a folded batch of ``table`` deletes, as tombstone rows (``TABLE``, ``KEY``, ``ORDER_KEY``): each
-    key's newest DELETE in the batch, also where a newer event inserts the key again (so the tombstones, like
-    the mirrors, do not depend on where the batches were cut)."""
-    return folded.where(F.col(LAST_DELETE).isNotNull()).select(
-        F.lit(table).alias(TABLE), key_text(key_cols, types).alias(KEY), F.col(LAST_DELETE).alias(ORDER_KEY)
-    )
-
-
 def record(spark: SparkSession, uri: str, rows: list[DataFrame], *, app_id: str, batch_id: int) -> None:
-    """Append the batch's deleted keys of all its tables (``deleted``), one commit; none if no table deletes.
+    """Append the batch's deleted keys of all its tables (``fold.deleted_keys``), one commit; none if none.
     Each row records when it was appended (``DELETED_AT``: its retention counts from then).
 
     The table is created by the lake's first delete, in that append's commit, partitioned by source table.
