@@ -52,9 +52,9 @@ def process(settings: SinkSettings, app_id: str, rows: DataFrame, batch_id: int)
     report = MirrorReport(batch_id)
     step = report.steps.step
     # Nothing is decoded or cached here: the statistics, control events and descriptors read the envelope
-    # columns (and the descriptors alone from the bodies), and the bodies are decoded once, where they are
-    # folded: by a table's own projection (``apply._apply_rows``) or by the batch's shared fold of its small
-    # tables (``fold``). Materializing the decoded images of a whole batch cost more than decoding them.
+    # columns (and the descriptors alone from the bodies), and the bodies are decoded where they are used: by
+    # the batch's one fold of its keyed tables (``fold``), a key-less table's append and a history table's
+    # versions. Materializing the decoded images of a whole batch cost more than decoding them.
     with step("batch_stats"):
         report.stats = batch_stats.collect(rows)
         report.rows = report.stats.rows

@@ -131,7 +131,7 @@ def current_tables(spark: SparkSession, settings: SinkSettings, tables: list[str
             out[table] = state
         elif state.key:
             assert folded is not None
-            out[table] = _from_shared(spark, settings, state, folded, pinned=pinned)
+            out[table] = _from_fold(spark, settings, state, folded, pinned=pinned)
         else:
             out[table] = _keyless(state, row_events)
     return out
@@ -192,10 +192,10 @@ def _keyless(state: _Fold, row_events: DataFrame) -> DataFrame:
     return held.unionByName(new.join(held.select(ORIGIN), on=ORIGIN, how="left_anti"), allowMissingColumns=True)
 
 
-def _from_shared(
+def _from_fold(
     spark: SparkSession, settings: SinkSettings, state: _Fold, folded: DataFrame, *, pinned: tombstones.Pinned
 ) -> DataFrame:
-    """One keyed table's current state from its share of the tails' one fold (``fold.fold_all``)."""
+    """One keyed table's current state from its share of the tails' fold (``fold.fold_all``)."""
     physical = list(state.result.types)
     key_index = [physical.index(k) for k in state.key]
     rows = fold.table_rows(folded, state.table, result=state.result, physical=physical, key_index=key_index)
