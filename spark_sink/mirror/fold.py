@@ -74,8 +74,8 @@ class FoldTable:
     truncated_at: str | None
 
 
-def _route_rows(item: FoldTable) -> tuple[bool, list[tuple[str, int, str, str, bool]]]:
-    """The table's (table, descriptor, logical, physical, routed) rows; whether they differ by descriptor."""
+def _route_rows(item: FoldTable) -> tuple[bool, list[tuple[int, str, str, bool]]]:
+    """The table's (descriptor, logical, physical, routed) rows; whether they differ by descriptor."""
     per_desc: dict[int, set[tuple[str, str, bool]]] = {}
     for desc in item.descs:
         entries: set[tuple[str, str, bool]] = set()
@@ -86,9 +86,9 @@ def _route_rows(item: FoldTable) -> tuple[bool, list[tuple[str, int, str, str, b
     distinct = {frozenset(e) for e in per_desc.values()}
     if len(distinct) <= 1:
         only = next(iter(per_desc.values()), set())
-        return False, [(item.table, 0, logical, phys, routed) for logical, phys, routed in sorted(only)]
+        return False, [(0, logical, phys, routed) for logical, phys, routed in sorted(only)]
     rows = [
-        (item.table, desc_id, logical, phys, routed)
+        (desc_id, logical, phys, routed)
         for desc_id, entries in per_desc.items()
         for logical, phys, routed in sorted(entries)
     ]
@@ -106,12 +106,12 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
     is a DELETE), ``LAST_DELETE`` (newest DELETE's sequence or NULL), ``_cols`` (see ``COLUMNS``).
     """
     by_desc: list[str] = []
-    routes: list[tuple[str, int, str, str, bool]] = []
+    routes: dict[str, str] = {}
     for item in tables:
         varies, rows = _route_rows(item)
         if varies:
             by_desc.append(item.table)
-        routes += rows
+        routes[item.table] = routes_text(rows)
     names = sorted(t.table for t in tables)
     events = row_events.where(F.col(TABLE).isin(names))
     if by_desc:  # before the body is expanded: read from its bytes
@@ -145,7 +145,7 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
     )
     events = events.where(f"NOT exists({KEY_COLUMNS}, k -> {IMAGE}[k] IS NULL)")
     # One row per (table, key) with its events, then one call of the fold per key (``binlake_fold_key``).
-    texts = ", ".join(f"{sql_string(t)}, {sql_string(text)}" for t, text in sorted(routes_text(routes).items()))
+    texts = ", ".join(f"{sql_string(t)}, {sql_string(text)}" for t, text in sorted(routes.items()))
     routes_of = f"map({texts})[{TABLE}]" if texts else "''"
     grouped = events.groupBy(TABLE, F.expr(_key_text(IMAGE)).alias(KEY)).agg(
         F.expr(f"collect_list(struct(_seq, _del, {DESC}, {IMAGE})) AS _events")
@@ -161,14 +161,14 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
     return folded.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
 
 
-def routes_text(routes: list[tuple[str, int, str, str, bool]]) -> dict[str, str]:
-    """Each table's routes as ``binlake_fold_key`` reads them: ``desc,routed,<n>:logical<n>:physical;`` per
-    route, ``n`` a name's length in UTF-16 units (Java's)."""
-    texts: dict[str, list[str]] = {}
-    for table, desc, logical, phys, routed in routes:
+def routes_text(routes: list[tuple[int, str, str, bool]]) -> str:
+    """A table's routes (descriptor, logical, physical, routed) as ``binlake_fold_key`` reads them:
+    ``desc,routed,<n>:logical<n>:physical;`` per route, ``n`` a name's length in UTF-16 units (Java's)."""
+    parts: list[str] = []
+    for desc, logical, phys, routed in routes:
         names = "".join(f"{len(name.encode('utf-16-le')) // 2}:{name}" for name in (logical, phys))
-        texts.setdefault(table, []).append(f"{desc},{int(routed)},{names};")
-    return {table: "".join(parts) for table, parts in texts.items()}
+        parts.append(f"{desc},{int(routed)},{names};")
+    return "".join(parts)
 
 
 def deletes_per_table(folded: DataFrame) -> dict[str, int]:

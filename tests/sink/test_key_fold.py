@@ -47,7 +47,7 @@ def text(value: str) -> dict[str, Any]:
 def fold(spark: SparkSession, events: list[tuple[Any, ...]], routes: list[tuple[int, str, str, bool]]) -> Any:
     """``binlake_fold_key`` of ``events`` (seq, del, desc, image) under ``routes`` (desc, logical, phys, routed)."""
     frame = spark.createDataFrame([(events,)], StructType([StructField("events", ArrayType(EVENT))]))
-    text_of = routes_text([("t", *route) for route in routes]).get("t", "")
+    text_of = routes_text(routes)
     row = frame.selectExpr(f"{decoder.FOLD_FUNCTION}(events, {sql_string(text_of)}) AS f").first()
     assert row is not None
     result = row["f"]
