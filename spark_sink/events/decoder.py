@@ -105,6 +105,22 @@ def event_fields() -> list[str]:
 
 
 @functools.cache
+def fold_input_type() -> StructType:
+    """What ``binlake_fold_key`` aggregates: per event its sequence, whether it deletes, its descriptor id,
+    its image, and the table's routes (``mirror.fold.routes_text``)."""
+    image = event_type()["after"].dataType
+    return StructType(
+        [
+            StructField("seq", StringType(), True),
+            StructField("del", BooleanType(), True),
+            StructField("desc", LongType(), True),
+            StructField("image", image, True),
+            StructField("routes", StringType(), True),
+        ]
+    )
+
+
+@functools.cache
 def fold_type() -> StructType:
     """What ``binlake_fold_key`` returns: the newest sequence, whether it deletes, the newest DELETE's sequence,
     and per physical column its newest value (an image value struct) and that event's sequence."""
@@ -127,7 +143,7 @@ def register(spark: SparkSession) -> None:
     try:
         spark.udf.registerJavaFunction(FUNCTION, DECODER_CLASS, event_type())
         spark.udf.registerJavaFunction(DESCRIPTOR_FUNCTION, DESCRIPTOR_CLASS, LongType())
-        spark.udf.registerJavaFunction(FOLD_FUNCTION, FOLD_CLASS, fold_type())
+        _register_fold(spark)
     except Exception as error:  # py4j wraps the JVM's ClassNotFoundException: say what to do instead
         if DECODER_CLASS not in str(error) and "ClassNotFound" not in str(error):
             raise
@@ -135,6 +151,18 @@ def register(spark: SparkSession) -> None:
             f"this Spark session cannot load {DECODER_CLASS}: add {jvm.JAR} to spark.jars (build it with "
             "`python -m binlake.spark_sink.jvm.build`, which needs a JDK)"
         ) from error
+
+
+def _register_fold(spark: SparkSession) -> None:
+    """``binlake_fold_key``: an ``Aggregator`` (``functions.udaf``), which PySpark registers only through the JVM."""
+    jvm_ = spark._jvm
+    assert jvm_ is not None
+    sql = jvm_.org.apache.spark.sql
+    rows = sql.Encoders.row
+    result = rows(sql.types.DataType.fromJson(fold_type().json()))
+    inputs = rows(sql.types.DataType.fromJson(fold_input_type().json()))
+    aggregate = sql.functions.udaf(jvm_.io.binlake.spark.KeyFold(result), inputs)  # FOLD_CLASS
+    spark._jsparkSession.udf().register(FOLD_FUNCTION, aggregate)
 
 
 def decoded(value: str, fields: Iterable[str] | None = None) -> Column:

@@ -148,9 +148,9 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
     texts = ", ".join(f"{sql_string(t)}, {sql_string(text)}" for t, text in sorted(routes.items()))
     routes_of = f"map({texts})[{TABLE}]" if texts else "''"
     grouped = events.groupBy(TABLE, F.expr(_key_text(IMAGE)).alias(KEY)).agg(
-        F.expr(f"collect_list(struct(_seq, _del, {DESC}, {IMAGE})) AS _events")
+        F.expr(f"{decoder.FOLD_FUNCTION}(_seq, _del, {DESC}, {IMAGE}, {routes_of}) AS _f")
     )
-    folded = grouped.selectExpr(TABLE, KEY, f"{decoder.FOLD_FUNCTION}(_events, {routes_of}) AS _f").selectExpr(
+    folded = grouped.selectExpr(
         TABLE,
         KEY,
         f"_f.newest AS {ORDER_KEY}",

@@ -1,8 +1,9 @@
 """The mirror batch's fold of one key (``io.binlake.spark.KeyFold``, SQL ``binlake_fold_key``) in a real session.
 
-The whole fold is compared with the per-table fold by the batching property test (``test_sink_batching``);
-these cases pin its own rules: newest value per column, partial images, DELETEs, routes to fallback columns
-per descriptor, names beyond ASCII, and sequences compared as Spark compares strings.
+The whole fold is checked by the batching property test (``test_sink_batching``); these cases pin its own
+rules: newest value per column, partial images, DELETEs, routes to fallback columns per descriptor, names
+beyond ASCII, sequences compared as Spark compares strings, the same fold however the events are split, and
+a hot key folded where it is read.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from pyspark.sql import SparkSession
-from pyspark.sql.types import ArrayType, BooleanType, LongType, MapType, StringType, StructField, StructType
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import BooleanType, LongType, MapType, StringType, StructField, StructType
 
 from binlake.spark_sink.events import decoder
 from binlake.spark_sink.mirror.fold import routes_text
@@ -44,11 +46,15 @@ def text(value: str) -> dict[str, Any]:
     return members
 
 
-def fold(spark: SparkSession, events: list[tuple[Any, ...]], routes: list[tuple[int, str, str, bool]]) -> Any:
-    """``binlake_fold_key`` of ``events`` (seq, del, desc, image) under ``routes`` (desc, logical, phys, routed)."""
-    frame = spark.createDataFrame([(events,)], StructType([StructField("events", ArrayType(EVENT))]))
+def fold(
+    spark: SparkSession, events: list[tuple[Any, ...]], routes: list[tuple[int, str, str, bool]], *, parts: int = 1
+) -> Any:
+    """``binlake_fold_key`` of ``events`` (seq, del, desc, image) under ``routes`` (desc, logical, phys, routed),
+    read as ``parts`` partitions (each folds its events, then the folds merge)."""
+    frame = spark.createDataFrame(events, EVENT).repartition(parts)
     text_of = routes_text(routes)
-    row = frame.selectExpr(f"{decoder.FOLD_FUNCTION}(events, {sql_string(text_of)}) AS f").first()
+    call = f"{decoder.FOLD_FUNCTION}(seq, del, desc, image, {sql_string(text_of)}) AS f"
+    row = frame.selectExpr(call).first()
     assert row is not None
     result = row["f"]
     columns = {name: (_plain(cell["v"]), cell["o"]) for name, cell in (result["columns"] or {}).items()}
@@ -110,3 +116,59 @@ def test_names_beyond_ascii_and_sequences_in_utf8_order(spark: SparkSession) -> 
     newest, _, _, columns = fold(spark, events, routes)
     assert newest == "k\U0001f600"
     assert columns == {name: (1, "k\U0001f600"), "it's": (5, "k\ufffd")}
+
+
+def test_the_fold_does_not_depend_on_how_events_are_split(spark: SparkSession) -> None:
+    events = [
+        (f"{n:04d}", n % 7 == 0, 0, {"id": long(1), "a": long(n)} if n % 3 else {"id": long(1), "b": text(str(n))})
+        for n in range(1, 200)
+    ]
+    one = fold(spark, events, SAME)
+    assert one[:3] == ("0199", False, "0196")
+    assert one[3] == {"id": (1, "0199"), "a": (199, "0199"), "b": ("198", "0198")}
+    for parts in (2, 5, 16):
+        assert fold(spark, events, SAME, parts=parts) == one
+
+
+def test_a_hot_key_folds_without_holding_its_events(spark: SparkSession) -> None:
+    """200,000 updates of one key in one batch: each task folds what it reads, the shuffle carries one row per
+    task and key (a list of the key's events would carry all of them)."""
+    count = 200_000
+    frame = spark.range(count, numPartitions=4).selectExpr(
+        "lpad(cast(id AS string), 8, '0') AS seq",
+        "false AS del",
+        "0L AS desc",
+        "map('id', named_struct('member_long', 1L), 'a', named_struct('member_long', id)) AS image",
+    )
+    image = "map_from_entries(transform(map_entries(image), e -> struct(e.key, {})))"
+    nulls = {name: f"CAST(NULL AS {VALUE[name].dataType.simpleString()})" for name in VALUE.fieldNames()}
+    fields = ", ".join(f"'{name}', {'e.value.member_long' if name == 'member_long' else nulls[name]}" for name in nulls)
+    frame = frame.selectExpr("seq", "del", "desc", f"{image.format(f'named_struct({fields})')} AS image")
+    call = f"{decoder.FOLD_FUNCTION}(seq, del, desc, image, {sql_string(routes_text(SAME))}) AS f"
+    folded = frame.groupBy(F.lit(1).alias("key")).agg(F.expr(call))
+    [row] = folded.collect()
+    assert row["f"]["newest"] == f"{count - 1:08d}"
+    assert row["f"]["columns"]["a"]["v"]["member_long"] == count - 1
+    shuffled = _shuffled_bytes(folded)
+    assert 0 < shuffled < 64 * 1024, shuffled  # four folds of one key; the events would be megabytes
+
+
+def _shuffled_bytes(frame: DataFrame) -> int:
+    """What the shuffles of ``frame``'s last execution wrote (its plan's metrics)."""
+    total = 0
+    stack = [frame._jdf.queryExecution().executedPlan()]
+    while stack:
+        node = stack.pop()
+        name = node.nodeName()
+        if name == "AdaptiveSparkPlan":
+            stack.append(node.executedPlan())
+            continue
+        if name.endswith("QueryStage"):
+            stack.append(node.plan())
+            continue
+        metric = node.metrics().get("shuffleBytesWritten")
+        if metric.isDefined():
+            total += int(metric.get().value())
+        children = node.children()
+        stack.extend(children.apply(i) for i in range(children.length()))
+    return total

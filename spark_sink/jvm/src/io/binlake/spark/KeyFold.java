@@ -2,73 +2,89 @@ package io.binlake.spark;
 
 import java.util.HashMap;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.spark.sql.Encoder;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
-import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.expressions.Aggregator;
 import scala.Tuple2;
 import scala.collection.Iterator;
 import scala.collection.Map;
-import scala.collection.Seq;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * What a mirror batch knows of one key: the fold of the key's events, in one call per key.
+ * What a mirror batch knows of one key: an aggregate function folding the key's events.
  *
- * <p>Registered as {@code binlake_fold_key(events, routes)} ({@code spark_sink/mirror/fold.py}, which
- * states the rules). {@code events}: the key's events of the batch, each {@code struct<seq, del, desc,
- * image>} (in any order: the sequence orders them). {@code routes}: the table's routes from a logical
- * column to its physical columns, per descriptor, as {@code fold.routes_text} writes them. The result:
- * {@code struct<newest sequence, whether the newest event deletes, newest DELETE's sequence, map<physical
- * column, struct<value, sequence>>>}, each physical column holding the value of the newest event whose image
- * holds its logical column (NULL where that descriptor routes the column to another physical column).
+ * <p>Registered as {@code binlake_fold_key(seq, del, desc, image, routes)} ({@code
+ * spark_sink/mirror/fold.py}, which states the rules): per event its sequence, whether it deletes, its
+ * descriptor id and its image, and the table's routes from a logical column to its physical columns per
+ * descriptor, as {@code fold.routes_text} writes them. The result: {@code struct<newest sequence, whether
+ * the newest event deletes, newest DELETE's sequence, map<physical column, struct<value, sequence>>>}, each
+ * physical column holding the value of the newest event whose image holds its logical column (NULL where
+ * that descriptor routes the column to another physical column).
+ *
+ * <p>The buffer is that result, so a key's events fold where they are read and only a key's fold crosses
+ * the shuffle: a key changed a million times in one batch costs the memory of one row, not of a million
+ * events. (Collecting a key's events and folding the list held them all at once.)
  *
  * <p>Sequences compare as Spark compares strings (UTF-8 bytes, which is code point order), an event
- * without a sequence counts for nothing, and equal sequences keep the first event (two events of one key
- * with one sequence are one change delivered twice).
+ * without a sequence counts for nothing. Two events of one key with one sequence are one change delivered
+ * twice: a column keeps the value met first, and the key deletes if either does, which the order of the
+ * events does not change.
  */
-public final class KeyFold implements UDF2<Seq<Row>, String, Row> {
+public final class KeyFold extends Aggregator<Row, Row, Row> {
   private static final long serialVersionUID = 1L;
   private static final int CACHED_ROUTES = 1024;
   private static final java.util.Map<String, Routes> ROUTES = new ConcurrentHashMap<>();
+  private final Encoder<Row> result;
+
+  /** {@code result}: {@code Encoders.row} of the result's type ({@code decoder.fold_type}). */
+  public KeyFold(Encoder<Row> result) {
+    this.result = result;
+  }
 
   @Override
-  public Row call(Seq<Row> events, String routesText) {
-    if (events == null) return null;
-    Routes routes = routes(routesText == null ? "" : routesText);
-    String newest = null;
-    boolean deletes = false;
-    String lastDelete = null;
-    HashMap<String, Object[]> columns = new HashMap<>();
-    for (int i = 0, n = events.length(); i < n; i++) {
-      Row event = events.apply(i);
-      String seq = (String) event.get(0);
-      if (seq == null) continue;
-      boolean del = Boolean.TRUE.equals(event.get(1));
-      if (newest == null || compare(seq, newest) > 0) {
-        newest = seq;
-        deletes = del;
-      }
-      if (del && (lastDelete == null || compare(seq, lastDelete) > 0)) lastDelete = seq;
-      java.util.Map<String, Target[]> byLogical = routes.of((Long) event.get(2));
-      @SuppressWarnings("unchecked")
-      Map<String, Row> image = (Map<String, Row>) event.get(3);
-      if (byLogical == null || image == null) continue;
-      for (Iterator<Tuple2<String, Row>> it = image.iterator(); it.hasNext(); ) {
-        Tuple2<String, Row> entry = it.next();
-        Target[] targets = byLogical.get(entry._1());
-        if (targets == null) continue; // a column no physical column stores
-        for (Target target : targets) {
-          Object[] held = columns.get(target.physical);
-          if (held == null || compare(seq, (String) held[1]) > 0) {
-            columns.put(target.physical, new Object[] {target.routed ? entry._2() : null, seq});
-          }
-        }
-      }
+  public Row zero() {
+    return new Folded();
+  }
+
+  @Override
+  public Row reduce(Row buffer, Row event) {
+    Folded folded = Folded.of(buffer);
+    String seq = (String) event.get(0);
+    if (seq == null) return folded;
+    boolean deleting = Boolean.TRUE.equals(event.get(1));
+    folded.meet(seq, deleting);
+    if (deleting) folded.deleted(seq);
+    java.util.Map<String, Target[]> byLogical = routes((String) event.get(4)).of((Long) event.get(2));
+    @SuppressWarnings("unchecked")
+    Map<String, Row> image = (Map<String, Row>) event.get(3);
+    if (byLogical == null || image == null) return folded;
+    for (Iterator<Tuple2<String, Row>> it = image.iterator(); it.hasNext(); ) {
+      Tuple2<String, Row> entry = it.next();
+      Target[] targets = byLogical.get(entry._1());
+      if (targets == null) continue; // a column no physical column stores
+      for (Target target : targets) folded.put(target.physical, target.routed ? entry._2() : null, seq);
     }
-    HashMap<String, Row> out = new HashMap<>(columns.size() * 2);
-    for (java.util.Map.Entry<String, Object[]> e : columns.entrySet()) {
-      out.put(e.getKey(), RowFactory.create(e.getValue()[0], e.getValue()[1]));
-    }
-    return RowFactory.create(newest, deletes, lastDelete, out);
+    return folded;
+  }
+
+  @Override
+  public Row merge(Row one, Row other) {
+    return Folded.of(one).absorb(other);
+  }
+
+  @Override
+  public Row finish(Row buffer) {
+    return Folded.of(buffer);
+  }
+
+  @Override
+  public Encoder<Row> bufferEncoder() {
+    return result;
+  }
+
+  @Override
+  public Encoder<Row> outputEncoder() {
+    return result;
   }
 
   /** Code point order, which is the order of the strings' UTF-8 bytes (Spark's string order). */
@@ -86,12 +102,140 @@ public final class KeyFold implements UDF2<Seq<Row>, String, Row> {
     return a.length() - b.length();
   }
 
+  /** Whether {@code seq} is newer than {@code held} (a NULL held is older than any sequence). */
+  static boolean newer(String seq, String held) {
+    return held == null || compare(seq, held) > 0;
+  }
+
+  /** The fold so far, as a row of the result's type (Spark's encoder reads it as it reads any row). */
+  static final class Folded implements Row {
+    private static final long serialVersionUID = 1L;
+    String newest;
+    boolean deletes;
+    String lastDelete;
+    final HashMap<String, Cell> columns = new HashMap<>();
+
+    /** {@code row} itself, or a fold made of a row the shuffle brought back. */
+    static Folded of(Row row) {
+      if (row instanceof Folded) return (Folded) row;
+      return new Folded().absorb(row);
+    }
+
+    /** This fold with {@code other}'s (a {@code Folded} or a row of the result's type) folded in. */
+    Folded absorb(Row other) {
+      meet((String) other.get(0), Boolean.TRUE.equals(other.get(1)));
+      deleted((String) other.get(2));
+      if (other instanceof Folded) {
+        for (java.util.Map.Entry<String, Cell> e : ((Folded) other).columns.entrySet()) {
+          put(e.getKey(), e.getValue().value, e.getValue().seq);
+        }
+      } else if (other.get(3) != null) {
+        @SuppressWarnings("unchecked")
+        Map<String, Row> held = (Map<String, Row>) other.get(3);
+        for (Iterator<Tuple2<String, Row>> it = held.iterator(); it.hasNext(); ) {
+          Tuple2<String, Row> entry = it.next();
+          put(entry._1(), entry._2().get(0), (String) entry._2().get(1));
+        }
+      }
+      return this;
+    }
+
+    /** An event (or a fold) whose newest sequence is {@code seq}, which deletes or not. */
+    void meet(String seq, boolean deleting) {
+      if (seq == null) return;
+      if (newer(seq, newest)) {
+        newest = seq;
+        deletes = deleting;
+      } else if (seq.equals(newest)) {
+        deletes |= deleting;
+      }
+    }
+
+    /** A DELETE at {@code seq} (NULL: none). */
+    void deleted(String seq) {
+      if (seq != null && newer(seq, lastDelete)) lastDelete = seq;
+    }
+
+    void put(String physical, Object value, String seq) {
+      Cell held = columns.get(physical);
+      if (held == null) columns.put(physical, new Cell(value, seq));
+      else if (seq != null && newer(seq, held.seq)) held.set(value, seq);
+    }
+
+    @Override
+    public int length() {
+      return 4;
+    }
+
+    @Override
+    public Object get(int i) {
+      switch (i) {
+        case 0:
+          return newest;
+        case 1:
+          return deletes;
+        case 2:
+          return lastDelete;
+        case 3:
+          return CollectionConverters.asScala(columns);
+        default:
+          throw new IndexOutOfBoundsException("the fold has 4 fields, not " + (i + 1));
+      }
+    }
+
+    @Override
+    public Row copy() {
+      Folded copy = new Folded();
+      copy.newest = newest;
+      copy.deletes = deletes;
+      copy.lastDelete = lastDelete;
+      for (java.util.Map.Entry<String, Cell> e : columns.entrySet()) {
+        copy.columns.put(e.getKey(), new Cell(e.getValue().value, e.getValue().seq));
+      }
+      return copy;
+    }
+  }
+
+  /** A physical column's newest known value and its event's sequence, as a {@code struct<v, o>} row. */
+  static final class Cell implements Row {
+    private static final long serialVersionUID = 1L;
+    Object value;
+    String seq;
+
+    Cell(Object value, String seq) {
+      set(value, seq);
+    }
+
+    void set(Object value, String seq) {
+      this.value = value;
+      this.seq = seq;
+    }
+
+    @Override
+    public int length() {
+      return 2;
+    }
+
+    @Override
+    public Object get(int i) {
+      if (i == 0) return value;
+      if (i == 1) return seq;
+      throw new IndexOutOfBoundsException("a column's fold has 2 fields, not " + (i + 1));
+    }
+
+    @Override
+    public Row copy() {
+      return new Cell(value, seq);
+    }
+  }
+
   private static Routes routes(String text) {
-    Routes found = ROUTES.get(text);
+    String key = text == null ? "" : text;
+    Routes found = ROUTES.get(key);
     if (found != null) return found;
     if (ROUTES.size() >= CACHED_ROUTES) ROUTES.clear(); // a long-running sink meets new plans forever
-    found = Routes.parse(text);
-    ROUTES.put(text, found);
+    found = Routes.parse(key);
+    ROUTES.put(key, found);
     return found;
   }
 

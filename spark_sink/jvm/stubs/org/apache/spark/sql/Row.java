@@ -1,8 +1,10 @@
 package org.apache.spark.sql;
 
-/** Compile-time stub of Spark's {@code Row} (a Scala trait): the methods binlake's functions call. */
+/** Compile-time stub of Spark's {@code Row} (a Scala trait): its abstract methods. */
 public interface Row extends java.io.Serializable {
+  int length();
+
   Object get(int i);
 
-  boolean isNullAt(int i);
+  Row copy();
 }
