@@ -4,18 +4,20 @@ A fold per table costs a few Spark jobs of fixed cost (a scan, code generated
 for the table's own projection, an aggregation, a checkpoint), whatever the
 table's number of rows: a batch touching 100 small tables paid it 100 times.
 This fold is one aggregation over the row events of all the batch's keyed
-tables, generic in their columns: each (table, key) gets the list of its events
+tables, generic in their columns: the aggregate ``binlake_fold_key``
+(``io.binlake.spark.KeyFold`` in the sink's jar) folds each (table, key)'s events
 (their images still the canonical value structs, typed by their union branch,
-not yet by a mirror column), and one call of ``binlake_fold_key`` per key
-(``io.binlake.spark.KeyFold`` in the sink's jar) keeps
+not yet by a mirror column) and keeps
 
 - per physical column: the newest value known (the value of the newest event
   whose image holds the column) and that event's sequence;
 - the newest sequence, whether the newest event is a DELETE, and the newest
   DELETE's sequence.
 
-Exploding each image into (column, value) rows and aggregating them in SQL did
-the same with two sorts of ten times as many rows: three to four times slower.
+Each task folds the events it reads, so a key changed a million times in one
+batch costs one row per task, not a list of its events. Exploding each image
+into (column, value) rows and aggregating them in SQL did the same with two
+sorts of ten times as many rows: three to four times slower.
 
 A table's rows are then one projection of the checkpointed result
 (``table_rows``): each physical column's value converted to its mirror type
@@ -144,7 +146,6 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
         f"inline(CASE WHEN {moved} THEN array({new}, {old}) ELSE array({new}) END)",
     )
     events = events.where(f"NOT exists({KEY_COLUMNS}, k -> {IMAGE}[k] IS NULL)")
-    # One row per (table, key) with its events, then one call of the fold per key (``binlake_fold_key``).
     texts = ", ".join(f"{sql_string(t)}, {sql_string(text)}" for t, text in sorted(routes.items()))
     routes_of = f"map({texts})[{TABLE}]" if texts else "''"
     grouped = events.groupBy(TABLE, F.expr(_key_text(IMAGE)).alias(KEY)).agg(
