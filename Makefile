@@ -30,8 +30,9 @@ $(STAMP): pyproject.toml
 EXT := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
 RUST_SOURCES := shared/fastlane/Cargo.toml shared/fastlane/Cargo.lock $(wildcard shared/fastlane/src/*.rs)
 
-# The sink's Spark plugin (spark_sink/jvm): a jar compiled by the JDK's javac, a few seconds, rebuilt when a
-# source changes. Without javac the sink runs without it (and the stamp keeps make from trying each time).
+# binlake's Spark jar (spark_sink/jvm: the event decoder, the mirror's fold): compiled by the JDK's javac, a few
+# seconds, rebuilt when a source changes. Without javac the sink refuses to start, saying how to build it (the
+# stamp keeps make from trying each time).
 JVM_JAR := spark_sink/jvm/binlake-spark.jar
 JVM_STAMP := $(VENV)/.jvm-built
 JVM_SOURCES := spark_sink/jvm/build.py $(shell find spark_sink/jvm/src spark_sink/jvm/stubs -name '*.java' 2>/dev/null)

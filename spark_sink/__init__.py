@@ -11,7 +11,7 @@ Two Structured Streaming queries write the lake, and read-only tools read it:
 - ``observe``: Prometheus metrics, the query listener, ``/metrics`` and ``/healthz``;
 - ``cli``, ``job``, ``settings``, ``session``: the command, the queries' wiring, the configuration, the
   SparkSession; ``delta``, ``hadoop_files``, ``local_files``: small helpers; ``class_archive`` and
-  ``jvm``: the driver JVM's class archive and binlake's Spark plugin.
+  ``jvm``: the driver JVM's class archive and binlake's Spark jar.
 
 Nothing is imported here: ``binlake lake show`` runs without Spark.
 """

@@ -21,7 +21,6 @@ from binlake.spark_sink.settings import SinkSettings
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
 CODEGEN_CACHE_ENTRIES: Final = 4000
 """Generated classes Spark keeps for reuse (``spark.sql.codegen.cache.maxEntries``; Spark's default: 100)."""
-PLUGINS = "spark.plugins"
 PYSPARK_PYTHON = "PYSPARK_PYTHON"
 REDACTION = r"(?i)secret|password|token|access[.]?key|jaas|keystore[.]key"
 """``spark.redaction.regex``: Spark hides a setting's or a data source option's value where its name or value
@@ -121,7 +120,7 @@ def _relative(jar: Path, base: Path) -> Path:
 
 def _remember_resolution(spark: SparkSession, settings: SinkSettings, own: list[Path]) -> None:
     # spark-submit puts the jars it resolved into the JVM's spark.jars system property (the session's own
-    # spark.jars, from the builder, holds only ``own``: the standalone ones and the plugin).
+    # spark.jars, from the builder, holds only ``own``: the standalone ones and binlake's).
     gateway = spark.sparkContext._jvm
     assert gateway is not None
     listed = str(gateway.System.getProperty("spark.jars") or "")
@@ -138,8 +137,8 @@ def _remember_resolution(spark: SparkSession, settings: SinkSettings, own: list[
 
 
 def own_jars() -> list[Path]:
-    """binlake's own jar (``spark_sink.jvm``): the event decoder and the task-configuration plugin."""
-    jar = jvm.plugin_jar()
+    """binlake's own jar (``spark_sink.jvm``): the event decoder and the mirror's fold."""
+    jar = jvm.built_jar()
     if jar is None:
         raise SessionError(
             f"{jvm.JAR} is missing: the sink decodes events with it. Build it with "
@@ -175,7 +174,6 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         if settings.spark_jars_excludes:
             builder = builder.config("spark.jars.excludes", ",".join(settings.spark_jars_excludes))
     binlake_jars = own_jars()
-    plugins = settings.spark_task_conf_plugin
     jars = standalone + (resolved or []) + binlake_jars
     if jars:
         builder = builder.config("spark.jars", ",".join(str(jar) for jar in jars))
@@ -207,13 +205,7 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         # may be another version (Spark refuses to mix minor versions) or lack binlake's packages. pyspark
         # reads the variable when the context starts (spark.pyspark.python is for spark-submit only).
         os.environ[PYSPARK_PYTHON] = sys.executable
-    if plugins:
-        # After the user's own plugins, if any (a list: both load).
-        own_plugins = settings.spark_conf.get(PLUGINS, "")
-        builder = builder.config(PLUGINS, ",".join(p for p in (own_plugins, jvm.PLUGIN_CLASS) if p))
     for key, value in settings.spark_conf.items():
-        if key == PLUGINS and plugins:
-            continue
         builder = builder.config(key, value)
     if java_options is not None:
         # Before the user's own options (theirs win where both set one).

@@ -198,13 +198,6 @@ class SinkSettings(BaseSettings):
         "one exists for this Java and these jars (made by `make`, or python -m binlake.spark_sink.class_archive, in "
         "the Ivy folder's cds/): about 4 s less per start and 4 s less on its first jobs. false: never.",
     )
-    spark_task_conf_plugin: bool = Field(
-        True,
-        description="Turn on binlake's Spark plugin (io.binlake.spark.TaskConfPlugin in binlake's jar, "
-        "spark_sink/jvm), which gives each Spark task one SQL configuration instead of a new one per lookup "
-        "(Spark 4.2 builds one per field of some rows it makes). false: the jar is still loaded for its event "
-        "decoder, without the plugin.",
-    )
     spark_conf: dict[str, str] = Field(
         default_factory=dict, description='Extra Spark settings as JSON, e.g. {"spark.driver.memory": "2g"}.'
     )

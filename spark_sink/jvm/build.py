@@ -37,7 +37,7 @@ def _sources(folder: Path) -> list[str]:
 
 
 def build(jar: Path = JAR) -> Path:
-    """Compile and package the plugin into ``jar`` (replaced atomically); return it."""
+    """Compile and package the classes into ``jar`` (replaced atomically); return it."""
     javac = _javac()
     if javac is None:
         raise FileNotFoundError("javac not found: install a JDK (17 or later) or set JAVA_HOME to one")

@@ -1,4 +1,4 @@
-"""The Spark plugin's jar (spark_sink/jvm/build.py): what it holds, and that a build is reproducible."""
+"""binlake's jar (spark_sink/jvm/build.py): what it holds, and that a build is reproducible."""
 
 from __future__ import annotations
 
@@ -7,18 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from binlake.spark_sink import jvm
+from binlake.spark_sink.events import decoder
 from binlake.spark_sink.jvm import build
 
 pytestmark = pytest.mark.unit
 
 
-def test_the_jar_holds_the_plugin_and_none_of_the_stubs(tmp_path: Path) -> None:
-    jar = build.build(tmp_path / "plugin.jar")
+def test_the_jar_holds_the_functions_and_none_of_the_stubs(tmp_path: Path) -> None:
+    jar = build.build(tmp_path / "binlake.jar")
     with zipfile.ZipFile(jar) as archive:
         names = archive.namelist()
     assert "META-INF/MANIFEST.MF" in names
-    assert jvm.PLUGIN_CLASS.replace(".", "/") + ".class" in names
+    for name in (decoder.DECODER_CLASS, decoder.DESCRIPTOR_CLASS, decoder.FOLD_CLASS):
+        assert name.replace(".", "/") + ".class" in names
     # Spark's own interfaces come from Spark at run time: a stub of them in the jar could shadow them.
     assert not [name for name in names if name.startswith("org/")]
 
