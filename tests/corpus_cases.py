@@ -16,6 +16,9 @@ document and section, or the edge case it covers).
 
 ``python -m tests.corpus_cases regen FORMAT [CASE]`` rewrites ``out.jsonl``
 from the current parsers; review the diff by hand before committing it.
+
+``tests/corpus/records.sha256`` pins each case's Kafka records (key and Avro value
+bytes), not only their JSON view: ``tests/corpus_records.py``.
 """
 
 from __future__ import annotations

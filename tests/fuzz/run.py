@@ -13,6 +13,11 @@ hangs and the other findings, and the coverage. It exits 1 on any finding:
 each is in ``DIR/<format>/findings/`` (the input and what went wrong; replay
 one with ``python -m tests.fuzz.run --replay FILE --formats FORMAT``). A
 crasher, once fixed, becomes a golden case in ``tests/corpus/<format>/``.
+
+``--baseline-write`` / ``--baseline-check`` run the deterministic baseline
+instead (``tests.fuzz.baseline``): fixed-seed mutations of the corpus through
+the Python codec, each format's outcomes against ``tests/fuzz/baseline.json``
+(``--baseline-inputs N`` per format for a short run).
 """
 
 from __future__ import annotations
@@ -147,6 +152,13 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--engine", choices=("auto", "atheris", "hypothesis"), default="auto")
     parser.add_argument("--replay", type=Path, help="run this one saved input and print what it does")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--baseline-write", action="store_true", help="write the deterministic baseline")
+    modes.add_argument("--baseline-check", action="store_true", help="check the outcomes against it")
+    parser.add_argument("--baseline-inputs", type=int, help="inputs per format (default: the baseline's)")
+    parser.add_argument("--baseline-file", type=Path, help="default: tests/fuzz/baseline.json")
+    parser.add_argument("--baseline-dump", type=Path, help="also write every input's outcome to this file")
+    parser.add_argument("--baseline-lanes", action="store_true", help="check through the native lanes")
     args = parser.parse_args()
 
     from binlake.shared.parsing import registry
@@ -156,6 +168,19 @@ def main() -> int:
     if args.replay:
         replay_one(args.replay, formats[0])
         return 0
+    if args.baseline_write or args.baseline_check:
+        from tests.fuzz import baseline
+
+        return baseline.main(
+            write=args.baseline_write,
+            formats=formats,
+            count=args.baseline_inputs,
+            limit_s=args.time_limit,
+            lanes=args.baseline_lanes,
+            out=args.out,
+            path=args.baseline_file or baseline.BASELINE,
+            dump=args.baseline_dump,
+        )
     engine = engine_name(args.engine)
     shutil.rmtree(args.out, ignore_errors=True)
     per_format = {

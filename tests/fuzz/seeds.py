@@ -123,9 +123,8 @@ def _generated(format_id: str) -> list[tuple[Setting, bytes]]:
     return out
 
 
-@cache
-def targets() -> dict[str, Target]:
-    """Every registered format with its seeds, in ``registry.format_ids()`` order."""
+def _from_corpus() -> dict[str, Target]:
+    """Every registered format, seeded with its golden cases (``registry.format_ids()`` order)."""
     found = {format_id: Target(format_id) for format_id in registry.format_ids()}
     for folder in sorted(p for p in CORPUS.iterdir() if p.is_dir() and p.name in found):
         names = sorted({p.name.split(".")[0] for p in folder.iterdir() if ".in." in p.name})
@@ -138,6 +137,20 @@ def targets() -> dict[str, Target]:
 
                 raw = base64.b64decode((folder / f"{name}.in.b64").read_text().strip())
             found[folder.name].add(_case_setting(folder, name), raw)
+    return found
+
+
+def _with_default_setting(found: dict[str, Target]) -> dict[str, Target]:
+    for target in found.values():
+        if not target.settings:
+            target.settings.append(Setting())
+    return found
+
+
+@cache
+def targets() -> dict[str, Target]:
+    """Every registered format with its seeds, in ``registry.format_ids()`` order."""
+    found = _from_corpus()
     for format_id, target in found.items():
         if format_id == "auto":  # auto reads every format: seed it with every format's traffic
             for other in registry.format_ids():
@@ -146,7 +159,11 @@ def targets() -> dict[str, Target]:
         else:
             for setting, raw in _generated(format_id):
                 target.add(setting, raw)
-    for target in found.values():
-        if not target.settings:
-            target.settings.append(Setting())
-    return found
+    return _with_default_setting(found)
+
+
+@cache
+def corpus_targets() -> dict[str, Target]:
+    """Every registered format seeded with its golden cases alone: the fuzz baseline's (``baseline.py``),
+    whose inputs must change only when the corpus does, not when the traffic generator does."""
+    return _with_default_setting(_from_corpus())
