@@ -46,6 +46,12 @@ DESCRIPTOR_CLASS: Final = "io.binlake.spark.EventDescriptor"
 FOLD_FUNCTION: Final = "binlake_fold_key"
 """A mirror batch's fold of one key's events (``mirror.fold``): ``io.binlake.spark.KeyFold``."""
 FOLD_CLASS: Final = "io.binlake.spark.KeyFold"
+IMAGES_FUNCTION: Final = "binlake_event_images"
+"""An event's images with their values as bytes (``io.binlake.spark.EventImages``): what the fold reads."""
+VALUE_FUNCTION: Final = "binlake_decode_value"
+"""One value union's bytes as the value struct (``io.binlake.spark.ValueDecoder``)."""
+VALUE_BYTES_FUNCTION: Final = "binlake_value_bytes"
+"""A value struct as its union's bytes (``io.binlake.spark.ValueBytes``): a version-1 changelog's images."""
 _PRIMITIVES: Final[dict[str, DataType]] = {
     "string": StringType(),
     "long": LongType(),
@@ -104,11 +110,27 @@ def event_fields() -> list[str]:
     return list(event_type().fieldNames())
 
 
+def value_type() -> DataType:
+    """The value union's struct: one member per branch (``member_long``, ``member_Decimal``...)."""
+    image = event_type()["after"].dataType
+    assert isinstance(image, MapType), image
+    return image.valueType
+
+
+BYTES_IMAGE: Final = MapType(StringType(), BinaryType(), True)
+"""An image whose values are their unions' bytes (``binlake_event_images``)."""
+
+
+def images_type() -> StructType:
+    """What ``binlake_event_images`` returns."""
+    return StructType([StructField("before", BYTES_IMAGE, True), StructField("after", BYTES_IMAGE, True)])
+
+
 @functools.cache
 def fold_input_type() -> StructType:
     """What ``binlake_fold_key`` aggregates: per event its sequence, whether it deletes, its descriptor id,
-    its image, and the table's routes (``mirror.fold.routes_text``)."""
-    image = event_type()["after"].dataType
+    its image (values as bytes), and the table's routes (``mirror.fold.routes_text``)."""
+    image = BYTES_IMAGE
     return StructType(
         [
             StructField("seq", StringType(), True),
@@ -123,10 +145,8 @@ def fold_input_type() -> StructType:
 @functools.cache
 def fold_type() -> StructType:
     """What ``binlake_fold_key`` returns: the newest sequence, whether it deletes, the newest DELETE's sequence,
-    and per physical column its newest value (an image value struct) and that event's sequence."""
-    image = event_type()["after"].dataType
-    assert isinstance(image, MapType), image
-    column = StructType([StructField("v", image.valueType, True), StructField("o", StringType(), True)])
+    and per physical column its newest value (its union's bytes) and that event's sequence."""
+    column = StructType([StructField("v", BinaryType(), True), StructField("o", StringType(), True)])
     return StructType(
         [
             StructField("newest", StringType(), True),
@@ -139,10 +159,14 @@ def fold_type() -> StructType:
 
 def register(spark: SparkSession) -> None:
     """Register the jar's functions in ``spark`` (its streaming queries' sessions inherit them):
-    ``binlake_decode_event``, ``binlake_event_descriptor`` and ``binlake_fold_key``."""
+    ``binlake_decode_event``, ``binlake_event_descriptor``, the fold's ``binlake_fold_key``,
+    ``binlake_event_images``, ``binlake_decode_value`` and ``binlake_value_bytes``."""
     try:
         spark.udf.registerJavaFunction(FUNCTION, DECODER_CLASS, event_type())
         spark.udf.registerJavaFunction(DESCRIPTOR_FUNCTION, DESCRIPTOR_CLASS, LongType())
+        spark.udf.registerJavaFunction(IMAGES_FUNCTION, "io.binlake.spark.EventImages", images_type())
+        spark.udf.registerJavaFunction(VALUE_FUNCTION, "io.binlake.spark.ValueDecoder", value_type())
+        spark.udf.registerJavaFunction(VALUE_BYTES_FUNCTION, "io.binlake.spark.ValueBytes", BinaryType())
         _register_fold(spark)
     except Exception as error:  # py4j wraps the JVM's ClassNotFoundException: say what to do instead
         if DECODER_CLASS not in str(error) and "ClassNotFound" not in str(error):

@@ -31,6 +31,7 @@ from typing import Final
 from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
+from binlake.spark_sink.events import decoder
 from binlake.spark_sink.events.source import EVENT, KAFKA_COLUMNS, REASON, decoded_event
 from binlake.spark_sink.layout import BODY, CHANGELOG_VERSION, ENVELOPE, IMAGE_FIELDS
 
@@ -87,6 +88,8 @@ their own fields, ``project.with_descriptor_id``, without decoding them)."""
 
 
 _DECODED: Final = "_decoded"
+BEFORE_BYTES: Final = "_before"
+AFTER_BYTES: Final = "_after"
 
 
 def expand(rows: DataFrame, fields: frozenset[str] = IMAGE_FIELDS) -> DataFrame:
@@ -105,3 +108,23 @@ def expand(rows: DataFrame, fields: frozenset[str] = IMAGE_FIELDS) -> DataFrame:
     # projections (that would repeat an expensive expression), so each body is decoded once.
     images = [F.col(f"{_DECODED}.{name}").alias(name) for name in sorted(fields)]
     return rows.select(*kept, decoded.alias(_DECODED)).select(*kept, *images)
+
+
+def value_images(rows: DataFrame) -> DataFrame:
+    """Changelog rows with the event's images as ``map<column, binary>`` in ``BEFORE_BYTES`` and
+    ``AFTER_BYTES``: each value its union's bytes (``decoder.IMAGES_FUNCTION``; the mirror's fold), whatever
+    the row's version: version 2 reads them from ``event_avro`` without building a value, version 1 encodes
+    its decoded images' values (``decoder.VALUE_BYTES_FUNCTION``)."""
+    if BODY not in rows.columns:
+        encoded = [
+            F.expr(f"transform_values({name}, (k, v) -> {decoder.VALUE_BYTES_FUNCTION}(v))").alias(alias)
+            for name, alias in (("before", BEFORE_BYTES), ("after", AFTER_BYTES))
+        ]
+        return rows.select(*rows.columns, *encoded)
+    kept = [c for c in rows.columns if c != "key"]
+    images = F.call_function(decoder.IMAGES_FUNCTION, F.col(BODY))
+    # As ``expand``: the body read into a column of its own, then its fields picked (once per body).
+    read = rows.select(*kept, images.alias(_DECODED))
+    return read.select(
+        *kept, F.col(f"{_DECODED}.before").alias(BEFORE_BYTES), F.col(f"{_DECODED}.after").alias(AFTER_BYTES)
+    )

@@ -6,8 +6,8 @@ table's number of rows: a batch touching 100 small tables paid it 100 times.
 This fold is one aggregation over the row events of all the batch's keyed
 tables, generic in their columns: the aggregate ``binlake_fold_key``
 (``io.binlake.spark.KeyFold`` in the sink's jar) folds each (table, key)'s events
-(their images still the canonical value structs, typed by their union branch,
-not yet by a mirror column) and keeps
+(their images' values still the bytes of the canonical value union, as the
+event holds them: ``rows.value_images``) and keeps
 
 - per physical column: the newest value known (the value of the newest event
   whose image holds the column) and that event's sequence;
@@ -17,11 +17,13 @@ not yet by a mirror column) and keeps
 Each task folds the events it reads, so a key changed a million times in one
 batch costs one row per task, not a list of its events. Exploding each image
 into (column, value) rows and aggregating them in SQL did the same with two
-sorts of ten times as many rows: three to four times slower.
+sorts of ten times as many rows: three to four times slower. Folding the images
+as value structs (twelve members each) spent most of the fold building and
+serializing them; a value left as bytes becomes a struct only if it remains.
 
 A table's rows are then one projection of the checkpointed result
-(``table_rows``): each physical column's value converted to its mirror type
-(``typemap.convert``), in the ``_v{i}``/``_o{i}`` columns the MERGE reads
+(``table_rows``): each physical column's value decoded (``binlake_decode_value``)
+and converted to its mirror type (``typemap.convert``), in the ``_v{i}``/``_o{i}`` columns the MERGE reads
 (``merge.merge``).
 
 Which physical column an image's column fills is the batch's plan (``plan``):
@@ -30,9 +32,10 @@ descriptors route differently (a type changed mid-batch), by (descriptor,
 logical column). A column fills every physical column of its logical column:
 the routed one with its value, the others with NULL (a column moved to a
 fallback column empties the old one); a column no route stores is dropped.
-Grouping is by the key's canonical values (``_key_text``: the mirror's key
-columns' value structs as JSON); integer widths share one union branch, so
-widening a key column keeps its keys equal.
+Grouping is by the key's values (``_key_of``: the mirror's key columns' value
+bytes; Avro's binary encoding is canonical, so equal values have equal bytes);
+integer widths share one union branch, so widening a key column keeps its keys
+equal.
 """
 
 from __future__ import annotations
@@ -47,7 +50,7 @@ from pyspark.sql.types import DataType
 
 from binlake.spark_sink.events import decoder
 from binlake.spark_sink.events.order import sequence_sql
-from binlake.spark_sink.events.rows import MIRROR_FIELDS, expand
+from binlake.spark_sink.events.rows import AFTER_BYTES, BEFORE_BYTES, value_images
 from binlake.spark_sink.layout import ORDER_KEY
 from binlake.spark_sink.mirror import tombstones
 from binlake.spark_sink.mirror.merge_rules import LAST_DELETE
@@ -57,11 +60,11 @@ from binlake.spark_sink.mirror.typemap import convert, sql_string
 
 TABLE: Final = "source_table"
 KEY: Final = "_key"
-"""The key's canonical values as JSON text: the grouping key of the fold."""
+"""The key's values as their unions' bytes (an array): the grouping key of the fold."""
 KEY_COLUMNS: Final = "_key_columns"
 """The table's key column names (an array): the mirror's key, not necessarily the event's ``primary_key``."""
 COLUMNS: Final = "_cols"
-"""map<physical column, struct<v: value struct, o: sequence>>: each column's newest known value."""
+"""map<physical column, struct<v: value bytes, o: sequence>>: each column's newest known value."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +100,14 @@ def _route_rows(item: FoldTable) -> tuple[bool, list[tuple[int, str, str, bool]]
     return True, rows
 
 
-def _key_text(image: str) -> str:
-    return f"to_json(transform({KEY_COLUMNS}, k -> {image}[k]))"
+NULL_VALUE: Final = "X'00'"
+"""A SQL NULL value's bytes (the value union's null branch)."""
+
+
+def _key_of(image: str, *, absent: str | None = None) -> str:
+    """The key's values in ``image`` (an image of value bytes) as an array, ``absent`` for a column it lacks."""
+    value = f"{image}[k]" if absent is None else f"coalesce({image}[k], {absent})"
+    return f"transform({KEY_COLUMNS}, k -> {value})"
 
 
 def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]) -> DataFrame:
@@ -116,13 +125,13 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
         routes[item.table] = routes_text(rows)
     names = sorted(t.table for t in tables)
     events = row_events.where(F.col(TABLE).isin(names))
-    if by_desc:  # before the body is expanded: read from its bytes
+    if by_desc:  # from the body's bytes, before its images are read
         events = with_descriptor_id(events).withColumn(
             DESC, F.when(F.col(TABLE).isin(by_desc), F.col(DESC)).otherwise(F.lit(0))
         )
     else:
         events = events.withColumn(DESC, F.lit(0).cast("long"))
-    events = expand(events, MIRROR_FIELDS)
+    events = value_images(events)
     floors = {t.table: t.truncated_at for t in tables if t.truncated_at is not None}
     if floors:
         pairs = ", ".join(f"{sql_string(t)}, {sql_string(at)}" for t, at in sorted(floors.items()))
@@ -131,13 +140,14 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
     events = events.withColumn(KEY_COLUMNS, F.expr(f"map({keys})[{TABLE}]"))
     is_delete = "op = 'DELETE'"
     # An UPDATE that moves a row to another key also deletes the old key, known by its key columns only.
+    # (A key column absent from an image and one holding NULL, the byte 00, are alike here: no key.)
     moved = (
-        f"op = 'UPDATE' AND before IS NOT NULL AND after IS NOT NULL"
-        f" AND NOT ({_key_text('before')} <=> {_key_text('after')})"
+        f"op = 'UPDATE' AND {BEFORE_BYTES} IS NOT NULL AND {AFTER_BYTES} IS NOT NULL"
+        f" AND NOT ({_key_of(BEFORE_BYTES, absent=NULL_VALUE)} <=> {_key_of(AFTER_BYTES, absent=NULL_VALUE)})"
     )
-    image = f"CASE WHEN {is_delete} THEN before ELSE after END"
+    image = f"CASE WHEN {is_delete} THEN {BEFORE_BYTES} ELSE {AFTER_BYTES} END"
     new = f"struct({is_delete} AS _del, {image} AS {IMAGE})"
-    old = f"struct(true AS _del, map_filter(before, (k, v) -> array_contains({KEY_COLUMNS}, k)) AS {IMAGE})"
+    old = f"struct(true AS _del, map_filter({BEFORE_BYTES}, (k, v) -> array_contains({KEY_COLUMNS}, k)) AS {IMAGE})"
     events = events.selectExpr(
         TABLE,
         DESC,
@@ -145,10 +155,10 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
         f"{sequence_sql()} AS _seq",
         f"inline(CASE WHEN {moved} THEN array({new}, {old}) ELSE array({new}) END)",
     )
-    events = events.where(f"NOT exists({KEY_COLUMNS}, k -> {IMAGE}[k] IS NULL)")
+    events = events.where(f"NOT exists({KEY_COLUMNS}, k -> coalesce({IMAGE}[k], {NULL_VALUE}) = {NULL_VALUE})")
     texts = ", ".join(f"{sql_string(t)}, {sql_string(text)}" for t, text in sorted(routes.items()))
     routes_of = f"map({texts})[{TABLE}]" if texts else "''"
-    grouped = events.groupBy(TABLE, F.expr(_key_text(IMAGE)).alias(KEY)).agg(
+    grouped = events.groupBy(TABLE, F.expr(_key_of(IMAGE)).alias(KEY)).agg(
         F.expr(f"{decoder.FOLD_FUNCTION}(_seq, _del, {DESC}, {IMAGE}, {routes_of}) AS _f")
     )
     folded = grouped.selectExpr(
@@ -160,6 +170,11 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
         f"_f.columns AS {COLUMNS}",
     )
     return folded.localCheckpoint(eager=True, storageLevel=StorageLevel.MEMORY_AND_DISK)
+
+
+def _value(bytes_sql: str) -> str:
+    """The value struct of a value's bytes (``binlake_decode_value``): what ``typemap.convert`` reads."""
+    return f"{decoder.VALUE_FUNCTION}({bytes_sql})"
 
 
 def routes_text(routes: list[tuple[int, str, str, bool]]) -> str:
@@ -183,7 +198,7 @@ def table_rows(folded: DataFrame, table: str, *, result: Plan, physical: list[st
     selected = [ORDER_KEY, "_delete", LAST_DELETE]
     for i, phys in enumerate(physical):
         entry = f"{COLUMNS}[{sql_string(phys)}]"
-        selected.append(f"{convert(f'{entry}.v', result.types[phys])} AS _v{i}")
+        selected.append(f"{convert(_value(f'{entry}.v'), result.types[phys])} AS _v{i}")
         if i not in key_index:
             selected.append(f"{entry}.o AS _o{i}")
     rows = folded.where(F.col(TABLE) == table).selectExpr(*selected)
@@ -209,7 +224,7 @@ def deleted_keys(folded: DataFrame, tables: list[tuple[str, list[str], list[Data
         values: list[str] = []
         for j, data_type in enumerate(types):
             column_of = ", ".join(f"{sql_string(table)}, {sql_string(key[j])}" for table, key, _ in group)
-            values.append(f"{convert(f'{COLUMNS}[map({column_of})[{TABLE}]].v', data_type)} AS _k{j}")
+            values.append(f"{convert(_value(f'{COLUMNS}[map({column_of})[{TABLE}]].v'), data_type)} AS _k{j}")
         names = sorted(table for table, _, _ in group)
         deleting = F.col(LAST_DELETE).isNotNull() & F.col(TABLE).isin(names)
         rows = folded.where(deleting).selectExpr(TABLE, f"{LAST_DELETE} AS {ORDER_KEY}", *values)

@@ -34,6 +34,10 @@ EVENT = StructType(
 )
 
 
+BYTES = f"transform_values(image, (k, v) -> {decoder.VALUE_BYTES_FUNCTION}(v))"
+"""The images' values as the fold reads them: their unions' bytes."""
+
+
 def long(value: int) -> dict[str, Any]:
     members: dict[str, Any] = dict.fromkeys(VALUE.fieldNames())
     members["member_long"] = value
@@ -51,10 +55,17 @@ def fold(
 ) -> Any:
     """``binlake_fold_key`` of ``events`` (seq, del, desc, image) under ``routes`` (desc, logical, phys, routed),
     read as ``parts`` partitions (each folds its events, then the folds merge)."""
-    frame = spark.createDataFrame(events, EVENT).repartition(parts)
+    frame = (
+        spark.createDataFrame(events, EVENT).repartition(parts).selectExpr("seq", "del", "desc", f"{BYTES} AS image")
+    )
     text_of = routes_text(routes)
     call = f"{decoder.FOLD_FUNCTION}(seq, del, desc, image, {sql_string(text_of)}) AS f"
-    row = frame.selectExpr(call).first()
+    values = f"transform_values(f.columns, (k, c) -> struct({decoder.VALUE_FUNCTION}(c.v) AS v, c.o AS o))"
+    row = (
+        frame.selectExpr(call)
+        .selectExpr(f"struct(f.newest, f.deletes, f.last_delete, {values} AS columns) AS f")
+        .first()
+    )
     assert row is not None
     result = row["f"]
     columns = {name: (_plain(cell["v"]), cell["o"]) for name, cell in (result["columns"] or {}).items()}
@@ -144,11 +155,12 @@ def test_a_hot_key_folds_without_holding_its_events(spark: SparkSession) -> None
     nulls = {name: f"CAST(NULL AS {VALUE[name].dataType.simpleString()})" for name in VALUE.fieldNames()}
     fields = ", ".join(f"'{name}', {'e.value.member_long' if name == 'member_long' else nulls[name]}" for name in nulls)
     frame = frame.selectExpr("seq", "del", "desc", f"{image.format(f'named_struct({fields})')} AS image")
+    frame = frame.selectExpr("seq", "del", "desc", f"{BYTES} AS image")
     call = f"{decoder.FOLD_FUNCTION}(seq, del, desc, image, {sql_string(routes_text(SAME))}) AS f"
     folded = frame.groupBy(F.lit(1).alias("key")).agg(F.expr(call))
     [row] = folded.collect()
     assert row["f"]["newest"] == f"{count - 1:08d}"
-    assert row["f"]["columns"]["a"]["v"]["member_long"] == count - 1
+    assert row["f"]["columns"]["a"]["v"] == bytes([0x04]) + _zigzag(count - 1)  # branch 2 (long), the value
     shuffled = _shuffled_bytes(folded)
     assert 0 < shuffled < 64 * 1024, shuffled  # four folds of one key; the events would be megabytes
 
@@ -172,3 +184,13 @@ def _shuffled_bytes(frame: DataFrame) -> int:
         children = node.children()
         stack.extend(children.apply(i) for i in range(children.length()))
     return total
+
+
+def _zigzag(value: int) -> bytes:
+    """An Avro long's bytes."""
+    z, out = (value << 1) ^ (value >> 63), bytearray()
+    while z & ~0x7F:
+        out.append((z & 0x7F) | 0x80)
+        z >>= 7
+    out.append(z)
+    return bytes(out)

@@ -106,6 +106,40 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
     }
   }
 
+  /**
+   * The event's images with each column's value as its bytes, one value union as the event holds it
+   * ({@link EventImages}): {before, after}, each a map from column to bytes or null where the event has no
+   * such image; null when the bytes are not an event of the schema up to its images.
+   */
+  static Object[] valueImages(byte[] value) {
+    if (value == null || value.length < HEADER.length) return null;
+    for (int i = 0; i < HEADER.length; i++) {
+      if (value[i] != HEADER[i]) return null;
+    }
+    try {
+      Reader in = new Reader(value, HEADER.length);
+      for (int i = 0; i < 7; i++) in.field(i, false); // op .. columns
+      Object before = in.nullable() ? in.valueImage() : null;
+      Object after = in.nullable() ? in.valueImage() : null;
+      return new Object[] {before, after};
+    } catch (Corrupt | IndexOutOfBoundsException | CharacterCodingException e) {
+      return null;
+    }
+  }
+
+  /** One value union's bytes as the value struct {@link #call} builds for it (NULL for SQL NULL and for bytes
+   * that are not one whole value). */
+  static Row value(byte[] bytes) {
+    if (bytes == null) return null;
+    try {
+      Reader in = new Reader(bytes, 0);
+      Row row = in.value(true);
+      return in.atEnd() ? row : null;
+    } catch (Corrupt | IndexOutOfBoundsException | CharacterCodingException e) {
+      return null;
+    }
+  }
+
   private static boolean[] parse(String fields) {
     boolean[] wanted = new boolean[FIELDS.length];
     for (String name : fields.split(",")) {
@@ -233,6 +267,20 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
           String column = string(keep);
           Row value = value(keep);
           if (keep) out.put(column, value);
+        }
+      }
+      return out;
+    }
+
+    /** An image whose values stay bytes: column to the bytes of its value union. */
+    private Map<String, byte[]> valueImage() throws Corrupt, CharacterCodingException {
+      Map<String, byte[]> out = new LinkedHashMap<>();
+      for (long n = blockCount(); n != 0; n = blockCount()) {
+        for (long j = 0; j < n; j++) {
+          String column = string(true);
+          int start = p;
+          value(false);
+          out.put(column, Arrays.copyOfRange(b, start, p));
         }
       }
       return out;

@@ -15,11 +15,12 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>Registered as {@code binlake_fold_key(seq, del, desc, image, routes)} ({@code
  * spark_sink/mirror/fold.py}, which states the rules): per event its sequence, whether it deletes, its
- * descriptor id and its image, and the table's routes from a logical column to its physical columns per
- * descriptor, as {@code fold.routes_text} writes them. The result: {@code struct<newest sequence, whether
- * the newest event deletes, newest DELETE's sequence, map<physical column, struct<value, sequence>>>}, each
- * physical column holding the value of the newest event whose image holds its logical column (NULL where
- * that descriptor routes the column to another physical column).
+ * descriptor id, its image (each column's value as the bytes of its value union, {@link EventImages}) and
+ * the table's routes from a logical column to its physical columns per descriptor, as {@code
+ * fold.routes_text} writes them. The result: {@code struct<newest sequence, whether the newest event
+ * deletes, newest DELETE's sequence, map<physical column, struct<value bytes, sequence>>>}, each physical
+ * column holding the value of the newest event whose image holds its logical column (NULL where that
+ * descriptor routes the column to another physical column).
  *
  * <p>The buffer is that result, so a key's events fold where they are read and only a key's fold crosses
  * the shuffle: a key changed a million times in one batch costs the memory of one row, not of a million
@@ -56,10 +57,10 @@ public final class KeyFold extends Aggregator<Row, Row, Row> {
     if (deleting) folded.deleted(seq);
     java.util.Map<String, Target[]> byLogical = routes((String) event.get(4)).of((Long) event.get(2));
     @SuppressWarnings("unchecked")
-    Map<String, Row> image = (Map<String, Row>) event.get(3);
+    Map<String, byte[]> image = (Map<String, byte[]>) event.get(3);
     if (byLogical == null || image == null) return folded;
-    for (Iterator<Tuple2<String, Row>> it = image.iterator(); it.hasNext(); ) {
-      Tuple2<String, Row> entry = it.next();
+    for (Iterator<Tuple2<String, byte[]>> it = image.iterator(); it.hasNext(); ) {
+      Tuple2<String, byte[]> entry = it.next();
       Target[] targets = byLogical.get(entry._1());
       if (targets == null) continue; // a column no physical column stores
       for (Target target : targets) folded.put(target.physical, target.routed ? entry._2() : null, seq);
