@@ -64,14 +64,7 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
 
   @Override
   public Row call(byte[] value, String fields) {
-    if (value == null || value.length < HEADER.length) {
-      return null;
-    }
-    for (int i = 0; i < HEADER.length; i++) {
-      if (value[i] != HEADER[i]) {
-        return null;
-      }
-    }
+    if (!framed(value)) return null;
     boolean[] wanted = WANTED.computeIfAbsent(fields, EventDecoder::parse);
     try {
       Reader in = new Reader(value, HEADER.length);
@@ -90,10 +83,7 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
    * are not an event of the schema up to there ({@link EventDescriptor}).
    */
   static int[] descriptorSpan(byte[] value) {
-    if (value == null || value.length < HEADER.length) return null;
-    for (int i = 0; i < HEADER.length; i++) {
-      if (value[i] != HEADER[i]) return null;
-    }
+    if (!framed(value)) return null;
     try {
       Reader in = new Reader(value, HEADER.length);
       for (int i = 0; i < PRIMARY_KEY; i++) in.field(i, false);
@@ -112,10 +102,7 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
    * such image; null when the bytes are not an event of the schema up to its images.
    */
   static Object[] valueImages(byte[] value) {
-    if (value == null || value.length < HEADER.length) return null;
-    for (int i = 0; i < HEADER.length; i++) {
-      if (value[i] != HEADER[i]) return null;
-    }
+    if (!framed(value)) return null;
     try {
       Reader in = new Reader(value, HEADER.length);
       for (int i = 0; i < 7; i++) in.field(i, false); // op .. columns
@@ -138,6 +125,15 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
     } catch (Corrupt | IndexOutOfBoundsException | CharacterCodingException e) {
       return null;
     }
+  }
+
+  /** Whether {@code value} starts with the released schema's single-object header. */
+  private static boolean framed(byte[] value) {
+    if (value == null || value.length < HEADER.length) return false;
+    for (int i = 0; i < HEADER.length; i++) {
+      if (value[i] != HEADER[i]) return false;
+    }
+    return true;
   }
 
   private static boolean[] parse(String fields) {
