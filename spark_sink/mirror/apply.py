@@ -63,17 +63,12 @@ from pyspark.sql import functions as F
 from binlake.shared.event.model import ROW_OPS
 from binlake.spark_sink import delta
 from binlake.spark_sink.delta import release
-from binlake.spark_sink.events.order import sequence
-from binlake.spark_sink.events.source import decoded_event
-from binlake.spark_sink.layout import BODY, PROP_TRUNCATED, PROP_TRUNCATED_TS
-from binlake.spark_sink.mirror import fold, history, merge, mirror_state, tombstones
-from binlake.spark_sink.mirror.control_events import TableControl, Truncation, collect
+from binlake.spark_sink.layout import PROP_TRUNCATED, PROP_TRUNCATED_TS
+from binlake.spark_sink.mirror import batch_facts, fold, history, merge, mirror_state, tombstones
+from binlake.spark_sink.mirror.batch_facts import BatchFacts, RowCounts
+from binlake.spark_sink.mirror.control_events import TableControl, Truncation
 from binlake.spark_sink.mirror.fold import FoldTable
-from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor, Plan, one_table_per_mirror
-from binlake.spark_sink.mirror.project import (
-    DESC,
-    with_descriptor_id,
-)
+from binlake.spark_sink.mirror.plan import Descriptor, Plan, one_table_per_mirror
 from binlake.spark_sink.mirror.schema import NewMirror, features, partition_columns, prepare
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.observe.steps import Step
@@ -90,52 +85,6 @@ _DDL_DESCRIPTOR: Final = 0
 
 
 @dataclass(frozen=True, slots=True)
-class RowCounts:
-    """A table's row events in the batch: all of them, and those that are not INSERTs."""
-
-    rows: int = 0
-    changes: int = 0
-    """UPDATEs and DELETEs: a batch with any is MERGEd without first asking whether the mirror holds its keys."""
-
-
-def descriptors(rows: DataFrame) -> tuple[dict[str, list[Descriptor]], dict[str, RowCounts]]:
-    """Each source table's distinct column descriptors in the batch's row events (a handful: collected),
-    and its numbers of row events.
-
-    A table's descriptors come in the order of their first events: the plan meets them in that order, so
-    a new column takes the type of the first event that types it, and a fallback column holds the types that
-    came later (a format without types gives a column a type per value: ``string`` then ``int64``)."""
-    found: dict[str, list[Descriptor]] = {}
-    counts: dict[str, RowCounts] = {}
-    # A version-2 changelog: the events are grouped by the bytes of their descriptor, and one body per group is
-    # decoded (its ``columns``); a version-1 row has its descriptor decoded already.
-    described = BODY if BODY in rows.columns else "columns"
-    distinct = (
-        with_descriptor_id(rows)
-        .groupBy("source_table", DESC)
-        .agg(
-            F.first(described).alias(described),
-            F.first("primary_key").alias("primary_key"),
-            F.count("*").alias("n"),
-            F.count_if(F.col("op") != "INSERT").alias("changes"),
-            F.min(sequence()).alias("first"),
-        )
-    )
-    if described == BODY:
-        distinct = distinct.withColumn("columns", decoded_event(BODY, only=frozenset({"columns"}))["columns"])
-    for row in sorted(distinct.collect(), key=lambda r: (r["first"], r[DESC])):
-        seen = counts.get(row["source_table"], RowCounts())
-        counts[row["source_table"]] = RowCounts(seen.rows + int(row["n"]), seen.changes + int(row["changes"]))
-        columns = tuple(
-            ColumnDesc(c["name"], c["logical_type"], c["precision"], c["scale"]) for c in row["columns"] or []
-        )
-        found.setdefault(row["source_table"], []).append(
-            Descriptor(int(row[DESC]), columns, tuple(row["primary_key"] or []))
-        )
-    return found, counts
-
-
-@dataclass(frozen=True, slots=True)
 class Applied:
     """What a batch did to the mirrors: the tables it touched, and the tombstones it dropped as expired."""
 
@@ -144,20 +93,28 @@ class Applied:
 
 
 def apply(
-    spark: SparkSession, settings: SinkSettings, rows: DataFrame, app_id: str, batch_id: int, *, step: Step
+    spark: SparkSession,
+    settings: SinkSettings,
+    rows: DataFrame,
+    app_id: str,
+    batch_id: int,
+    *,
+    step: Step,
+    facts: BatchFacts | None = None,
 ) -> Applied:
-    """Apply a batch's new changelog rows to the mirrors; say what it did (``Applied``).
+    """Apply a batch's new changelog rows to the mirrors; say what it did (``Applied``). ``facts``: the rows'
+    ``batch_facts`` when the caller has them (None: found here).
 
     Schema changes first (tables side by side), then TRUNCATEs one table after
     the other (commits under the TRUNCATE's own transaction id); then the row
     events of all tables are MERGEd concurrently (``table_parallelism``), every
     commit under the batch's one transaction id.
     """
-    with step("control_events"):
-        control = collect(rows)
+    if facts is None:
+        with step("batch_facts"):
+            facts = batch_facts.collect(rows)
+    control, tables, row_counts = facts.control, facts.descriptors, facts.counts
     row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
-    with step("descriptors"):
-        tables, row_counts = descriptors(row_events)
     candidates: list[tuple[str, list[Descriptor], TableControl]] = []
     for table in sorted(set(tables) | set(control)):
         descs = tables.get(table, [])

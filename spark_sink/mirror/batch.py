@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import DataFrame
 
-from binlake.spark_sink.mirror import apply, batch_rows
-from binlake.spark_sink.observe import batch_stats
+from binlake.spark_sink.mirror import apply, batch_facts, batch_rows
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.observe.steps import StepClock
 from binlake.spark_sink.settings import SinkSettings
@@ -55,13 +54,18 @@ def process(settings: SinkSettings, app_id: str, rows: DataFrame, batch_id: int)
     # columns (and the descriptors alone from the bodies), and the bodies are decoded where they are used: by
     # the batch's one fold of its keyed tables (``fold``), a key-less table's append and a history table's
     # versions. Materializing the decoded images of a whole batch cost more than decoding them.
-    with step("batch_stats"):
-        report.stats = batch_stats.collect(rows)
-        report.rows = report.stats.rows
+    with step("batch_rows"):
+        read = batch_rows.batch_rows(settings, rows, batch_id)
+    with step("batch_facts"):
+        facts = batch_facts.collect(read.rows)
+    if read.expected is not None and facts.stats.rows != read.expected:
+        read = batch_rows.mismatch(read, batch_id, facts.stats.rows)
+        with step("batch_facts"):
+            facts = batch_facts.collect(read.rows)
+    report.stats = facts.stats
+    report.rows = report.stats.rows
     if report.rows:
-        with step("batch_rows"):
-            rows = batch_rows.batch_rows(settings, rows, batch_id, rows=report.rows)
-        applied = apply.apply(rows.sparkSession, settings, rows, app_id, batch_id, step=step)
+        applied = apply.apply(rows.sparkSession, settings, read.rows, app_id, batch_id, step=step, facts=facts)
         report.tables, report.tombstones_expired = applied.tables, applied.tombstones_expired
         report.older_than_retention = apply.older_than_retention(settings, report.stats)
     return report

@@ -12,17 +12,23 @@ offset of the batch before it and of this batch, each a changelog version and a 
 -1 is a version's start, so a batch between two such offsets holds every file of the versions between.
 The query's first batch reads a snapshot of the changelog (it starts at its beginning): a version of the
 changelog read as a table. Anything else (a batch ending inside a version under ``maxFilesPerTrigger``, a
-changelog without a change feed for those versions) keeps the frame. The read is checked against the frame's
-row count (``rows``, counted anyway for the batch's statistics): on any difference the frame is used, with a
-warning.
+changelog without a change feed for those versions) keeps the frame.
+
+A change-feed read is checked against the row count the changelog's log gives for its versions (the
+``numRecords`` statistic of each file they added; counting the frame would scan all of it): the caller
+compares it with the rows its statistics count, and on any difference reads the frame instead
+(``mismatch``), with a warning. A snapshot read needs no check: the first batch of whole versions is that
+snapshot's files, as the Delta source lists them.
 """
 
 from __future__ import annotations
 
+import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
 
 from binlake.spark_sink import delta
 from binlake.spark_sink.changelog.table import change_feed_from, inserted_between
@@ -61,9 +67,21 @@ def snapshot_version(end: Any) -> int | None:
     return version - 1 if isinstance(version, int) and version > 0 else None
 
 
-def batch_rows(settings: SinkSettings, frame: DataFrame, batch_id: int, *, rows: int) -> DataFrame:
-    """The mirror batch ``batch_id``'s changelog rows (``frame``, holding ``rows`` rows) as a prunable read
-    where the offsets allow it; else ``frame``.
+@dataclass(frozen=True, slots=True)
+class BatchRead:
+    """How a mirror batch reads its changelog rows."""
+
+    rows: DataFrame
+    frame: DataFrame
+    """The micro-batch's own frame (``rows`` itself when the batch reads it)."""
+    expected: int | None = None
+    """The rows the changelog's log says ``rows`` holds (None: nothing to check)."""
+    what: str = "the micro-batch"
+
+
+def batch_rows(settings: SinkSettings, frame: DataFrame, batch_id: int) -> BatchRead:
+    """The mirror batch ``batch_id``'s changelog rows (``frame``) as a prunable read where the offsets allow
+    it; else ``frame``.
 
     The query's first batch (it reads the changelog from its start: the snapshot of a version) is that
     version of the changelog; a later one, the change feed of the whole versions it covers.
@@ -76,26 +94,45 @@ def batch_rows(settings: SinkSettings, frame: DataFrame, batch_id: int, *, rows:
     if batch_id == 0:
         version = snapshot_version(end)
         if version is None:
-            return frame
+            return BatchRead(frame, frame)
         read = spark.read.format("delta").option("versionAsOf", str(version)).load(uri)
-        what = f"version {version}"
-    else:
-        versions = whole_versions(offset_log.source_offset(files.read(f"{checkpoint}/offsets/{batch_id - 1}")), end)
-        found = delta.state(spark, uri)
-        feed_from = None if found is None else change_feed_from(found.properties)
-        if versions is None or feed_from is None or versions[0] < feed_from:
-            return frame
-        read = inserted_between(spark, uri, versions[0], versions[1])
-        what = f"the change feed of versions {versions[0]}-{versions[1]}"
-    read = read.select(*frame.columns)
-    counted = read.count()
-    if counted != rows:
-        log.warning(
-            "mirror batch %d: the changelog's %s holds %d rows, the batch %d: reading the batch as Spark gave it",
-            batch_id,
-            what,
-            counted,
-            rows,
-        )
-        return frame
-    return read
+        return BatchRead(read.select(*frame.columns), frame, None, f"version {version}")
+    versions = whole_versions(offset_log.source_offset(files.read(f"{checkpoint}/offsets/{batch_id - 1}")), end)
+    found = delta.state(spark, uri)
+    feed_from = None if found is None else change_feed_from(found.properties)
+    if versions is None or feed_from is None or versions[0] < feed_from:
+        return BatchRead(frame, frame)
+    expected = records(spark, uri, versions[0], versions[1])
+    if expected is None:
+        return BatchRead(frame, frame)
+    read = inserted_between(spark, uri, versions[0], versions[1]).select(*frame.columns)
+    return BatchRead(read, frame, expected, f"the change feed of versions {versions[0]}-{versions[1]}")
+
+
+def records(spark: SparkSession, uri: str, first: int, last: int) -> int | None:
+    """The rows the changelog's versions ``first`` to ``last`` added (the files' ``numRecords``; the Delta
+    source and the change feed skip files added without a data change, as a compaction adds them), or None
+    when a file has no such statistic."""
+    total = 0
+    for version in range(first, last + 1):
+        for action in delta.commit_actions(spark, uri, version):
+            add = action.get("add")
+            if add is None or not add.get("dataChange", True):
+                continue
+            records = json.loads(add.get("stats") or "{}").get("numRecords")
+            if not isinstance(records, int):
+                return None
+            total += records
+    return total
+
+
+def mismatch(read: BatchRead, batch_id: int, counted: int) -> BatchRead:
+    """The batch's own frame, after its prunable read held ``counted`` rows where the log says otherwise."""
+    log.warning(
+        "mirror batch %d: the changelog's %s holds %d rows, its log says %s: reading the batch as Spark gave it",
+        batch_id,
+        read.what,
+        counted,
+        read.expected,
+    )
+    return BatchRead(read.frame, read.frame)

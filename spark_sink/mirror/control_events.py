@@ -1,7 +1,7 @@
 """TRUNCATE and DDL events, as the mirrors apply them.
 
 A micro-batch's non-row events are few, so they are collected to the driver
-and turned into per-table instructions:
+(``batch_facts``) and turned into per-table instructions:
 
 - ``TRUNCATE`` (and a DDL of kind ``TRUNCATE_TABLE`` or ``DROP_TABLE``) empties
   the table as of its sequence (``spark_sink.events.order``): mirror rows and tombstones older than it
@@ -25,11 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
-from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
-
 from binlake.shared.parsing.sqltypes import sql_type
-from binlake.spark_sink.events.order import sequence
 from binlake.spark_sink.layout import EMPTYING_DDL
 from binlake.spark_sink.mirror.plan import ColumnDesc
 
@@ -123,20 +119,6 @@ def added_columns(sql: str) -> list[ColumnDesc]:
             if column is not None:
                 out.append(column)
     return out
-
-
-def collect(rows: DataFrame) -> dict[str, TableControl]:
-    """Per source table, what the batch's TRUNCATE and DDL events ask (collected: they are few)."""
-    control = rows.where(F.col("op").isin("TRUNCATE", "DDL")).select(
-        "source_table",
-        "op",
-        sequence().alias("seq"),
-        "ts_ms",
-        F.col("ddl.kind").alias("kind"),
-        F.col("ddl.sql").alias("sql"),
-    )
-    found = control.orderBy("seq").collect()
-    return controls(ControlRow(r["source_table"], r["op"], r["seq"], r["ts_ms"], r["kind"], r["sql"]) for r in found)
 
 
 @dataclass(frozen=True, slots=True)

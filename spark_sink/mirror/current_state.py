@@ -46,8 +46,8 @@ from binlake.spark_sink.checkpoint import offset_log
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.hadoop_files import HadoopFiles
 from binlake.spark_sink.layout import COLUMN_ORDER, HIDDEN, ORDER_KEY, ORIGIN, PROP_KEY, PROP_TRUNCATED
-from binlake.spark_sink.mirror import apply, fold, merge, merge_rules, mirror_state, tombstones
-from binlake.spark_sink.mirror.control_events import TableControl, collect
+from binlake.spark_sink.mirror import apply, batch_facts, fold, merge, merge_rules, mirror_state, tombstones
+from binlake.spark_sink.mirror.control_events import TableControl
 from binlake.spark_sink.mirror.fold import FoldTable
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
 from binlake.spark_sink.mirror.schema import planned
@@ -111,9 +111,9 @@ def current_tables(spark: SparkSession, settings: SinkSettings, tables: list[str
         return {table: _mirror_or_empty(spark, settings.mirror_uri(table), None) for table in tables}
     after = applied_through(spark, settings.mirror_checkpoint())
     rows = tail(spark, settings.changelog_uri(), after).where(F.col("source_table").isin(tables))
-    control = collect(rows)
+    facts = batch_facts.collect(rows)
+    control, descs = facts.control, facts.descriptors
     row_events = rows.where(F.col("op").isin(sorted(ROW_OPS)))
-    descs, _ = apply.descriptors(row_events)
     pinned = tombstones.pin(spark, settings.tombstones_uri())
     states = {
         table: _state(spark, settings, table, descs=descs.get(table, []), control=control.get(table, TableControl()))

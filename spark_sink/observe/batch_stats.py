@@ -44,7 +44,8 @@ _BY_TABLE: Final = "_g_table"
 """grouping(source_table): 0 in the (source_table, op) set's rows."""
 _BY_TIME: Final = "_g_time"
 """grouping(bucket): 0 in the event-time set's rows."""
-_ROWS: Final = "_rows"
+ROWS: Final = "_rows"
+"""The row count of an aggregation's result row (``aggregates``)."""
 _MIN_TS: Final = "_min_ts"
 _MAX_TS: Final = "_max_ts"
 
@@ -136,29 +137,29 @@ GROUPING_SETS: Final = (("source_table", "op"), (_BUCKET, _WIDTH))
 """The statistics' grouping sets over a ``bucketed`` frame."""
 
 
-def _aggregates() -> list[Column]:
+def aggregates() -> list[Column]:
     """The statistics' aggregates, and which set a result row belongs to."""
     ts = F.col("ts_ms")
     return [
         F.grouping("source_table").alias(_BY_TABLE),
         F.grouping(_BUCKET).alias(_BY_TIME),
-        F.count(F.lit(1)).alias(_ROWS),
+        F.count(F.lit(1)).alias(ROWS),
         F.min(ts).alias(_MIN_TS),
         F.max(ts).alias(_MAX_TS),
     ]
 
 
 def summarize(rows: Iterable[Row]) -> BatchStats:
-    """The ``BatchStats`` of an aggregation's result rows (``GROUPING_SETS`` x ``_aggregates``)."""
+    """The ``BatchStats`` of an aggregation's result rows (``GROUPING_SETS`` x ``aggregates``)."""
     stats = BatchStats()
     for row in rows:
         if row[_BY_TABLE] == 0:
-            stats.by_table_op[(row["source_table"], row["op"])] = TableOp(row[_ROWS], row[_MIN_TS], row[_MAX_TS])
+            stats.by_table_op[(row["source_table"], row["op"])] = TableOp(row[ROWS], row[_MIN_TS], row[_MAX_TS])
         elif row[_BY_TIME] == 0:
             if row[_BUCKET] is None:
-                stats.without_ts += row[_ROWS]
+                stats.without_ts += row[ROWS]
             else:
-                stats.event_time.append(TimeBucket(row[_BUCKET], row[_WIDTH], row[_ROWS]))
+                stats.event_time.append(TimeBucket(row[_BUCKET], row[_WIDTH], row[ROWS]))
     stats.event_time.sort(key=lambda b: b.start_ms)
     return stats
 
@@ -167,7 +168,7 @@ def collect(fresh: DataFrame, *, now_ms: int | None = None) -> BatchStats:
     """Summarize the changelog rows of a batch (columns ``source_table``, ``op``, ``ts_ms``) on the driver."""
     frame = bucketed(fresh, "source_table", "op", "ts_ms", now_ms=now_ms)
     sets = [list(s) for s in GROUPING_SETS]
-    aggregated = frame.groupingSets(sets, *dict.fromkeys(c for s in sets for c in s)).agg(*_aggregates())
+    aggregated = frame.groupingSets(sets, *dict.fromkeys(c for s in sets for c in s)).agg(*aggregates())
     return summarize(aggregated.collect())
 
 

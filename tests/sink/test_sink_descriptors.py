@@ -29,7 +29,7 @@ from binlake.shared.event.values import Image
 from binlake.spark_sink import job
 from binlake.spark_sink.changelog.table import ensure_table
 from binlake.spark_sink.delta import quote
-from binlake.spark_sink.mirror import apply, current_state
+from binlake.spark_sink.mirror import batch_facts, current_state
 from tests.support import kafka_tools
 from tests.support.spark_fixtures import sink_settings_for_tests, spark
 
@@ -170,7 +170,8 @@ async def test_hundreds_of_descriptors(kafka_bootstrap: str, spark: SparkSession
     await asyncio.to_thread(_until_done, job.start_changelog(spark, settings, kafka, ids.changelog, version=version))
 
     changelog = spark.read.format("delta").load(settings.changelog_uri())
-    found, counts = apply.descriptors(changelog.where("op IN ('INSERT', 'UPDATE', 'DELETE')"))
+    facts = batch_facts.collect(changelog)
+    found, counts = facts.descriptors, facts.counts
     assert len(found["d.own"]) > 300 and len(found["d.shared"]) > 300, {t: len(d) for t, d in found.items()}
     assert counts["d.own"].rows == EVENTS and counts["d.shared"].rows < EVENTS
 
