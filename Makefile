@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The hot path compiled by mypyc (setup.py; the list is in shared/native.py)
-# and the Rust fast lane (shared/fastlane), rebuilt in place when one of their
+# and the Rust fast lane (shared/kernel), rebuilt in place when one of their
 # sources changes. BINLAKE_COMPILE=0 removes both and runs pure Python.
 COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml
 
 # This Python's extension suffix: the builds of other Pythons (their own venvs) stay in place.
 EXT := $(shell $(PYTHON) -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))" 2>/dev/null)
-RUST_SOURCES := shared/fastlane/Cargo.toml shared/fastlane/Cargo.lock $(wildcard shared/fastlane/src/*.rs)
+RUST_SOURCES := shared/kernel/Cargo.toml shared/kernel/Cargo.lock $(wildcard shared/kernel/src/*.rs)
 
 # binlake's Spark jar (spark_sink/jvm: the event decoder, the mirror's fold): compiled by the JDK's javac, a few
 # seconds, rebuilt when a source changes. Without javac the sink refuses to start, saying how to build it (the
@@ -45,7 +45,7 @@ $(JVM_STAMP): $(STAMP) $(JVM_SOURCES)
 # machine (another clone's) is copied from BINLAKE_NATIVE_CACHE instead (shared/native_cache.py; empty: off).
 $(NATIVE): $(STAMP) setup.py shared/native.py shared/native_cache.py $(COMPILED_SOURCES) $(RUST_SOURCES)
 	rm -f $(VENV)/.compiled-* *__mypyc$(EXT) shared/*__mypyc$(EXT) $(addsuffix $(EXT),$(basename $(COMPILED_SOURCES)))
-	rm -f shared/fastlane/_native$(EXT)
+	rm -f shared/kernel/_kernel$(EXT)
 	if [ $(COMPILE) = 1 ]; then \
 		key=$$($(BIN)/python -m binlake.shared.native_cache key); \
 		if $(BIN)/python -m binlake.shared.native_cache restore $$key; then echo "native: build $$key from the cache"; \

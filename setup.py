@@ -7,8 +7,8 @@ from the very same source: there is no second implementation to keep in step.
 The list lives in ``shared/native.py``, where the tests also read it.
 
 It also builds the sink's Spark plugin jar (``spark_sink/jvm``, with ``javac``: optional
-too, see ``spark_sink/jvm/build.py``) and the native fast lane, ``shared.fastlane._native`` (Rust, through
-setuptools-rust and cargo; see ``shared/fastlane/__init__.py``). It is optional:
+too, see ``spark_sink/jvm/build.py``) and the native fast lane, ``shared.kernel._kernel`` (Rust, through
+setuptools-rust and cargo; see ``shared/kernel/__init__.py``). It is optional:
 without a Rust toolchain the install goes on and the Python parsers do all the
 work.
 
@@ -60,8 +60,8 @@ def _rust_extensions() -> list[object]:
 
     return [
         RustExtension(
-            "binlake.shared.fastlane._native",
-            path="shared/fastlane/Cargo.toml",
+            "binlake.shared.kernel._kernel",
+            path="shared/kernel/Cargo.toml",
             binding=Binding.PyO3,
             optional=True,  # no cargo: no fast lane, same behaviour
             debug=False,  # in-place builds too: the lane exists to be fast

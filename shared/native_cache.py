@@ -78,7 +78,7 @@ def outputs() -> list[Path]:
     made = [Path(source).with_suffix("") for source in compiled_sources()]
     found = [ROOT / f"{stem}{ext}" for stem in made]
     found += [*ROOT.glob(f"*__mypyc{ext}"), *(ROOT / "shared").glob(f"*__mypyc{ext}")]
-    found.append(ROOT / "shared" / "fastlane" / f"_native{ext}")
+    found.append(ROOT / "shared" / "kernel" / f"_kernel{ext}")
     return sorted({p.relative_to(ROOT) for p in found})
 
 

@@ -3,7 +3,7 @@
 ``services.auto.parser`` classifies each message by the fields it carries and
 hands it to that format's parser, whose event is then the auto parser's, byte
 for byte. This lane does the same with lanes: the same rules in Rust
-(``_native.auto_format``: the not-JSON test, then ``src/detect.rs`` on the lanes' JSON reader; a
+(``_kernel.auto_format``: the not-JSON test, then ``src/detect.rs`` on the lanes' JSON reader; a
 differential test holds it to the Python ``detect``), then the lane of the
 detected format, built once per format with the auto context's options. A
 message the native detection does not read with certainty, or whose format
@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from binlake.shared.fastlane import _native
-from binlake.shared.fastlane.lanes import Lane, Taken, lane_for
+from binlake.shared.kernel import _kernel
+from binlake.shared.kernel.lanes import Lane, Taken, lane_for
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -37,7 +37,7 @@ class AutoLane:
     def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
         # One native call for the auto parser's first test (not JSON: a DTS Avro record, oms-avro) and
         # its rules; the hot path is a dict lookup and the detected lane (no copy of the message).
-        format_id = _native.auto_format(raw)
+        format_id = _kernel.auto_format(raw)
         if format_id is None:
             return None
         try:

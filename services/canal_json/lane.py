@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -15,13 +15,13 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     if not plain_canal(ctx.options):
         return None
     from binlake.services.canal_json.parser import CANAL
-    from binlake.shared.fastlane import _native
-    from binlake.shared.fastlane.plan import instant_reader, planner
+    from binlake.shared.kernel import _kernel
+    from binlake.shared.kernel.plan import instant_reader, planner
 
     zone = ctx.source_timezone
     plan = planner(CANAL.dialect, CANAL.bytes_encoding, zone)
     db_type = CANAL.db_type or ""
-    found: Lane = _native.CanalLane(avro.fingerprint(), CANAL.format_id, db_type, plan, instant_reader(zone))
+    found: Lane = _kernel.CanalLane(avro.fingerprint(), CANAL.format_id, db_type, plan, instant_reader(zone))
     return found
 
 

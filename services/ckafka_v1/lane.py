@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -13,7 +13,7 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     """CKafka format one's lane. Its parser reads no option, so neither does the lane; ``TIME`` is
     read in Rust in UTC and by the parser's own ``compact_local_to_ms`` in any other zone."""
     from binlake.services.ckafka_v1.parser import FORMAT_ID
-    from binlake.shared.fastlane import _native
+    from binlake.shared.kernel import _kernel
     from binlake.shared.parsing.temporal import UTC, compact_local_to_ms
 
     zone = ctx.source_timezone
@@ -25,5 +25,5 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
             return None
 
     # The parser's Source.db_type for every CKafka DML event.
-    found: Lane = _native.CKafkaLane(avro.fingerprint(), FORMAT_ID, "MYSQL", None if zone is UTC else time_ms)
+    found: Lane = _kernel.CKafkaLane(avro.fingerprint(), FORMAT_ID, "MYSQL", None if zone is UTC else time_ms)
     return found

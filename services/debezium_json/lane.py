@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -15,7 +15,7 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     ``order=kafka``, or either invalid (every message a reject), the Python parser does it all."""
     from binlake.services.debezium_json.parser import FORMAT_ID, primary_key_option
     from binlake.services.debezium_json.plan import planner
-    from binlake.shared.fastlane import _native
+    from binlake.shared.kernel import _kernel
     from binlake.shared.parsing.errors import RejectError
     from binlake.shared.parsing.order import by_position
 
@@ -27,5 +27,5 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
             return None
     except RejectError:
         return None
-    found: Lane = _native.DebeziumLane(avro.fingerprint(), FORMAT_ID, primary_key, planner())
+    found: Lane = _kernel.DebeziumLane(avro.fingerprint(), FORMAT_ID, primary_key, planner())
     return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -16,7 +16,7 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     from binlake.services.debezium_json.parser import primary_key_option
     from binlake.services.debezium_smt.parser import FORMAT_ID
     from binlake.services.debezium_smt.plan import row_planner
-    from binlake.shared.fastlane import _native
+    from binlake.shared.kernel import _kernel
     from binlake.shared.parsing.errors import RejectError
 
     if any(name not in ("primary_key", "db_type", "bytes_encoding") for name in ctx.options):
@@ -30,7 +30,7 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     option = ctx.options.get("db_type")
     # The parser's db_type when a row names no __source_connector.
     db_type = option.upper() if isinstance(option, str) and option else None
-    found: Lane = _native.DebeziumSmtLane(
+    found: Lane = _kernel.DebeziumSmtLane(
         avro.fingerprint(), FORMAT_ID, primary_key, db_type, dict(topic_tables), ctx.source_table, row_planner()
     )
     return found

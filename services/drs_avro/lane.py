@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -14,15 +14,15 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     from binlake.services.drs_avro.parser import FORMAT_ID
     from binlake.services.drs_avro.plan import fields
     from binlake.services.drs_json.plan import planner
-    from binlake.shared.fastlane import _native
-    from binlake.shared.fastlane.plan import instant_reader
+    from binlake.shared.kernel import _kernel
+    from binlake.shared.kernel.plan import instant_reader
 
     layout = fields(ctx)
     if layout is None:
         return None
     zone = ctx.source_timezone
     # The flat reader's Source.db_type when the record has no dbType (an accepted schema has none).
-    found: Lane = _native.DrsAvroLane(
+    found: Lane = _kernel.DrsAvroLane(
         avro.fingerprint(), FORMAT_ID, "MYSQL", layout, planner(zone), instant_reader(zone)
     )
     return found

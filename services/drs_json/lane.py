@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -28,14 +28,14 @@ def _lane(format_id: str, ctx: ParseContext) -> Lane | None:
         return None
     from binlake.services.drs_json.parser import FORMAT_ID
     from binlake.services.drs_json.plan import planner
-    from binlake.shared.fastlane import _native
-    from binlake.shared.fastlane.plan import instant_reader
+    from binlake.shared.kernel import _kernel
+    from binlake.shared.kernel.plan import instant_reader
 
     zone = ctx.source_timezone
     # The parser's FlatProfile: db_type MYSQL (the lane takes MySQL sources only), and where a
     # DELETE's row is: "old" for DRS JSON, "data" for JSON-C.
     delete_row_in = "old" if format_id == FORMAT_ID else "data"
-    found: Lane = _native.DrsJsonLane(
+    found: Lane = _kernel.DrsJsonLane(
         avro.fingerprint(), format_id, "MYSQL", delete_row_in, planner(zone), instant_reader(zone)
     )
     return found

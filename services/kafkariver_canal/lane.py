@@ -6,7 +6,7 @@ from collections.abc import Mapping
 
 from binlake.services.canal_json.lane import plain_canal
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -16,12 +16,12 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     if not plain_canal(ctx.options):
         return None
     from binlake.services.kafkariver_canal.parser import FORMAT_ID
-    from binlake.shared.fastlane import _native
-    from binlake.shared.fastlane.plan import instant_reader, planner
+    from binlake.shared.kernel import _kernel
+    from binlake.shared.kernel.plan import instant_reader, planner
 
     zone = ctx.source_timezone
     # The parser's Source.db_type for every KafkaRiverCanal event.
-    found: Lane = _native.KafkaRiverLane(
+    found: Lane = _kernel.KafkaRiverLane(
         avro.fingerprint(), FORMAT_ID, "MYSQL", planner("mysql", "latin1", zone), instant_reader(zone)
     )
     return found

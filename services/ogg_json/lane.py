@@ -6,14 +6,14 @@ import datetime as _dt
 from collections.abc import Callable, Mapping
 
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 
 def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     """GoldenGate's lane reads option ``db_type`` only: with another set the Python parser does it all."""
     from binlake.services.ogg_json.parser import DATABASE_IS_SCHEMA, FORMAT_ID
-    from binlake.shared.fastlane import _native
+    from binlake.shared.kernel import _kernel
     from binlake.shared.parsing.temporal import UTC
 
     if any(name != "db_type" for name in ctx.options):
@@ -23,7 +23,7 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     db_type = option.upper() if isinstance(option, str) and option else "ORACLE"
     zone = ctx.source_timezone
     wall_clock = None if zone is UTC else _wall_clock(zone)
-    found: Lane = _native.OggLane(avro.fingerprint(), FORMAT_ID, db_type, db_type in DATABASE_IS_SCHEMA, wall_clock)
+    found: Lane = _kernel.OggLane(avro.fingerprint(), FORMAT_ID, db_type, db_type in DATABASE_IS_SCHEMA, wall_clock)
     return found
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -16,8 +16,8 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
         return None
     from binlake.services.oms_avro import values
     from binlake.services.oms_avro.parser import FORMAT_ID
-    from binlake.shared.fastlane import _native
-    from binlake.shared.fastlane.plan import instant_reader
+    from binlake.shared.kernel import _kernel
+    from binlake.shared.kernel.plan import instant_reader
     from binlake.shared.parsing.temporal import UTC
 
     families = [
@@ -35,5 +35,5 @@ def lane(ctx: ParseContext, topic_tables: Mapping[str, str]) -> Lane | None:
     zone = ctx.source_timezone
     # In UTC a TIMESTAMP's wall clock is its instant: the lane needs no zone rules.
     instant = None if zone is UTC else instant_reader(zone)
-    found: Lane = _native.OmsAvroLane(avro.fingerprint(), FORMAT_ID, codes, instant)
+    found: Lane = _kernel.OmsAvroLane(avro.fingerprint(), FORMAT_ID, codes, instant)
     return found

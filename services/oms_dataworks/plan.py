@@ -6,7 +6,7 @@ import datetime as _dt
 
 from binlake.services.oms_dataworks.parser import column_type
 from binlake.services.oms_default.plan import answer
-from binlake.shared.fastlane.plan import PlanAnswer, Planner
+from binlake.shared.kernel.plan import PlanAnswer, Planner
 from binlake.shared.parsing.rows import RowTypes
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from binlake.shared.codec import avro
-from binlake.shared.fastlane.lanes import Lane
-from binlake.shared.fastlane.plan import Planner
+from binlake.shared.kernel.lanes import Lane
+from binlake.shared.kernel.plan import Planner
 from binlake.shared.parsing.context import ParseContext
 
 
@@ -30,11 +30,11 @@ def oms_lane(format_id: str, ctx: ParseContext, planner: Planner) -> Lane | None
     if ctx.options:
         return None
     from binlake.services.oms_default.plan import wall_clock_reader
-    from binlake.shared.fastlane import _native
-    from binlake.shared.fastlane.plan import instant_reader
+    from binlake.shared.kernel import _kernel
+    from binlake.shared.kernel.plan import instant_reader
 
     zone = ctx.source_timezone
     # SharePlex's wall clocks are its meta times (no column types); the others' are TIMESTAMP values.
     instant = wall_clock_reader(zone) if format_id == "oms-shareplex" else instant_reader(zone)
-    found: Lane = _native.OmsLane(avro.fingerprint(), format_id, planner, instant)
+    found: Lane = _kernel.OmsLane(avro.fingerprint(), format_id, planner, instant)
     return found

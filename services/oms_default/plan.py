@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Final
 
 from binlake.shared.codec.avro_writer import encode_columns
-from binlake.shared.fastlane.plan import PlanAnswer, Planner, kind
+from binlake.shared.kernel.plan import PlanAnswer, Planner, kind
 from binlake.shared.parsing import sqltypes
 from binlake.shared.parsing.rows import RowTypes
 from binlake.shared.parsing.sqltypes import SqlType

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from binlake.services.oms_default.lane import oms_lane
-from binlake.shared.fastlane.lanes import Lane
+from binlake.shared.kernel.lanes import Lane
 from binlake.shared.parsing.context import ParseContext
 
 

@@ -155,7 +155,7 @@ def json_line() -> Callable[[bytes], bytes]:
     rendered by ``json_view`` (the same bytes)."""
     fingerprint = avro.fingerprint()
     try:
-        from binlake.shared.fastlane._native import render_json
+        from binlake.shared.kernel._kernel import render_json
     except ImportError:
         return lambda value: json_view.render(avro.decode(value))
     return lambda value: render_json(value, fingerprint)

@@ -7,7 +7,7 @@ dead-letter reason). It is chosen once at start-up by ``codec_for``:
 
 - ``PythonCodec``: the format's parser (``shared.parsing.registry``), the table
   rules, the Avro encoding and the record keys; the specification of every format.
-- ``NativeCodec``: the format's fast lane (``shared.fastlane``, Rust) with the
+- ``NativeCodec``: the format's fast lane (``shared.kernel``, Rust) with the
   ``PythonCodec`` behind it for every message the lane leaves (it says why:
   ``Normalized.lane``). Its records are the Python codec's, byte for byte.
 

@@ -79,9 +79,9 @@ def codec_for(
     python = PythonCodec(format_id, ctx, topic_tables=topic_tables, tables=tables)
     if not fast_lane:
         return python
-    from binlake.shared import fastlane
+    from binlake.shared import kernel
 
-    lane = fastlane.lane_for(format_id, ctx, topic_tables)
+    lane = kernel.lane_for(format_id, ctx, topic_tables)
     if lane is None:
         return python
     from binlake.shared.normalize.native_codec import NativeCodec

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from binlake.shared.fastlane import Lane, LaneFailed, last_decline
+from binlake.shared.kernel import Lane, LaneFailed, last_decline
 from binlake.shared.normalize.codec import Normalized
 from binlake.shared.normalize.python_codec import PythonCodec
 from binlake.shared.normalize.tables import TableFilter
@@ -16,7 +16,7 @@ FAILED = "failed"
 CONTROL = "control"
 """The decline reason of a message that carries no change (a heartbeat, a transaction marker): lanes read
 changes only (a DDL is a change, declined at ``operation``). Other reasons name the part of the message
-where the lane stopped (``shared/fastlane/src/decline.rs``: read, envelope, operation, types, values, keys)."""
+where the lane stopped (``shared/kernel/src/decline.rs``: read, envelope, operation, types, values, keys)."""
 
 
 class NativeCodec:

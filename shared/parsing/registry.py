@@ -7,7 +7,7 @@ To add a vendor format, give it a home ``services/<name>/``:
   ``RejectError`` for anything it cannot normalize);
 - ``options.py`` if it reads options: ``class Options(FormatOptions)``;
 - ``spec.py``: ``SPEC = FormatSpec(FORMAT_ID, PARSER_VERSION, parse, options=..., lane=...)``;
-- later, if it is worth it, ``lane.py``: a native lane's factory (``shared/fastlane``);
+- later, if it is worth it, ``lane.py``: a native lane's factory (``shared/kernel``);
 
 then add a line to ``FORMATS`` below and its golden cases under ``tests/corpus/``.
 Nothing else changes: the offline CLI, the Kafka runtime, the codecs and ``auto``

@@ -22,7 +22,7 @@ from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Parsed
 
 if TYPE_CHECKING:
-    from binlake.shared.fastlane.lanes import Lane
+    from binlake.shared.kernel.lanes import Lane
 
 ParseFn = Callable[[bytes, ParseContext], Parsed]
 LaneFactory = Callable[[ParseContext, Mapping[str, str]], "Lane | None"]

@@ -288,7 +288,7 @@ def _geometry(value: Any) -> Value:
     raise UnreadableValue(f"expected a geometry as text, got {describe(value)}")
 
 
-# The converters the native fast lane reproduces, by public name (shared/fastlane/plan.py
+# The converters the native fast lane reproduces, by public name (shared/kernel/plan.py
 # maps them to the lane's kinds; its differential tests hold the two to the same values).
 convert_int: Final = _int
 convert_year: Final = _year

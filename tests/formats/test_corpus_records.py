@@ -18,7 +18,7 @@ from binlake.shared.normalize.native_codec import FAILED, TAKEN
 from binlake.shared.parsing.result import Rejected
 from tests.corpus_cases import Case, cases
 from tests.corpus_records import python_outcome, read
-from tests.support.fastlane_support import NEEDS_LANE
+from tests.support.lane_support import NEEDS_LANE
 from tests.support.record_digest import outcome_text
 
 pytestmark = pytest.mark.unit
@@ -55,7 +55,7 @@ def test_native_lane_publishes_the_same_records(case: Case, manifest: dict[str, 
 
 TAKES_NO_CASE = {"debezium-smt"}
 """Its corpus is schema-less rows, tombstones and rejects, which its lane declines (its one typed row has a
-zoned time only the parser reads: tests/formats/debezium_smt/test_fastlane_debezium_smt.py)."""
+zoned time only the parser reads: tests/formats/debezium_smt/test_lane_debezium_smt.py)."""
 
 
 @NEEDS_LANE

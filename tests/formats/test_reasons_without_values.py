@@ -32,7 +32,7 @@ from typing import Any
 import fastavro
 import pytest
 
-from binlake.shared.fastlane import Lane, available, lane_for
+from binlake.shared.kernel import Lane, available, lane_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import BAD_VALUE, MALFORMED, describe

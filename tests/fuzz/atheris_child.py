@@ -38,7 +38,7 @@ def main(argv: list[str]) -> None:
         import importlib
         import importlib.util
 
-        from binlake.shared.fastlane import lanes, plan  # noqa: F401
+        from binlake.shared.kernel import lanes, plan  # noqa: F401
         from binlake.shared.parsing import registry
 
         for format_id in registry.format_ids():

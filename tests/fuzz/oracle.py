@@ -34,8 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from binlake.shared.codec import avro, json_view
-from binlake.shared.fastlane import Lane, Taken, lane_for
 from binlake.shared.kafka.records import event_key
+from binlake.shared.kernel import Lane, Taken, lane_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import INTERNAL, MALFORMED, REJECT_CODES, RejectError

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ["services", "shared/parsing", "shared/codec", "shared/event", "shared/fastlane", "shared/kafka/records.py"]
+SOURCES = ["services", "shared/parsing", "shared/codec", "shared/event", "shared/kernel", "shared/kafka/records.py"]
 OMIT = ["*/tests/bench/faust_peer/*"]
 
 

@@ -25,7 +25,7 @@ from binlake.shared.parsing.errors import INTERNAL, MALFORMED
 from binlake.shared.parsing.result import Rejected
 from tests.fuzz import baseline
 from tests.fuzz.seeds import corpus_targets
-from tests.support.fastlane_support import NEEDS_LANE
+from tests.support.lane_support import NEEDS_LANE
 
 pytestmark = pytest.mark.unit
 

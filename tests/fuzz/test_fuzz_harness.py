@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from binlake.shared.fastlane import Taken, available
+from binlake.shared.kernel import Taken, available
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import BAD_VALUE, INTERNAL, RejectError
 from binlake.shared.parsing.result import Parsed

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from binlake.shared import fastlane
+from binlake.shared import kernel
 from binlake.shared.generate import render
 from binlake.shared.generate.compare import check_event
 from binlake.shared.parsing.context import zone
@@ -87,7 +87,7 @@ async def test_format_end_to_end(kafka_bootstrap: str, format_id: str, zone_name
         sequences = [sequence for _, _, sequence in sorted(placed)]
         assert sequences == sorted(sequences), row
     assert normalizer.metrics.transactions._value.get() >= 1
-    if format_id in LANES and fastlane.available():
+    if format_id in LANES and kernel.available():
         # Every generated change is an ordinary message: the lane takes them all.
         registry = normalizer.metrics.registry
         taken = registry.get_sample_value("binlake_fast_lane_messages_total", {"result": "taken"})

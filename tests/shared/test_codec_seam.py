@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import pytest
 
-from binlake.shared.fastlane import LaneFailed, Taken
+from binlake.shared.kernel import LaneFailed, Taken
 from binlake.shared.normalize import Normalized, PythonCodec, TableFilter, codec_for
 from binlake.shared.normalize.native_codec import DECLINED, FAILED, TAKEN, NativeCodec
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Rejected
 from tests.corpus_cases import cases
-from tests.support.fastlane_support import NEEDS_LANE
+from tests.support.lane_support import NEEDS_LANE
 
 pytestmark = pytest.mark.unit
 

@@ -19,14 +19,14 @@ import pytest
 from binlake.shared.cli.generate import messages, truth_document
 from binlake.shared.event.model import ChangeEvent
 from binlake.shared.event.values import Image
-from binlake.shared.fastlane import lane_for
 from binlake.shared.generate import render
 from binlake.shared.generate.compare import equivalent
 from binlake.shared.generate.workload import Change, Workload
+from binlake.shared.kernel import lane_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext, zone
 from binlake.shared.parsing.result import Parsed
-from tests.support.fastlane_support import NEEDS_LANE, python_records
+from tests.support.lane_support import NEEDS_LANE, python_records
 
 pytestmark = pytest.mark.unit
 

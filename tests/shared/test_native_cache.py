@@ -16,7 +16,7 @@ def test_the_key_covers_every_compiled_source_and_the_build_files() -> None:
     read = {str(p) for p in native_cache.inputs()}
     # The compiled modules by their real paths (binlake/ links the folders), the crate, the build's own files.
     assert {s.removeprefix("binlake/") for s in compiled_sources()} <= read
-    assert {"setup.py", "pyproject.toml", "shared/native.py", "shared/fastlane/Cargo.lock"} <= read
+    assert {"setup.py", "pyproject.toml", "shared/native.py", "shared/kernel/Cargo.lock"} <= read
     assert native_cache.key() == native_cache.key()
 
 

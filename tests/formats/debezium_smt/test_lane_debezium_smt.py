@@ -19,16 +19,16 @@ from hypothesis import strategies as st
 
 from binlake.shared.cli.generate import messages
 from binlake.shared.errors import ConfigError
-from binlake.shared.fastlane import Lane, Taken, lane_for
 from binlake.shared.generate.render import parse_options
 from binlake.shared.generate.workload import Workload
+from binlake.shared.kernel import Lane, Taken, lane_for
 from binlake.shared.parsing.context import ParseContext, zone
 from tests.corpus_cases import cases
 
 # The Debezium lane's value strategies: the SMT lane reads values with the same code.
-from tests.formats.debezium_json.test_fastlane_debezium import FIELD_SCHEMAS, files, json_scalars, raw_values
-from tests.support.fastlane_support import NEEDS_LANE, corpus_agreement
-from tests.support.fastlane_support import python_records as python_records_of
+from tests.formats.debezium_json.test_lane_debezium import FIELD_SCHEMAS, files, json_scalars, raw_values
+from tests.support.lane_support import NEEDS_LANE, corpus_agreement
+from tests.support.lane_support import python_records as python_records_of
 
 pytestmark = [
     pytest.mark.unit,

@@ -1,11 +1,11 @@
-//! `shared.fastlane._native`: the normalizer's fast lane, in Rust.
+//! `shared.kernel._kernel`: the normalizer's fast lane, in Rust.
 //!
 //! A lane turns one vendor message into the unified topic's records (key,
 //! single-object Avro value, table, op, event time), byte for byte what the
 //! Python parser + `shared.codec.avro` + `shared.kafka.records.event_key`
 //! produce, or declines (`None`) so that the Python parser handles the
 //! message. The column types stay Python's: on a type map it has not seen,
-//! a lane calls its planner (`shared/fastlane/plan.py`), which reads the types
+//! a lane calls its planner (`shared/kernel/plan.py`), which reads the types
 //! with `shared.parsing.sqltypes` and answers with a conversion kind per
 //! column and the encoded column descriptors. A panic is caught and raises `LaneFailed`: the
 //! caller (`shared.normalize.NativeCodec`) counts it and gives the message to the parser.
@@ -51,7 +51,7 @@ use values::Kind;
 const PLAN_LIMIT: usize = 4096;
 
 create_exception!(
-    _native,
+    _kernel,
     LaneFailed,
     PyException,
     "A lane panicked on a message (a bug in the lane): the Python parser reads it instead."
@@ -1106,7 +1106,7 @@ fn auto_format(raw: &[u8]) -> Option<&'static str> {
 }
 
 #[pymodule]
-fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("LaneFailed", m.py().get_type::<LaneFailed>())?;
     // The planners' kind codes by name, from their one definition: the unit tests compare
     // `plan.py`'s constants with it.

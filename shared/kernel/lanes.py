@@ -8,7 +8,7 @@ from typing import Final, Protocol
 
 from binlake.shared.parsing.context import ParseContext
 
-log = logging.getLogger("binlake.fastlane")
+log = logging.getLogger("binlake.kernel")
 
 Taken = tuple[str, str, int | None, list[bytes]]
 """What a lane makes of one message: ("database.table", op, event time in ms or None,
@@ -17,7 +17,7 @@ Taken = tuple[str, str, int | None, list[bytes]]
 
 def _lane_failed() -> type[Exception]:
     try:
-        from binlake.shared.fastlane._native import LaneFailed as failed
+        from binlake.shared.kernel._kernel import LaneFailed as failed
     except ImportError:  # no extension, no lane: nothing raises it
         return _NoLane
     return failed
@@ -46,7 +46,7 @@ class Lane(Protocol):
 def available() -> bool:
     """Whether the native extension was built (it is optional: no Rust toolchain, no lane)."""
     try:
-        from binlake.shared.fastlane import _native  # noqa: F401
+        from binlake.shared.kernel import _kernel  # noqa: F401
     except ImportError:
         return False
     return True
@@ -56,10 +56,10 @@ def last_decline() -> str:
     """Where the last lane to decline a message stopped (``src/decline.rs``): call it right after a
     ``parse`` that returned None, before any other lane runs."""
     try:
-        from binlake.shared.fastlane import _native
+        from binlake.shared.kernel import _kernel
     except ImportError:  # no extension, so no native lane: only a test's Python lane can have declined
         return "read"
-    return _native.last_decline()
+    return _kernel.last_decline()
 
 
 def lane_for(format_id: str, ctx: ParseContext, topic_tables: Mapping[str, str] | None = None) -> Lane | None:

@@ -1,4 +1,4 @@
-"""Types of the Rust extension (shared/fastlane/src/lib.rs)."""
+"""Types of the Rust extension (shared/kernel/src/lib.rs)."""
 
 from collections.abc import Callable
 

@@ -1,4 +1,4 @@
-"""The native JSON view (``_native.render_json``, ``binlake normalize``'s renderer) is the Python view's
+"""The native JSON view (``_kernel.render_json``, ``binlake normalize``'s renderer) is the Python view's
 (``json_view.render``) byte for byte: on the golden corpus, generated traffic and any values."""
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from binlake.shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
 from binlake.shared.event.values import BigInt, SqlTime, Unparsed, Value
 from binlake.shared.parsing.result import Parsed
 from tests.corpus_cases import cases
-from tests.support.fastlane_support import NEEDS_LANE
+from tests.support.lane_support import NEEDS_LANE
 
 pytestmark = [pytest.mark.unit, NEEDS_LANE]
 UTC = dt.UTC
 
 
-def _native(event: ChangeEvent) -> bytes:
-    from binlake.shared.fastlane._native import render_json
+def _kernel(event: ChangeEvent) -> bytes:
+    from binlake.shared.kernel._kernel import render_json
 
     return render_json(avro.encode(event), avro.fingerprint())
 
@@ -50,7 +50,7 @@ def test_every_golden_event() -> None:
         outcome = case.run()
         if isinstance(outcome, Parsed):
             for event in outcome.events:
-                assert _native(event) == json_view.render(event), case.id
+                assert _kernel(event) == json_view.render(event), case.id
                 checked += 1
     assert checked > 150
 
@@ -69,14 +69,14 @@ def test_generated_traffic() -> None:
             outcome = registry.get(format_id)(render_fn(change, render.RenderContext()), ctx)
             assert isinstance(outcome, Parsed)
             for event in outcome.events:
-                assert _native(event) == json_view.render(event)
+                assert _kernel(event) == json_view.render(event)
 
 
 def test_ddl_and_extremes() -> None:
     event = _event(None, None, gtid="g\u0001\u001f\x7f", sequence="é\u2028")
     event.op = "DDL"
     event.ddl = Ddl('ALTER TABLE t ADD c int -- \\ "quoted"\t', "ALTER_TABLE")
-    assert _native(event) == json_view.render(event)
+    assert _kernel(event) == json_view.render(event)
     extremes: dict[str, Value] = {
         "min": -(2**63),
         "max": 2**63 - 1,
@@ -94,7 +94,7 @@ def test_ddl_and_extremes() -> None:
         "inf": float("-inf"),
     }
     event = _event(extremes, {})
-    assert _native(event) == json_view.render(event)
+    assert _kernel(event) == json_view.render(event)
 
 
 VALUES = st.one_of(
@@ -117,11 +117,11 @@ VALUES = st.one_of(
 @given(st.dictionaries(st.text(), VALUES, max_size=12), st.dictionaries(st.text(max_size=3), VALUES, max_size=3))
 def test_any_values(after: dict[str, Value], before: dict[str, Value]) -> None:
     event = _event(after, before)
-    assert _native(event) == json_view.render(event)
+    assert _kernel(event) == json_view.render(event)
 
 
 def test_other_bytes_are_a_value_error() -> None:
-    from binlake.shared.fastlane._native import render_json
+    from binlake.shared.kernel._kernel import render_json
 
     good = avro.encode(_event({"a": 1}))
     for bad in (b"", good[:-1], good + b"\x00", b"\xc3\x01" + b"\x00" * 8 + good[10:]):

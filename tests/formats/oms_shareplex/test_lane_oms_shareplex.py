@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 
 from binlake.services.oms_shareplex.parser import parse
 from binlake.shared.cli.generate import messages
-from binlake.shared.fastlane import Lane, lane_for
 from binlake.shared.generate import render
 from binlake.shared.generate.workload import Workload
+from binlake.shared.kernel import Lane, lane_for
 from binlake.shared.parsing.context import ParseContext, zone
-from tests.formats.oms_default.test_fastlane_oms_default import _NUMBERS, _VALUES, ZONES, num
-from tests.support.fastlane_support import NEEDS_LANE, corpus_agreement, python_records
+from tests.formats.oms_default.test_lane_oms_default import _NUMBERS, _VALUES, ZONES, num
+from tests.support.lane_support import NEEDS_LANE, corpus_agreement, python_records
 
 pytestmark = [
     pytest.mark.unit,

@@ -12,7 +12,7 @@ from binlake.shared.normalize import Normalized, codec_for
 from binlake.shared.normalize.native_codec import CONTROL, DECLINED, TAKEN
 from binlake.shared.parsing.context import ParseContext
 from tests.corpus_cases import cases
-from tests.support.fastlane_support import NEEDS_LANE
+from tests.support.lane_support import NEEDS_LANE
 
 pytestmark = [pytest.mark.unit, NEEDS_LANE]
 
@@ -38,9 +38,9 @@ def _canal(**fields: str) -> bytes:
 
 
 def _stages() -> set[str]:
-    from binlake.shared.fastlane import _native
+    from binlake.shared.kernel import _kernel
 
-    return set(_native.DECLINE_STAGES)
+    return set(_kernel.DECLINE_STAGES)
 
 
 @pytest.mark.parametrize(

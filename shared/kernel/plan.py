@@ -36,7 +36,7 @@ DATETIME: Final = 10
 INSTANT_UTC: Final = 11
 INSTANT_ZONED: Final = 12
 """The codes of ``KIND_CODES`` in ``src/values.rs`` (``Kind::from_code`` reads them), by the same names:
-``tests/shared/fastlane/test_fastlane_kinds.py`` checks these constants against the extension's ``KIND_CODES``."""
+``tests/shared/kernel/test_kernel_kinds.py`` checks these constants against the extension's ``KIND_CODES``."""
 
 _BY_CONVERTER: Final[dict[Converter, int]] = {
     sqltypes.convert_int: INT,

@@ -19,15 +19,15 @@ from hypothesis import strategies as st
 
 from binlake.shared.cli.generate import messages
 from binlake.shared.errors import ConfigError
-from binlake.shared.fastlane import Lane, Taken, lane_for
 from binlake.shared.generate.render import parse_options
 from binlake.shared.generate.workload import Workload
+from binlake.shared.kernel import Lane, Taken, lane_for
 from binlake.shared.parsing.context import ParseContext, zone
 
 # Untyped values are read by the Maxwell lane's code: its value strategies apply as they are.
-from tests.formats.maxwell_json.test_fastlane_maxwell import NUMBER_TEXTS, json_scalars, raw_values
-from tests.support.fastlane_support import NEEDS_LANE, corpus_agreement
-from tests.support.fastlane_support import python_records as python_records_of
+from tests.formats.maxwell_json.test_lane_maxwell import NUMBER_TEXTS, json_scalars, raw_values
+from tests.support.lane_support import NEEDS_LANE, corpus_agreement
+from tests.support.lane_support import python_records as python_records_of
 
 pytestmark = [
     pytest.mark.unit,

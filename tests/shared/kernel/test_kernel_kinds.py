@@ -1,4 +1,4 @@
-"""The planner's column-kind codes (``shared/fastlane/plan.py``) are the Rust lanes' (``src/values.rs``).
+"""The planner's column-kind codes (``shared/kernel/plan.py``) are the Rust lanes' (``src/values.rs``).
 
 A planner answers with a code per column and the Rust side converts by it, so
 one code read as another kind would convert values wrongly, or decline them
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from binlake.shared.fastlane import plan
-from tests.support.fastlane_support import NEEDS_LANE
+from binlake.shared.kernel import plan
+from tests.support.lane_support import NEEDS_LANE
 
 pytestmark = [
     pytest.mark.unit,
@@ -25,9 +25,9 @@ def python_codes() -> dict[str, int]:
 
 
 def test_the_planner_codes_are_the_lane_codes() -> None:
-    from binlake.shared.fastlane import _native
+    from binlake.shared.kernel import _kernel
 
-    rust = dict(_native.KIND_CODES)
+    rust = dict(_kernel.KIND_CODES)
     python = python_codes()
     for name in sorted(rust.keys() | python.keys()):
         assert python.get(name) == rust.get(name), f"kind {name}: plan.py's code, then src/values.rs's"

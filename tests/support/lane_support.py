@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from binlake.shared.fastlane import Taken, available, lane_for
+from binlake.shared.kernel import Taken, available, lane_for
 from binlake.shared.normalize import PythonCodec
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Rejected

@@ -17,12 +17,12 @@ import pytest
 
 from binlake.services.auto.parser import detect
 from binlake.shared.cli.generate import messages
-from binlake.shared.fastlane import Lane, lane_for
 from binlake.shared.generate.workload import Workload
+from binlake.shared.kernel import Lane, lane_for
 from binlake.shared.parsing.context import ParseContext, zone
 from binlake.shared.parsing.jsondoc import decode_fast
 from tests.corpus_cases import cases
-from tests.support.fastlane_support import NEEDS_LANE, corpus_agreement, python_records
+from tests.support.lane_support import NEEDS_LANE, corpus_agreement, python_records
 
 pytestmark = [pytest.mark.unit, NEEDS_LANE]
 
@@ -111,7 +111,7 @@ def test_option_order_reaches_the_detected_formats(order: str) -> None:
 
 
 def detect_format(raw: bytes) -> str | None:
-    from binlake.shared.fastlane._native import detect_format as native  # built: NEEDS_LANE
+    from binlake.shared.kernel._kernel import detect_format as native  # built: NEEDS_LANE
 
     return native(raw)
 
@@ -232,7 +232,7 @@ def test_undetectable_or_broken_messages_are_declined(raw: bytes) -> None:
     ],
 )
 def test_auto_format_is_the_auto_parsers_first_test_then_its_rules(raw: bytes) -> None:
-    from binlake.shared.fastlane._native import auto_format
+    from binlake.shared.kernel._kernel import auto_format
 
     found = auto_format(raw)
     if not raw.lstrip().startswith((b"{", b"[", b"null")):

@@ -11,7 +11,7 @@
 use crate::avro;
 use crate::json::json_string;
 
-/// A column's conversion, chosen by the Python planner (`shared/fastlane/plan.py`).
+/// A column's conversion, chosen by the Python planner (`shared/kernel/plan.py`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
     /// Not handled here (BIT, geometry, a zone other than UTC...): a non-null value declines.
@@ -31,9 +31,9 @@ pub enum Kind {
     InstantZoned,
 }
 
-/// Each kind's code, by the name of its constant in `shared/fastlane/plan.py`: the one definition
+/// Each kind's code, by the name of its constant in `shared/kernel/plan.py`: the one definition
 /// of the codes the planners send. `from_code` reads it; the extension exports it (`KIND_CODES`),
-/// and `tests/shared/fastlane/test_fastlane_kinds.py` checks `plan.py`'s constants against it name by name.
+/// and `tests/shared/kernel/test_kernel_kinds.py` checks `plan.py`'s constants against it name by name.
 pub const KIND_CODES: [(&str, i64, Kind); 13] = [
     ("UNSUPPORTED", 0, Kind::Unsupported),
     ("INT", 1, Kind::Int),

@@ -18,11 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from binlake.shared.cli.generate import messages
-from binlake.shared.fastlane import Lane, Taken, lane_for
 from binlake.shared.generate.workload import Workload
+from binlake.shared.kernel import Lane, Taken, lane_for
 from binlake.shared.parsing.context import ParseContext, zone
-from tests.support.fastlane_support import NEEDS_LANE, corpus_agreement
-from tests.support.fastlane_support import python_records as python_records_of
+from tests.support.lane_support import NEEDS_LANE, corpus_agreement
+from tests.support.lane_support import python_records as python_records_of
 
 pytestmark = [
     pytest.mark.unit,

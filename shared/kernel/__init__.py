@@ -1,7 +1,7 @@
 """The normalizer's native fast lane: common vendor messages straight to unified-topic records.
 
 The Python parsers are the specification of every format. For the commonest
-shapes of a format, a *lane* written in Rust (``shared/fastlane/src``) does the
+shapes of a format, a *lane* written in Rust (``shared/kernel/src``) does the
 same work several times faster and returns exactly the records the Python path
 would produce (record key, single-object Avro value), or ``None`` for any
 message it does not read with certainty, which then goes to the Python parser
@@ -12,7 +12,7 @@ types stay Python's: a lane asks its planner (``plan.py``, built on
 Plug-in point: a format gets a lane by a Rust implementation (``src/<format>.rs``
 behind a ``#[pyclass]`` in ``src/lib.rs``), a factory in its home
 (``services/<format>/lane.py``, with any planner in ``plan.py`` beside it, named by
-its ``FormatSpec``) and a differential test (``tests/formats/<format>/test_fastlane_*.py``)
+its ``FormatSpec``) and a differential test (``tests/formats/<format>/test_lane_*.py``)
 that compares the lane with the Python path byte for byte on the golden corpus,
 generated traffic and mutated messages. ``shared.normalize.NativeCodec`` runs it.
 
@@ -33,6 +33,6 @@ The extension is optional at install time (no Rust toolchain: no lane, the
 Python path does everything); ``BINLAKE_FAST_LANE=false`` turns it off at run time.
 """
 
-from binlake.shared.fastlane.lanes import Lane, LaneFailed, Taken, available, lane_for, last_decline
+from binlake.shared.kernel.lanes import Lane, LaneFailed, Taken, available, lane_for, last_decline
 
 __all__ = ["Lane", "LaneFailed", "Taken", "available", "lane_for", "last_decline"]
