@@ -6,7 +6,7 @@ mypy, which already checks this code strictly) they run about twice as fast,
 from the very same source: there is no second implementation to keep in step.
 The list lives in ``shared/native.py``, where the tests also read it.
 
-It also builds the sink's Spark plugin jar (``spark_sink/jvm``, with ``javac``: optional
+It also builds the sink's Spark jar (``spark_sink/jvm``, with ``javac``: optional
 too, see ``spark_sink/jvm/build.py``) and the native fast lane, ``shared.kernel._kernel`` (Rust, through
 setuptools-rust and cargo; see ``shared/kernel/__init__.py``). It is optional:
 without a Rust toolchain the install goes on and the Python parsers do all the
@@ -71,7 +71,7 @@ def _rust_extensions() -> list[object]:
 
 
 class _BuildPy(build_py):
-    """Also builds the sink's Spark plugin jar (``spark_sink/jvm``, package data) where a JDK is at hand."""
+    """Also builds the sink's Spark jar (``spark_sink/jvm``, package data) where a JDK is at hand."""
 
     def run(self) -> None:
         if os.environ.get("BINLAKE_NATIVE_PART", "jvm") == "jvm":
