@@ -47,7 +47,11 @@ FOLD_FUNCTION: Final = "binlake_fold_key"
 """A mirror batch's fold of one key's events (``mirror.fold``): ``io.binlake.spark.KeyFold``."""
 FOLD_CLASS: Final = "io.binlake.spark.KeyFold"
 IMAGES_FUNCTION: Final = "binlake_event_images"
-"""An event's images with their values as bytes (``io.binlake.spark.EventImages``): what the fold reads."""
+"""An event's images as its bytes hold them (``io.binlake.spark.EventImages``): what the fold reads."""
+IMAGE_BYTES_FUNCTION: Final = "binlake_image_bytes"
+"""A decoded image as those bytes (``io.binlake.spark.ImageBytes``): a version-1 changelog's images."""
+IMAGE_KEY_FUNCTION: Final = "binlake_image_key"
+"""A key's values in such an image, as their unions' bytes (``io.binlake.spark.ImageKey``)."""
 VALUE_FUNCTION: Final = "binlake_decode_value"
 """One value union's bytes as the value struct (``io.binlake.spark.ValueDecoder``)."""
 VALUE_BYTES_FUNCTION: Final = "binlake_value_bytes"
@@ -117,26 +121,24 @@ def value_type() -> DataType:
     return image.valueType
 
 
-BYTES_IMAGE: Final = MapType(StringType(), BinaryType(), True)
-"""An image whose values are their unions' bytes (``binlake_event_images``)."""
-
-
 def images_type() -> StructType:
-    """What ``binlake_event_images`` returns."""
-    return StructType([StructField("before", BYTES_IMAGE, True), StructField("after", BYTES_IMAGE, True)])
+    """What ``binlake_event_images`` returns: each image the bytes of its Avro map (blocks of a column's name
+    and its value union, then 0)."""
+    return StructType([StructField("before", BinaryType(), True), StructField("after", BinaryType(), True)])
 
 
 @functools.cache
 def fold_input_type() -> StructType:
     """What ``binlake_fold_key`` aggregates: per event its sequence, whether it deletes, its descriptor id,
-    its image (values as bytes), and the table's routes (``mirror.fold.routes_text``)."""
-    image = BYTES_IMAGE
+    its image (``images_type``'s bytes), the image's columns it knows (``mirror.fold.names_text``; NULL: all)
+    and the table's routes (``mirror.fold.routes_text``)."""
     return StructType(
         [
             StructField("seq", StringType(), True),
             StructField("del", BooleanType(), True),
             StructField("desc", LongType(), True),
-            StructField("image", image, True),
+            StructField("image", BinaryType(), True),
+            StructField("only", StringType(), True),
             StructField("routes", StringType(), True),
         ]
     )
@@ -160,13 +162,16 @@ def fold_type() -> StructType:
 def register(spark: SparkSession) -> None:
     """Register the jar's functions in ``spark`` (its streaming queries' sessions inherit them):
     ``binlake_decode_event``, ``binlake_event_descriptor``, the fold's ``binlake_fold_key``,
-    ``binlake_event_images``, ``binlake_decode_value`` and ``binlake_value_bytes``."""
+    ``binlake_event_images``, ``binlake_image_key``, ``binlake_decode_value``, and for a version-1 changelog
+    ``binlake_value_bytes`` and ``binlake_image_bytes``."""
     try:
         spark.udf.registerJavaFunction(FUNCTION, DECODER_CLASS, event_type())
         spark.udf.registerJavaFunction(DESCRIPTOR_FUNCTION, DESCRIPTOR_CLASS, LongType())
         spark.udf.registerJavaFunction(IMAGES_FUNCTION, "io.binlake.spark.EventImages", images_type())
         spark.udf.registerJavaFunction(VALUE_FUNCTION, "io.binlake.spark.ValueDecoder", value_type())
         spark.udf.registerJavaFunction(VALUE_BYTES_FUNCTION, "io.binlake.spark.ValueBytes", BinaryType())
+        spark.udf.registerJavaFunction(IMAGE_BYTES_FUNCTION, "io.binlake.spark.ImageBytes", BinaryType())
+        spark.udf.registerJavaFunction(IMAGE_KEY_FUNCTION, "io.binlake.spark.ImageKey", ArrayType(BinaryType()))
         _register_fold(spark)
     except Exception as error:  # py4j wraps the JVM's ClassNotFoundException: say what to do instead
         if DECODER_CLASS not in str(error) and "ClassNotFound" not in str(error):

@@ -111,13 +111,13 @@ def expand(rows: DataFrame, fields: frozenset[str] = IMAGE_FIELDS) -> DataFrame:
 
 
 def value_images(rows: DataFrame) -> DataFrame:
-    """Changelog rows with the event's images as ``map<column, binary>`` in ``BEFORE_BYTES`` and
-    ``AFTER_BYTES``: each value its union's bytes (``decoder.IMAGES_FUNCTION``; the mirror's fold), whatever
-    the row's version: version 2 reads them from ``event_avro`` without building a value, version 1 encodes
-    its decoded images' values (``decoder.VALUE_BYTES_FUNCTION``)."""
+    """Changelog rows with the event's images as the event's bytes hold them in ``BEFORE_BYTES`` and
+    ``AFTER_BYTES`` (``decoder.IMAGES_FUNCTION``: each the bytes of an Avro map of column to value union; the
+    mirror's fold), whatever the row's version: version 2 reads them from ``event_avro``, version 1 encodes
+    its decoded images (``decoder.IMAGE_BYTES_FUNCTION``)."""
     if BODY not in rows.columns:
         encoded = [
-            F.expr(f"transform_values({name}, (k, v) -> {decoder.VALUE_BYTES_FUNCTION}(v))").alias(alias)
+            F.call_function(decoder.IMAGE_BYTES_FUNCTION, F.col(name)).alias(alias)
             for name, alias in (("before", BEFORE_BYTES), ("after", AFTER_BYTES))
         ]
         return rows.select(*rows.columns, *encoded)

@@ -6,8 +6,9 @@ table's number of rows: a batch touching 100 small tables paid it 100 times.
 This fold is one aggregation over the row events of all the batch's keyed
 tables, generic in their columns: the aggregate ``binlake_fold_key``
 (``io.binlake.spark.KeyFold`` in the sink's jar) folds each (table, key)'s events
-(their images' values still the bytes of the canonical value union, as the
-event holds them: ``rows.value_images``) and keeps
+(each image still the bytes the event holds it in, ``rows.value_images``: the
+fold reads its columns' value unions there and copies a value only where it
+becomes a column's newest) and keeps
 
 - per physical column: the newest value known (the value of the newest event
   whose image holds the column) and that event's sequence;
@@ -19,7 +20,8 @@ batch costs one row per task, not a list of its events. Exploding each image
 into (column, value) rows and aggregating them in SQL did the same with two
 sorts of ten times as many rows: three to four times slower. Folding the images
 as value structs (twelve members each) spent most of the fold building and
-serializing them; a value left as bytes becomes a struct only if it remains.
+serializing them, and as maps of value bytes a third of it converting each map
+for the aggregate; a value left as bytes becomes a struct only if it remains.
 
 A table's rows are then one projection of the checkpointed result
 (``table_rows``): each physical column's value decoded (``binlake_decode_value``)
@@ -33,7 +35,7 @@ logical column). A column fills every physical column of its logical column:
 the routed one with its value, the others with NULL (a column moved to a
 fallback column empties the old one); a column no route stores is dropped.
 Grouping is by the key's values (``_key_of``: the mirror's key columns' value
-bytes; Avro's binary encoding is canonical, so equal values have equal bytes);
+bytes, ``binlake_image_key``; Avro's binary encoding is canonical, so equal values have equal bytes);
 integer widths share one union branch, so widening a key column keeps its keys
 equal.
 """
@@ -61,8 +63,10 @@ from binlake.spark_sink.mirror.typemap import convert, sql_string
 TABLE: Final = "source_table"
 KEY: Final = "_key"
 """The key's values as their unions' bytes (an array): the grouping key of the fold."""
-KEY_COLUMNS: Final = "_key_columns"
-"""The table's key column names (an array): the mirror's key, not necessarily the event's ``primary_key``."""
+KEY_NAMES: Final = "_key_names"
+"""The table's key column names (``names_text``): the mirror's key, not necessarily the event's ``primary_key``."""
+ONLY: Final = "_only"
+"""The columns of an event's image the fold takes (``names_text``; NULL: all): a moved key's old key."""
 COLUMNS: Final = "_cols"
 """map<physical column, struct<v: value bytes, o: sequence>>: each column's newest known value."""
 
@@ -104,10 +108,20 @@ NULL_VALUE: Final = "X'00'"
 """A SQL NULL value's bytes (the value union's null branch)."""
 
 
-def _key_of(image: str, *, absent: str | None = None) -> str:
-    """The key's values in ``image`` (an image of value bytes) as an array, ``absent`` for a column it lacks."""
-    value = f"{image}[k]" if absent is None else f"coalesce({image}[k], {absent})"
-    return f"transform({KEY_COLUMNS}, k -> {value})"
+def _key_of(image: str) -> str:
+    """The key's values in ``image`` (an image's bytes) as an array of value bytes, NULL for a column it lacks."""
+    return f"{decoder.IMAGE_KEY_FUNCTION}({image}, {KEY_NAMES})"
+
+
+def _present(key: str) -> str:
+    """A key's values (``_key_of``) with a column the image lacks as SQL NULL's bytes."""
+    return f"transform({key}, v -> coalesce(v, {NULL_VALUE}))"
+
+
+def names_text(names: list[str]) -> str:
+    """Column names as ``binlake_image_key`` and ``binlake_fold_key`` read them: ``<n>:name`` each, ``n`` the
+    name's length in UTF-16 units (Java's)."""
+    return "".join(f"{len(name.encode('utf-16-le')) // 2}:{name}" for name in names)
 
 
 def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]) -> DataFrame:
@@ -136,30 +150,31 @@ def fold_all(spark: SparkSession, row_events: DataFrame, tables: list[FoldTable]
     if floors:
         pairs = ", ".join(f"{sql_string(t)}, {sql_string(at)}" for t, at in sorted(floors.items()))
         events = events.where(f"{sequence_sql()} > coalesce(map({pairs})[{TABLE}], '')")
-    keys = ", ".join(f"{sql_string(t.table)}, array({', '.join(sql_string(k) for k in t.key)})" for t in tables)
-    events = events.withColumn(KEY_COLUMNS, F.expr(f"map({keys})[{TABLE}]"))
+    keys = ", ".join(f"{sql_string(t.table)}, {sql_string(names_text(t.key))}" for t in tables)
+    events = events.withColumn(KEY_NAMES, F.expr(f"map({keys})[{TABLE}]"))
     is_delete = "op = 'DELETE'"
     # An UPDATE that moves a row to another key also deletes the old key, known by its key columns only.
     # (A key column absent from an image and one holding NULL, the byte 00, are alike here: no key.)
     moved = (
         f"op = 'UPDATE' AND {BEFORE_BYTES} IS NOT NULL AND {AFTER_BYTES} IS NOT NULL"
-        f" AND NOT ({_key_of(BEFORE_BYTES, absent=NULL_VALUE)} <=> {_key_of(AFTER_BYTES, absent=NULL_VALUE)})"
+        f" AND NOT ({_present(_key_of(BEFORE_BYTES))} <=> {_present(_key_of(AFTER_BYTES))})"
     )
     image = f"CASE WHEN {is_delete} THEN {BEFORE_BYTES} ELSE {AFTER_BYTES} END"
-    new = f"struct({is_delete} AS _del, {image} AS {IMAGE})"
-    old = f"struct(true AS _del, map_filter({BEFORE_BYTES}, (k, v) -> array_contains({KEY_COLUMNS}, k)) AS {IMAGE})"
+    new = f"struct({is_delete} AS _del, {image} AS {IMAGE}, CAST(NULL AS STRING) AS {ONLY})"
+    old = f"struct(true AS _del, {BEFORE_BYTES} AS {IMAGE}, {KEY_NAMES} AS {ONLY})"
     events = events.selectExpr(
         TABLE,
         DESC,
-        KEY_COLUMNS,
+        KEY_NAMES,
         f"{sequence_sql()} AS _seq",
         f"inline(CASE WHEN {moved} THEN array({new}, {old}) ELSE array({new}) END)",
     )
-    events = events.where(f"NOT exists({KEY_COLUMNS}, k -> coalesce({IMAGE}[k], {NULL_VALUE}) = {NULL_VALUE})")
+    events = events.withColumn(KEY, F.expr(_key_of(IMAGE)))
+    events = events.where(f"NOT exists({KEY}, v -> coalesce(v, {NULL_VALUE}) = {NULL_VALUE})")
     texts = ", ".join(f"{sql_string(t)}, {sql_string(text)}" for t, text in sorted(routes.items()))
     routes_of = f"map({texts})[{TABLE}]" if texts else "''"
-    grouped = events.groupBy(TABLE, F.expr(_key_of(IMAGE)).alias(KEY)).agg(
-        F.expr(f"{decoder.FOLD_FUNCTION}(_seq, _del, {DESC}, {IMAGE}, {routes_of}) AS _f")
+    grouped = events.groupBy(TABLE, KEY).agg(
+        F.expr(f"{decoder.FOLD_FUNCTION}(_seq, _del, {DESC}, {IMAGE}, {ONLY}, {routes_of}) AS _f")
     )
     folded = grouped.selectExpr(
         TABLE,
@@ -180,11 +195,7 @@ def _value(bytes_sql: str) -> str:
 def routes_text(routes: list[tuple[int, str, str, bool]]) -> str:
     """A table's routes (descriptor, logical, physical, routed) as ``binlake_fold_key`` reads them:
     ``desc,routed,<n>:logical<n>:physical;`` per route, ``n`` a name's length in UTF-16 units (Java's)."""
-    parts: list[str] = []
-    for desc, logical, phys, routed in routes:
-        names = "".join(f"{len(name.encode('utf-16-le')) // 2}:{name}" for name in (logical, phys))
-        parts.append(f"{desc},{int(routed)},{names};")
-    return "".join(parts)
+    return "".join(f"{desc},{int(routed)},{names_text([logical, phys])};" for desc, logical, phys, routed in routes)
 
 
 def deletes_per_table(folded: DataFrame) -> dict[str, int]:

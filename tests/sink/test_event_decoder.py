@@ -154,10 +154,22 @@ def test_the_descriptor_id_tells_descriptors_apart_by_their_bytes(spark: SparkSe
 SIDES = ("before", "after")
 
 
-def test_images_as_value_bytes_decode_and_encode_back_as_the_event(spark: SparkSession) -> None:
-    """``binlake_event_images`` (the fold's input) holds each value as its union's bytes: decoded by
-    ``binlake_decode_value`` they are the decoder's values, and a version-1 changelog's decoded value
-    encodes back to the same bytes (``binlake_value_bytes``); every value kind of the corpus."""
+NAME = "concat(CAST(length(encode(k, 'UTF-16LE')) DIV 2 AS STRING), ':', k)"
+"""A column name ``k`` as ``binlake_image_key`` reads names (``fold.names_text``)."""
+
+
+def _values(side: str, image: str) -> str:
+    """Image ``image``'s value of each column of ``e.<side>``, found by ``binlake_image_key`` and decoded."""
+    value = f"{decoder.VALUE_FUNCTION}({decoder.IMAGE_KEY_FUNCTION}({image}, {NAME})[0])"
+    return f"map_from_arrays(map_keys(e.{side}), transform(map_keys(e.{side}), k -> {value}))"
+
+
+def test_images_as_bytes_hold_the_events_values_and_encode_back(spark: SparkSession) -> None:
+    """``binlake_event_images`` (the fold's input) holds each image as the event's bytes: each column's value
+    found there (``binlake_image_key``) and decoded (``binlake_decode_value``) is the decoder's value, and a
+    version-1 changelog's decoded image encodes back to the same bytes (``binlake_image_bytes``); every value
+    kind of the corpus (the encoded image in the order of the decoded map's entries, which Spark keeps only for
+    small maps: the same values, not always the same bytes)."""
     messages = corpus_messages()
     frame = spark.createDataFrame([(i, m) for i, m in enumerate(messages)], "i int, value binary")
     images = frame.select(
@@ -170,17 +182,30 @@ def test_images_as_value_bytes_decode_and_encode_back_as_the_event(spark: SparkS
         "i",
         "e",
         "b",
-        *[f"transform_values(b.{side}, (k, v) -> {decoder.VALUE_FUNCTION}(v)) AS {side}_decoded" for side in SIDES],
-        *[
-            f"transform_values(e.{side}, (k, v) -> {decoder.VALUE_BYTES_FUNCTION}(v)) AS {side}_encoded"
-            for side in SIDES
-        ],
+        *[f"{_values(side, f'b.{side}')} AS {side}_decoded" for side in SIDES],
+        *[f"{_values(side, f'{decoder.IMAGE_BYTES_FUNCTION}(e.{side})')} AS {side}_encoded" for side in SIDES],
+        f"{decoder.IMAGE_KEY_FUNCTION}(b.after, '7:missing')[0] AS missing",
     ).orderBy("i")
     rows = checks.collect()
     assert len(rows) == len(messages)
     for row in rows:
         for side in SIDES:
             assert row[f"{side}_decoded"] == row["e"][side], (row["i"], side)
-            assert row[f"{side}_encoded"] == row["b"][side], (row["i"], side)
-    nulls = images.selectExpr("exists(map_values(coalesce(b.after, map())), v -> v = X'00') AS n").where("n").count()
+            assert row[f"{side}_encoded"] == row["e"][side], (row["i"], side)
+        assert row["missing"] is None
+    null = f"{decoder.IMAGE_KEY_FUNCTION}(b.after, {NAME})[0] = X'00'"
+    nulls = images.selectExpr(f"exists(map_keys(e.after), k -> {null}) AS n").where("n").count()
     assert nulls > 0, "the corpus has SQL NULL values: each is the union's null branch, one byte 00"
+
+
+def test_a_key_is_found_by_name_and_a_column_listed_twice_has_its_last_value(spark: SparkSession) -> None:
+    """``binlake_image_key``: the key columns' value bytes in the key's order, NULL for a column the image
+    lacks, the last value of a column an image lists twice; names beyond ASCII."""
+    one, two, three = b"\x04\x02", b"\x04\x04", b"\x04\x06"  # the value union's long 1, 2, 3
+    # One block of three entries (zigzag 3 = 6): a = 1, \u00e9 = 2, a = 3; then the end (0).
+    image = b"\x06" + b"\x02a" + one + b"\x04" + "\u00e9".encode() + two + b"\x02a" + three + b"\x00"
+    frame = spark.createDataFrame([(image,)], "image binary")
+    key = f"{decoder.IMAGE_KEY_FUNCTION}(image, '1:\u00e91:a1:z')"
+    row = frame.selectExpr(f"{key} AS k").first()
+    assert row is not None
+    assert row["k"] == [two, three, None]

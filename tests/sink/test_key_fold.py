@@ -34,8 +34,8 @@ EVENT = StructType(
 )
 
 
-BYTES = f"transform_values(image, (k, v) -> {decoder.VALUE_BYTES_FUNCTION}(v))"
-"""The images' values as the fold reads them: their unions' bytes."""
+BYTES = f"{decoder.IMAGE_BYTES_FUNCTION}(image)"
+"""The images as the fold reads them: as an event's bytes hold them."""
 
 
 def long(value: int) -> dict[str, Any]:
@@ -59,7 +59,7 @@ def fold(
         spark.createDataFrame(events, EVENT).repartition(parts).selectExpr("seq", "del", "desc", f"{BYTES} AS image")
     )
     text_of = routes_text(routes)
-    call = f"{decoder.FOLD_FUNCTION}(seq, del, desc, image, {sql_string(text_of)}) AS f"
+    call = f"{decoder.FOLD_FUNCTION}(seq, del, desc, image, CAST(NULL AS STRING), {sql_string(text_of)}) AS f"
     values = f"transform_values(f.columns, (k, c) -> struct({decoder.VALUE_FUNCTION}(c.v) AS v, c.o AS o))"
     row = (
         frame.selectExpr(call)
@@ -141,6 +141,20 @@ def test_the_fold_does_not_depend_on_how_events_are_split(spark: SparkSession) -
         assert fold(spark, events, SAME, parts=parts) == one
 
 
+def test_an_image_restricted_to_the_key_and_a_column_listed_twice(spark: SparkSession) -> None:
+    """``only`` (a moved key's old key: its key columns alone) leaves the other columns out; a column an
+    image lists twice takes its last value, as a map of the image would."""
+    one, two, three = (bytes([0x04]) + _zigzag(n) for n in (1, 2, 3))  # the value union's long 1, 2, 3
+    # One block of three entries (zigzag 3 = 6): id = 1, a = 2, a = 3; then the end (0).
+    image = b"\x06" + b"\x04id" + one + b"\x02a" + two + b"\x02a" + three + b"\x00"
+    routes = sql_string(routes_text(SAME))
+    frame = spark.createDataFrame([("1", image)], "seq string, image binary")
+    for only, expected in (("NULL", {"id": one, "a": three}), ("'2:id'", {"id": one})):
+        call = f"{decoder.FOLD_FUNCTION}(seq, false, 0L, image, CAST({only} AS STRING), {routes}) AS f"
+        [row] = frame.agg(F.expr(call)).collect()
+        assert {name: cell["v"] for name, cell in row["f"]["columns"].items()} == expected, only
+
+
 def test_a_hot_key_folds_without_holding_its_events(spark: SparkSession) -> None:
     """200,000 updates of one key in one batch: each task folds what it reads, the shuffle carries one row per
     task and key (a list of the key's events would carry all of them)."""
@@ -156,7 +170,7 @@ def test_a_hot_key_folds_without_holding_its_events(spark: SparkSession) -> None
     fields = ", ".join(f"'{name}', {'e.value.member_long' if name == 'member_long' else nulls[name]}" for name in nulls)
     frame = frame.selectExpr("seq", "del", "desc", f"{image.format(f'named_struct({fields})')} AS image")
     frame = frame.selectExpr("seq", "del", "desc", f"{BYTES} AS image")
-    call = f"{decoder.FOLD_FUNCTION}(seq, del, desc, image, {sql_string(routes_text(SAME))}) AS f"
+    call = f"{decoder.FOLD_FUNCTION}(seq, del, desc, image, CAST(NULL AS STRING), {sql_string(routes_text(SAME))}) AS f"
     folded = frame.groupBy(F.lit(1).alias("key")).agg(F.expr(call))
     [row] = folded.collect()
     assert row["f"]["newest"] == f"{count - 1:08d}"

@@ -97,20 +97,48 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
   }
 
   /**
-   * The event's images with each column's value as its bytes, one value union as the event holds it
-   * ({@link EventImages}): {before, after}, each a map from column to bytes or null where the event has no
+   * The event's images as they lie in its bytes ({@link EventImages}): {before, after}, each the bytes of the
+   * image's Avro map (blocks of a column name and its value union, then 0) or null where the event has no
    * such image; null when the bytes are not an event of the schema up to its images.
    */
-  static Object[] valueImages(byte[] value) {
+  static Object[] rawImages(byte[] value) {
     if (!framed(value)) return null;
     try {
       Reader in = new Reader(value, HEADER.length);
       for (int i = 0; i < 7; i++) in.field(i, false); // op .. columns
-      Object before = in.nullable() ? in.valueImage() : null;
-      Object after = in.nullable() ? in.valueImage() : null;
+      Object before = in.nullable() ? in.rawImage() : null;
+      Object after = in.nullable() ? in.rawImage() : null;
       return new Object[] {before, after};
     } catch (Corrupt | IndexOutOfBoundsException | CharacterCodingException e) {
       return null;
+    }
+  }
+
+  /** What {@link #entries} shows of each entry of an image: where its name's UTF-8 and its value's bytes lie. */
+  interface Entries {
+    void entry(byte[] image, int nameStart, int nameLength, int valueStart, int valueEnd);
+  }
+
+  /**
+   * Each entry of an image's bytes ({@link #rawImages}), in order, to {@code visit}; false (after the entries
+   * read so far) when the bytes are not one whole image.
+   */
+  static boolean entries(byte[] image, Entries visit) {
+    try {
+      Reader in = new Reader(image, 0);
+      for (long n = in.blockCount(); n != 0; n = in.blockCount()) {
+        for (long j = 0; j < n; j++) {
+          int length = in.length();
+          int name = in.p;
+          in.p += length;
+          int start = in.p;
+          in.value(false);
+          visit.entry(image, name, length, start, in.p);
+        }
+      }
+      return in.atEnd();
+    } catch (Corrupt | IndexOutOfBoundsException | CharacterCodingException e) {
+      return false;
     }
   }
 
@@ -268,18 +296,16 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
       return out;
     }
 
-    /** An image whose values stay bytes: column to the bytes of its value union. */
-    private Map<String, byte[]> valueImage() throws Corrupt, CharacterCodingException {
-      Map<String, byte[]> out = new LinkedHashMap<>();
+    /** An image read past (its columns' names checked as UTF-8, its values as the union's), as its bytes. */
+    private byte[] rawImage() throws Corrupt, CharacterCodingException {
+      int start = p;
       for (long n = blockCount(); n != 0; n = blockCount()) {
         for (long j = 0; j < n; j++) {
-          String column = string(true);
-          int start = p;
+          checkedText();
           value(false);
-          out.put(column, Arrays.copyOfRange(b, start, p));
         }
       }
-      return out;
+      return Arrays.copyOfRange(b, start, p);
     }
 
     /** A value union: NULL for SQL NULL, else a struct with the one member of its branch set. */
@@ -372,6 +398,20 @@ public final class EventDecoder implements UDF2<byte[], String, Row> {
       byte[] out = keep ? Arrays.copyOfRange(b, p, p + n) : null;
       p += n;
       return out;
+    }
+
+    /** A string read past, checked as UTF-8 (built only where it is not ASCII, the rare case). */
+    private void checkedText() throws Corrupt, CharacterCodingException {
+      int at = p;
+      int n = length();
+      for (int i = p; i < p + n; i++) {
+        if (b[i] < 0) {
+          p = at;
+          string(true);
+          return;
+        }
+      }
+      p += n;
     }
 
     private String string(boolean keep) throws Corrupt, CharacterCodingException {

@@ -13,10 +13,11 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * What a mirror batch knows of one key: an aggregate function folding the key's events.
  *
- * <p>Registered as {@code binlake_fold_key(seq, del, desc, image, routes)} ({@code
+ * <p>Registered as {@code binlake_fold_key(seq, del, desc, image, only, routes)} ({@code
  * spark_sink/mirror/fold.py}, which states the rules): per event its sequence, whether it deletes, its
- * descriptor id, its image (each column's value as the bytes of its value union, {@link EventImages}) and
- * the table's routes from a logical column to its physical columns per descriptor, as {@code
+ * descriptor id, its image as the event's bytes hold it ({@link EventImages}: each column's value the bytes
+ * of its value union, copied only where it becomes a column's newest), the columns of the image it knows
+ * ({@code only}, names as {@link ImageKey} reads them; NULL: all) and the table's routes from a logical column to its physical columns per descriptor, as {@code
  * fold.routes_text} writes them. The result: {@code struct<newest sequence, whether the newest event
  * deletes, newest DELETE's sequence, map<physical column, struct<value bytes, sequence>>>}, each physical
  * column holding the value of the newest event whose image holds its logical column (NULL where that
@@ -55,16 +56,23 @@ public final class KeyFold extends Aggregator<Row, Row, Row> {
     boolean deleting = Boolean.TRUE.equals(event.get(1));
     folded.meet(seq, deleting);
     if (deleting) folded.deleted(seq);
-    java.util.Map<String, Target[]> byLogical = routes((String) event.get(4)).of((Long) event.get(2));
-    @SuppressWarnings("unchecked")
-    Map<String, byte[]> image = (Map<String, byte[]>) event.get(3);
+    java.util.Map<Names, Target[]> byLogical = routes((String) event.get(5)).of((Long) event.get(2));
+    byte[] image = (byte[]) event.get(3);
     if (byLogical == null || image == null) return folded;
-    for (Iterator<Tuple2<String, byte[]>> it = image.iterator(); it.hasNext(); ) {
-      Tuple2<String, byte[]> entry = it.next();
-      Target[] targets = byLogical.get(entry._1());
-      if (targets == null) continue; // a column no physical column stores
-      for (Target target : targets) folded.put(target.physical, target.routed ? entry._2() : null, seq);
-    }
+    Names[] only = event.get(4) == null ? null : ImageKey.names((String) event.get(4));
+    int stamp = ++folded.events;
+    Names probe = new Names();
+    EventDecoder.entries(
+        image,
+        (bytes, name, length, start, end) -> {
+          probe.set(bytes, name, length);
+          if (only != null && !among(probe, only)) return;
+          Target[] targets = byLogical.get(probe);
+          if (targets == null) return; // a column no physical column stores
+          for (Target target : targets) {
+            folded.put(target.physical, target.routed ? bytes : null, start, end, seq, stamp);
+          }
+        });
     return folded;
   }
 
@@ -86,6 +94,13 @@ public final class KeyFold extends Aggregator<Row, Row, Row> {
   @Override
   public Encoder<Row> outputEncoder() {
     return result;
+  }
+
+  private static boolean among(Names name, Names[] names) {
+    for (Names one : names) {
+      if (one.equals(name)) return true;
+    }
+    return false;
   }
 
   /** Code point order, which is the order of the strings' UTF-8 bytes (Spark's string order). */
@@ -115,6 +130,8 @@ public final class KeyFold extends Aggregator<Row, Row, Row> {
     boolean deletes;
     String lastDelete;
     final HashMap<String, Cell> columns = new HashMap<>();
+    /** Events reduced into this fold: each event's stamp on the cells it sets (see {@link #put}). */
+    int events;
 
     /** {@code row} itself, or a fold made of a row the shuffle brought back. */
     static Folded of(Row row) {
@@ -163,6 +180,24 @@ public final class KeyFold extends Aggregator<Row, Row, Row> {
       else if (seq != null && newer(seq, held.seq)) held.set(value, seq);
     }
 
+    /**
+     * An event's value (its bytes from {@code start} to {@code end} in {@code image}; NULL where {@code image}
+     * is) for a column: copied only where it is newer than the column's, or the event's own (stamp {@code
+     * stamp}: a column an image lists twice takes its last value, as a map of the image would).
+     */
+    void put(String physical, byte[] image, int start, int end, String seq, int stamp) {
+      Cell held = columns.get(physical);
+      if (held != null && held.stamp != stamp && !newer(seq, held.seq)) return;
+      byte[] value = image == null ? null : java.util.Arrays.copyOfRange(image, start, end);
+      if (held == null) {
+        held = new Cell(value, seq);
+        columns.put(physical, held);
+      } else {
+        held.set(value, seq);
+      }
+      held.stamp = stamp;
+    }
+
     @Override
     public int length() {
       return 4;
@@ -202,6 +237,7 @@ public final class KeyFold extends Aggregator<Row, Row, Row> {
     private static final long serialVersionUID = 1L;
     Object value;
     String seq;
+    int stamp; // the event that set it (Folded.put); 0: a fold's
 
     Cell(Object value, String seq) {
       set(value, seq);
@@ -252,9 +288,9 @@ public final class KeyFold extends Aggregator<Row, Row, Row> {
 
   /** A table's routes: descriptor id, then logical column, to the physical columns it fills. */
   private static final class Routes {
-    private final HashMap<Long, HashMap<String, Target[]>> byDescriptor = new HashMap<>();
+    private final HashMap<Long, HashMap<Names, Target[]>> byDescriptor = new HashMap<>();
 
-    java.util.Map<String, Target[]> of(Long descriptor) {
+    java.util.Map<Names, Target[]> of(Long descriptor) {
       return byDescriptor.get(descriptor == null ? 0L : descriptor);
     }
 
@@ -276,11 +312,12 @@ public final class KeyFold extends Aggregator<Row, Row, Row> {
         }
         if (text.charAt(p) != ';') throw new IllegalArgumentException("routes: ';' expected at " + p);
         p++;
-        HashMap<String, Target[]> byLogical = routes.byDescriptor.computeIfAbsent(desc, d -> new HashMap<>());
-        Target[] held = byLogical.getOrDefault(names[0], new Target[0]);
+        HashMap<Names, Target[]> byLogical = routes.byDescriptor.computeIfAbsent(desc, d -> new HashMap<>());
+        Names logical = new Names(names[0]);
+        Target[] held = byLogical.getOrDefault(logical, new Target[0]);
         Target[] more = java.util.Arrays.copyOf(held, held.length + 1);
         more[held.length] = new Target(names[1], routed);
-        byLogical.put(names[0], more);
+        byLogical.put(logical, more);
       }
       return routes;
     }

@@ -7,8 +7,8 @@ import org.apache.spark.sql.api.java.UDF1;
 
 /**
  * A value struct (one member per branch of the value union, at most one set) as the bytes of its value
- * union: what {@link EventImages} reads from an event body, for a changelog of version 1, whose images are
- * decoded structs. {@link ValueDecoder} reads them back.
+ * union, as an event's body holds it: for a changelog of version 1, whose images are decoded structs
+ * ({@link ImageBytes}). {@link ValueDecoder} reads them back.
  *
  * <p>Registered as {@code binlake_value_bytes(value)} ({@code spark_sink/events/decoder.py}). NULL (SQL NULL)
  * is the null branch, the one byte {@code 00}.
@@ -20,6 +20,12 @@ public final class ValueBytes implements UDF1<Row, byte[]> {
   @Override
   public byte[] call(Row value) {
     ByteArrayOutputStream out = new ByteArrayOutputStream(16);
+    write(out, value);
+    return out.toByteArray();
+  }
+
+  /** {@code value}'s union bytes, written to {@code out}. */
+  static void write(ByteArrayOutputStream out, Row value) {
     int branch = 0;
     if (value != null) {
       for (int j = 0; j < BRANCHES && branch == 0; j++) {
@@ -27,7 +33,7 @@ public final class ValueBytes implements UDF1<Row, byte[]> {
       }
     }
     varlong(out, branch);
-    if (branch == 0) return out.toByteArray();
+    if (branch == 0) return;
     Object member = value.get(branch - 1);
     switch (branch) {
       case 1:
@@ -55,16 +61,15 @@ public final class ValueBytes implements UDF1<Row, byte[]> {
       default: // a date (days, an int) or Time, LocalDateTime, Instant (micros, a long): a record of one number
         varlong(out, ((Number) ((Row) member).get(0)).longValue());
     }
-    return out.toByteArray();
   }
 
-  private static void bytes(ByteArrayOutputStream out, byte[] data) {
+  static void bytes(ByteArrayOutputStream out, byte[] data) {
     varlong(out, data.length);
     out.write(data, 0, data.length);
   }
 
   /** An Avro int or long: zigzag varint. */
-  private static void varlong(ByteArrayOutputStream out, long v) {
+  static void varlong(ByteArrayOutputStream out, long v) {
     long z = (v << 1) ^ (v >> 63);
     while ((z & ~0x7FL) != 0) {
       out.write((int) ((z & 0x7F) | 0x80));
