@@ -119,10 +119,10 @@ def records(spark: SparkSession, uri: str, first: int, last: int) -> int | None:
             add = action.get("add")
             if add is None or not add.get("dataChange", True):
                 continue
-            records = json.loads(add.get("stats") or "{}").get("numRecords")
-            if not isinstance(records, int):
+            count = json.loads(add.get("stats") or "{}").get("numRecords")
+            if not isinstance(count, int):
                 return None
-            total += records
+            total += count
     return total
 
 
