@@ -133,6 +133,10 @@ def _cluster_id() -> str:
             return cluster_id
 
 
+_HANDED_OUT: Final[set[int]] = set()
+"""Every port ``free_port`` gave this process, and a restarted broker's: never given again here."""
+
+
 def free_port() -> int:
     """A loopback port nothing listens on now, for a process started next to listen on.
 
@@ -141,16 +145,23 @@ def free_port() -> int:
     connection on the machine may take it as its local port before our process
     binds it (seen: a demo normalizer's metrics port taken by a Kafka client's
     connection, the normalizer then exited with "address already in use").
+
+    A port it gave once it never gives again in this process: a broker stopped for an outage must find its
+    ports free when it starts again (seen: a chaos run's broker could not restart, its controller port
+    "already in use" while it was down).
     """
     low = _ephemeral_low()
     for _ in range(200):
         port = random.randint(PORTS_FROM, low - 1) if low - 1 > PORTS_FROM else 0
+        if port in _HANDED_OUT:
+            continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
             try:
                 sock.bind(("127.0.0.1", port))
             except OSError:
                 continue
             chosen: int = sock.getsockname()[1]
+            _HANDED_OUT.add(chosen)
             return chosen
     raise BrokerError(f"no free loopback port found between {PORTS_FROM} and {low - 1}")
 
@@ -340,10 +351,12 @@ def relaunch(run_dir: Path, heap: str) -> tuple[list[str], Path, dict[str, int]]
     settings = dict(
         line.split("=", 1) for line in properties.read_text().splitlines() if "=" in line and not line.startswith("#")
     )
+    ports = _listener_ports(settings["listeners"])
+    _HANDED_OUT.update(ports.values())  # a broker started by another process: its ports are not free_port's
     libs = ensure_jars()
     log4j = run_dir / "log4j2.xml"
     base = [_java(), f"-Xmx{heap}", "-cp", f"{libs}/*", f"-Dlog4j2.configurationFile={log4j}"]
-    return base, properties, _listener_ports(settings["listeners"])
+    return base, properties, ports
 
 
 def _launch(

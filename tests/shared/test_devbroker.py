@@ -28,3 +28,9 @@ def test_free_ports_lie_below_the_ephemeral_range_and_are_free() -> None:
     for port in ports[:5]:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", port))
+
+
+def test_a_port_is_handed_out_once() -> None:
+    # A broker stopped for an outage restarts on its ports: a service started meanwhile must not get one.
+    ports = [free_port() for _ in range(300)]
+    assert len(set(ports)) == len(ports)
