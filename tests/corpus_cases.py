@@ -2,8 +2,8 @@
 
 Layout: ``tests/corpus/<format-id>/<case>.<ext>`` where ``<ext>`` is
 
-- ``in.json`` (the raw message bytes, as the vendor sends them) or ``in.b64``
-  (base64 of binary messages, one message);
+- ``in.json`` (the raw message bytes, as the vendor sends them; ``in.txt`` for a
+  format of text lines) or ``in.b64`` (base64 of binary messages, one message);
 - ``out.jsonl``: the expected events in the JSON view, one per line, in order
   (empty file: accepted with no events, e.g. a heartbeat); or
   ``reject.json``: ``{"code": ..., "reason_contains": ...}`` for a message that
@@ -49,9 +49,10 @@ class Case:
         return f"{self.format_id}/{self.name}"
 
     def raw(self) -> bytes:
-        json_path = self.folder / f"{self.name}.in.json"
-        if json_path.exists():
-            return json_path.read_bytes()
+        for text in ("json", "txt"):
+            path = self.folder / f"{self.name}.in.{text}"
+            if path.exists():
+                return path.read_bytes()
         return base64.b64decode((self.folder / f"{self.name}.in.b64").read_text().strip())
 
     def context(self) -> ParseContext:

@@ -19,7 +19,9 @@ _INTRO = """\
 Each format id names one vendor message shape. Every parser is a pure function
 (`services/<format>/parser.py`): the bytes of one message in, canonical events
 (docs/canonical-event.md) or a reject with a reason out. This page is generated
-from the parsers' documentation by `binlake formats --markdown`.
+from the parsers' documentation by `binlake formats --markdown`. A format of your
+own is one folder of Python, registered without changing binlake
+(`BINLAKE_FORMAT_SPECS`; docs/development.md, "Adding a vendor format").
 
 Common to all formats:
 

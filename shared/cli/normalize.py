@@ -25,6 +25,7 @@ import orjson
 from binlake.shared.codec import avro, json_view
 from binlake.shared.errors import ConfigError
 from binlake.shared.normalize import codec_for
+from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext, zone
 from binlake.shared.parsing.errors import MALFORMED
 from binlake.shared.parsing.result import Rejected
@@ -55,6 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="format option, e.g. bytes_encoding=base64 (repeatable)",
+    )
+    parser.add_argument(
+        "--format-spec",
+        action="append",
+        default=[],
+        metavar="ID=MODULE:ATTR",
+        help="a format of your own: its id and its FormatSpec, as BINLAKE_FORMAT_SPECS (repeatable)",
     )
     parser.add_argument(
         "--no-fast-lane",
@@ -95,7 +103,20 @@ def _lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
         yield number, line
 
 
+def register_formats(items: list[str]) -> None:
+    """``--format-spec ID=MODULE:ATTR`` items into the format registry."""
+    for item in items:
+        format_id, sep, target = item.partition("=")
+        if not sep:
+            raise ConfigError(f"--format-spec {item!r}: expected ID=MODULE:ATTR")
+        try:
+            registry.register(format_id.strip(), target.strip())
+        except ConfigError as exc:
+            raise ConfigError(f"--format-spec: {exc}") from None
+
+
 def run(args: argparse.Namespace) -> int:
+    register_formats(args.format_spec)
     topic = "stdin" if args.input == "-" else os.path.basename(args.input)
     codec = codec_for(args.format, build_context(args, topic), fast_lane=not args.no_fast_lane)
     source: IO[bytes] = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115

@@ -103,6 +103,12 @@ class NormalizerSettings(BaseSettings):
         description="Vendor format id of the input topics (binlake formats lists them), or 'auto'.",
         examples=["canal-json"],
     )
+    format_specs: dict[str, str] = Field(
+        default_factory=dict,
+        description='Formats of your own, kept outside binlake, as JSON: format id -> "module:attribute" of its '
+        'FormatSpec, e.g. {"acme-cdc": "acme_cdc.spec:SPEC"} (the module importable by the normalizer); '
+        "BINLAKE_FORMAT then names one by its id (docs/development.md, Adding a vendor format).",
+    )
     input_topics: Annotated[list[str], NoDecode] = Field(
         ...,
         description='Vendor topics to consume, as a JSON list (["canal.orders","canal.users"]) or comma list.',

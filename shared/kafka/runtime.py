@@ -86,6 +86,7 @@ from binlake.shared.metrics.liveness import Liveness
 from binlake.shared.metrics.normalizer import NormalizerMetrics
 from binlake.shared.metrics.readiness import NormalizerHealth
 from binlake.shared.normalize import TableFilter, codec_for
+from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext, zone
 from binlake.shared.parsing.result import Rejected
 
@@ -108,6 +109,11 @@ class Normalizer:
     """Makes the partitions' producers (a seam for tests that inject producer faults)."""
 
     def __post_init__(self) -> None:
+        for format_id, target in self.settings.format_specs.items():
+            try:
+                registry.register(format_id, target)
+            except ConfigError as exc:
+                raise ConfigError(f"BINLAKE_FORMAT_SPECS: {exc}") from None
         options: dict[str, Any] = dict(self.settings.format_options)
         if self.settings.avro_schema_file:
             try:

@@ -1,21 +1,24 @@
 """Format ids to their ``FormatSpec``, imported only when first used.
 
-To add a vendor format, give it a home ``services/<name>/``:
+A format is one folder of Python (docs/development.md, "Adding a vendor format"):
 
 - ``parser.py``: ``FORMAT_ID``, ``PARSER_VERSION`` and
   ``def parse(raw: bytes, ctx: ParseContext) -> Parsed`` (pure: no I/O; raise
   ``RejectError`` for anything it cannot normalize);
 - ``options.py`` if it reads options: ``class Options(FormatOptions)``;
-- ``spec.py``: ``SPEC = FormatSpec(FORMAT_ID, PARSER_VERSION, parse, options=..., lane=...)``;
-- later, if it is worth it, ``lane.py``: a native lane's factory (``shared/kernel``);
+- ``spec.py``: ``SPEC = FormatSpec(FORMAT_ID, PARSER_VERSION, parse, options=...)``.
 
-then add a line to ``FORMATS`` below and its golden cases under ``tests/corpus/``.
-Nothing else changes: the offline CLI, the Kafka runtime, the codecs and ``auto``
-detection all reach formats through this registry.
+binlake's own formats live in ``services/<name>/`` and have a line in ``FORMATS``
+below, with their golden cases under ``tests/corpus/``. A format kept outside
+binlake is named the same way, ``"module:attribute"`` of its spec, by ``register``:
+``BINLAKE_FORMAT_SPECS`` (``binlake normalizer``) and ``--format-spec`` (``binlake
+normalize``) call it. Nothing else changes: the offline CLI, the Kafka runtime, the
+codecs and ``auto`` detection all reach formats through this registry.
 """
 
 from __future__ import annotations
 
+import re
 import traceback
 from dataclasses import dataclass
 from functools import cache
@@ -47,7 +50,31 @@ FORMATS: Final[dict[str, str]] = {
     "ogg-json": "binlake.services.ogg_json.spec:SPEC",
     "auto": "binlake.services.auto.spec:SPEC",
 }
-"""Format id -> ``module:attribute`` of its ``FormatSpec``."""
+"""Format id -> ``module:attribute`` of its ``FormatSpec``: the formats built into binlake."""
+
+_REGISTERED: Final[dict[str, str]] = {}
+"""Format id -> ``module:attribute`` of the formats ``register`` added (kept outside binlake)."""
+_FORMAT_ID: Final = re.compile(r"[A-Za-z0-9][\w.-]*", re.ASCII)
+_TARGET: Final = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", re.ASCII)
+
+
+def register(format_id: str, target: str) -> None:
+    """Make a format that is not built into binlake known by its id, for this process.
+
+    ``target`` is ``"module:attribute"`` of the format's ``FormatSpec`` (``"acme.cdc.spec:SPEC"``), imported
+    on first use, as the built-in ones are; the spec's ``format_id`` must be ``format_id``. Registering an id
+    again with the same target does nothing. Raises ``ConfigError`` for a malformed id or target, the id of a
+    built-in format, or an id already registered to another target.
+    """
+    if _FORMAT_ID.fullmatch(format_id) is None:
+        raise ConfigError(f"format id {format_id!r}: expected letters, digits, '-', '_' and '.' (e.g. 'acme-cdc')")
+    if _TARGET.fullmatch(target) is None:
+        raise ConfigError(f"format {format_id}: {target!r} is not 'module:attribute' (e.g. 'acme.cdc.spec:SPEC')")
+    if format_id in FORMATS:
+        raise ConfigError(f"format {format_id} is built into binlake: choose another id for a format of your own")
+    known = _REGISTERED.setdefault(format_id, target)
+    if known != target:
+        raise ConfigError(f"format {format_id} is already registered as {known!r}, not {target!r}")
 
 
 @dataclass(slots=True, frozen=True)
@@ -94,11 +121,25 @@ def _where(exc: BaseException) -> str:
 def spec(format_id: str) -> FormatSpec:
     """The spec of a format id; raises ConfigError naming the known ids."""
     target = FORMATS.get(format_id)
+    if target is not None:
+        found: FormatSpec = load(target)
+        assert found.format_id == format_id, (format_id, found.format_id)
+        return found
+    target = _REGISTERED.get(format_id)
     if target is None:
-        raise ConfigError(f"unknown format {format_id!r}; known formats: {', '.join(sorted(FORMATS))}")
-    found: FormatSpec = load(target)
-    assert found.format_id == format_id, (format_id, found.format_id)
-    return found
+        known = ", ".join(sorted(FORMATS.keys() | _REGISTERED.keys()))
+        raise ConfigError(
+            f"unknown format {format_id!r}; known formats: {known} "
+            "(a format of your own: BINLAKE_FORMAT_SPECS, docs/development.md)"
+        )
+    try:
+        loaded = load(target)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"format {format_id}: cannot import {target!r} ({type(exc).__name__}: {exc})") from exc
+    if not isinstance(loaded, FormatSpec) or loaded.format_id != format_id:
+        what = f"the spec of format {loaded.format_id!r}" if isinstance(loaded, FormatSpec) else type(loaded).__name__
+        raise ConfigError(f"format {format_id}: {target!r} is {what}, not a FormatSpec of {format_id!r}")
+    return loaded
 
 
 @cache
@@ -109,4 +150,5 @@ def get(format_id: str) -> Parser:
 
 
 def format_ids() -> list[str]:
+    """The ids of the formats built into binlake (``binlake formats``, docs/formats.md)."""
     return sorted(FORMATS)
