@@ -302,21 +302,18 @@ public final class KeyFold extends Aggregator<Row, Row, Row> {
         int comma = text.indexOf(',', p);
         long desc = Long.parseLong(text.substring(p, comma));
         boolean routed = text.charAt(comma + 1) == '1';
-        p = comma + 3;
-        String[] names = new String[2];
-        for (int k = 0; k < 2; k++) {
-          int colon = text.indexOf(':', p);
-          int length = Integer.parseInt(text.substring(p, colon));
-          names[k] = text.substring(colon + 1, colon + 1 + length);
-          p = colon + 1 + length;
+        int[] end = new int[1];
+        java.util.List<String> names = Names.parse(text, comma + 3, end); // logical, physical
+        p = end[0];
+        if (names.size() != 2 || p >= text.length() || text.charAt(p) != ';') {
+          throw new IllegalArgumentException("routes: two names and ';' expected at " + p);
         }
-        if (text.charAt(p) != ';') throw new IllegalArgumentException("routes: ';' expected at " + p);
         p++;
         HashMap<Names, Target[]> byLogical = routes.byDescriptor.computeIfAbsent(desc, d -> new HashMap<>());
-        Names logical = new Names(names[0]);
+        Names logical = new Names(names.get(0));
         Target[] held = byLogical.getOrDefault(logical, new Target[0]);
         Target[] more = java.util.Arrays.copyOf(held, held.length + 1);
-        more[held.length] = new Target(names[1], routed);
+        more[held.length] = new Target(names.get(1), routed);
         byLogical.put(logical, more);
       }
       return routes;
