@@ -6,8 +6,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # The hot path compiled by mypyc (setup.py; the list is in shared/native.py)
-# and the Rust fast lane (shared/kernel), rebuilt in place when one of their
-# sources changes. BINLAKE_COMPILE=0 removes both and runs pure Python.
+# and the Rust kernel (shared/kernel), rebuilt in place when one of their
+# sources changes. BINLAKE_COMPILE=0 runs the hot path as pure Python (the kernel is always built).
 COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from binlake.shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet uv==$(UV_VERSION)
-	BINLAKE_COMPILE=0 $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	BINLAKE_NATIVE_PART=none $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
 	$(BIN)/uv cache prune --quiet || true
 	touch $(STAMP)
 
@@ -52,7 +52,8 @@ $(NATIVE): $(STAMP) setup.py shared/native.py shared/native_cache.py $(COMPILED_
 		else \
 		MAKEFLAGS= BINLAKE_NATIVE_PART=rust $(BIN)/python setup.py --quiet build_ext --inplace & rust=$$!; \
 		BINLAKE_NATIVE_PART=mypyc $(BIN)/python setup.py --quiet build_ext --inplace; mypyc=$$?; \
-		wait $$rust && [ $$mypyc = 0 ] && $(BIN)/python -m binlake.shared.native_cache store $$key; fi; fi
+		wait $$rust && [ $$mypyc = 0 ] && $(BIN)/python -m binlake.shared.native_cache store $$key; fi; \
+	else MAKEFLAGS= BINLAKE_NATIVE_PART=rust $(BIN)/python setup.py --quiet build_ext --inplace; fi
 	touch $(NATIVE)
 
 install: $(NATIVE) $(JVM_STAMP)

@@ -1,22 +1,23 @@
-"""Builds binlake's hot path with mypyc (everything else is in pyproject.toml).
+"""Builds binlake's native parts (everything else is in pyproject.toml).
 
-The parsers, the parsing toolkit, the event model and the Avro writer run once
-per message on the normalizer; compiled by mypyc (the compiler that ships with
-mypy, which already checks this code strictly) they run about twice as fast,
-from the very same source: there is no second implementation to keep in step.
-The list lives in ``shared/native.py``, where the tests also read it.
+- The kernel, ``shared.kernel._kernel`` (Rust, through setuptools-rust and cargo;
+  see ``shared/kernel/__init__.py``): it writes every canonical event's Avro value
+  and record key, and holds the fast lanes. It is required: without cargo the
+  install stops, saying so.
+- The hot path compiled by mypyc: the parsers, the parsing toolkit and the event
+  model run once per message on the normalizer; compiled by mypyc (the compiler
+  that ships with mypy, which already checks this code strictly) they run about
+  twice as fast, from the very same source. The list lives in
+  ``shared/native.py``, where the tests also read it. ``BINLAKE_COMPILE=0``
+  installs them as pure Python (no C compiler needed); the code behaves the same,
+  slower.
+- The sink's Spark jar (``spark_sink/jvm``, with ``javac``: optional, see
+  ``spark_sink/jvm/build.py``).
 
-It also builds the sink's Spark jar (``spark_sink/jvm``, with ``javac``: optional
-too, see ``spark_sink/jvm/build.py``) and the native fast lane, ``shared.kernel._kernel`` (Rust, through
-setuptools-rust and cargo; see ``shared/kernel/__init__.py``). It is optional:
-without a Rust toolchain the install goes on and the Python parsers do all the
-work.
-
-``BINLAKE_COMPILE=0`` installs the pure-Python modules instead and no fast lane
-(no C compiler or cargo needed); the code behaves the same, slower. ``make`` builds the compiled
-modules in place and rebuilds them when a compiled source changes
-(docs/development.md). ``BINLAKE_NATIVE_PART=mypyc`` or ``rust`` builds one of the two only:
-``make`` builds them side by side (the C compile of mypyc's output uses one core).
+``make`` builds the native parts in place and rebuilds them when a source changes
+(docs/development.md). ``BINLAKE_NATIVE_PART=mypyc``, ``rust`` or ``jvm`` builds one
+of them only (``none``: none): ``make`` builds the first two side by side (the C
+compile of mypyc's output uses one core).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from binlake.shared.native import compiled_sources
 
 
 def _builds(part: str) -> bool:
-    """Whether this run builds ``part`` (``mypyc`` or ``rust``)."""
-    return os.environ.get("BINLAKE_COMPILE", "1") != "0" and os.environ.get("BINLAKE_NATIVE_PART", part) == part
+    """Whether this run builds ``part`` (``mypyc`` or ``rust``): ``BINLAKE_COMPILE=0`` skips mypyc only."""
+    if part == "mypyc" and os.environ.get("BINLAKE_COMPILE", "1") == "0":
+        return False
+    return os.environ.get("BINLAKE_NATIVE_PART", part) == part
 
 
 def _ext_modules() -> list[Extension]:
@@ -63,8 +66,8 @@ def _rust_extensions() -> list[object]:
             "binlake.shared.kernel._kernel",
             path="shared/kernel/Cargo.toml",
             binding=Binding.PyO3,
-            optional=True,  # no cargo: no fast lane, same behaviour
-            debug=False,  # in-place builds too: the lane exists to be fast
+            optional=False,  # the kernel writes every record: no cargo, no install
+            debug=False,  # in-place builds too: the kernel runs once per event
             args=["--locked"],
         )
     ]

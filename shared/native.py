@@ -1,8 +1,8 @@
 """Which modules mypyc compiles, and whether this process runs them compiled.
 
 The modules below are the per-message hot path: parse (every vendor parser and
-the toolkit they share), the event model, the Avro writer and the unified
-topic's keys. They are ordinary, strictly typed Python; ``setup.py`` compiles
+the toolkit they share) and the event model (the kernel, in Rust, writes
+the records: ``shared/kernel``). They are ordinary, strictly typed Python; ``setup.py`` compiles
 them with mypyc into C extensions that import in their place (an extension
 module next to a ``.py`` file wins the import). ``BINLAKE_COMPILE=0`` at
 install time keeps them pure Python.
@@ -28,7 +28,6 @@ COMPILED: Final = (
     "binlake.shared.errors",
     "binlake.shared.event.values",
     "binlake.shared.event.model",
-    "binlake.shared.codec.avro_writer",
     "binlake.shared.kafka.records",
     "binlake.shared.parsing.binary",
     "binlake.shared.parsing.common",

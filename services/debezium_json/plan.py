@@ -26,7 +26,7 @@ from binlake.services.debezium_json import connect
 # The parser's own helpers, so that the lane reads a schema exactly as the parser does.
 from binlake.services.debezium_json.envelope import has_fraction
 from binlake.services.debezium_json.parser import image_schema
-from binlake.shared.codec.avro_writer import encode_columns
+from binlake.shared.kernel._kernel import encode_columns
 from binlake.shared.parsing.errors import RejectError
 from binlake.shared.parsing.rows import RowTypes
 from binlake.shared.parsing.sqltypes import SqlType

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Final
 
-from binlake.shared.codec.avro_writer import encode_columns
+from binlake.shared.kernel._kernel import encode_columns
 from binlake.shared.kernel.plan import PlanAnswer, Planner, kind
 from binlake.shared.parsing.rows import RowTypes
 from binlake.shared.parsing.validate import column_beyond_int

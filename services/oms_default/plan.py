@@ -19,7 +19,7 @@ import datetime as _dt
 from collections.abc import Callable
 from typing import Final
 
-from binlake.shared.codec.avro_writer import encode_columns
+from binlake.shared.kernel._kernel import encode_columns
 from binlake.shared.kernel.plan import PlanAnswer, Planner, kind
 from binlake.shared.parsing import sqltypes
 from binlake.shared.parsing.rows import RowTypes

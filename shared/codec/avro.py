@@ -21,12 +21,19 @@ import fastavro
 from fastavro.schema import to_parsing_canonical_form
 from fastavro.types import Schema
 
-from binlake.shared.codec.avro_writer import write_body
 from binlake.shared.codec.fingerprint import fingerprint_bytes
 from binlake.shared.errors import BinlakeError
 from binlake.shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
 from binlake.shared.event.values import BigInt, Image, SqlTime, Unparsed, Value, decimal_text
 from binlake.shared.parsing.temporal import EPOCH, EPOCH_DATE
+
+try:
+    from binlake.shared.kernel._kernel import Encoder
+except ImportError as exc:  # the kernel writes every record: without it nothing can run
+    raise ImportError(
+        "binlake's kernel (shared/kernel, Rust) is not built: run `make native` in a clone, or reinstall "
+        "binlake with cargo on PATH (docs/fast-lane.md)"
+    ) from exc
 
 CURRENT_VERSION: Final = 1
 MAGIC: Final = b"\xc3\x01"
@@ -210,13 +217,20 @@ def from_record(record: dict[str, Any]) -> ChangeEvent:
     )
 
 
+@cache
+def encoder() -> Encoder:
+    """The kernel's writer of the current schema (``shared/kernel/src/encode.rs``): the one Avro writer of
+    canonical events, and of their record keys (``encoder().record(event)``: key and value at once)."""
+    return Encoder(fingerprint())
+
+
 def encode_body(event: ChangeEvent) -> bytes:
-    """The Avro binary body (no framing) under the current schema (the fast hand-written writer)."""
-    return write_body(event)
+    """The Avro binary body (no framing) under the current schema."""
+    return encoder().body(event)
 
 
 def encode_body_reference(event: ChangeEvent) -> bytes:
-    """The same body through fastavro's generic writer: the reference the fast writer is tested against."""
+    """The same body through fastavro's generic writer: the reference the kernel's writer is tested against."""
     out = io.BytesIO()
     fastavro.schemaless_writer(out, parsed_schema(), to_record(event))
     return out.getvalue()
@@ -224,7 +238,7 @@ def encode_body_reference(event: ChangeEvent) -> bytes:
 
 def encode(event: ChangeEvent) -> bytes:
     """Avro single-object encoding: ``C3 01`` + fingerprint + body."""
-    return MAGIC + fingerprint() + write_body(event)
+    return encoder().value(event)
 
 
 def decode(message: bytes) -> ChangeEvent:

@@ -2,7 +2,8 @@
 
 Unified topic key: all changes of one row must land in one partition in source
 order, so the key is the row's identity, ``[database, schema, table, [key
-values]]`` as compact JSON (key values in the JSON view's renderings). A table
+values]]`` as compact JSON (key values in the JSON view's renderings; the kernel
+writes it, ``shared/kernel/src/encode.rs``). A table
 without a primary key, and a DDL, key by the table alone (one partition per
 table: order kept, no parallelism inside that table).
 
@@ -17,9 +18,7 @@ import zlib
 from collections.abc import Sequence
 from typing import Final
 
-import orjson
-
-from binlake.shared.codec.json_view import render_value
+from binlake.shared.codec import avro
 from binlake.shared.event.model import ChangeEvent
 
 H_TOPIC: Final = "binlake.origin.topic"
@@ -36,21 +35,8 @@ H_REPLAYED_ORIGIN: Final = "binlake.replayed.origin"
 
 
 def event_key(event: ChangeEvent) -> bytes:
-    source = event.source
-    identity: list[object] = [source.database, source.schema, source.table]
-    image = event.after if event.after is not None else event.before
-    if event.primary_key and image is not None:
-        identity.append([_key_value(image.get(name)) for name in event.primary_key])
-    return orjson.dumps(identity)
-
-
-def _key_value(value: object) -> object:
-    # Plain ints (within int64) and strings are already their JSON view; anything
-    # else (BigInt, Decimal, bytes, dates...) takes the JSON view's rendering.
-    kind = type(value)
-    if kind is int or kind is str or value is None:
-        return value
-    return render_value(value)
+    """The record key of ``event`` (the kernel writes it with the value: ``avro.encoder().record``)."""
+    return avro.encoder().key(event)
 
 
 def partition_for(key: bytes | None, all_partitions: list[int], available: list[int]) -> int:

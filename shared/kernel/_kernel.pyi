@@ -10,6 +10,26 @@ DECLINE_STAGES: list[str]
 def last_decline() -> str:
     """Where the last lane on this thread stopped: its reason for declining the message it returned None for."""
 
+class Encoder:
+    """Writes canonical events (``shared.event.model.ChangeEvent``) under one schema fingerprint (encode.rs).
+
+    Raises TypeError for an image value that is no canonical value, OverflowError for an ``int`` beyond int64
+    that is no ``BigInt``, UnicodeEncodeError for a string that is no Unicode text (a lone surrogate).
+    """
+
+    def __init__(self, fingerprint: bytes) -> None: ...
+    def body(self, event: object) -> bytes:
+        """The Avro body of change_event.v1 (no single-object header)."""
+    def value(self, event: object) -> bytes:
+        """The record value: ``C3 01``, the fingerprint, the body."""
+    def key(self, event: object) -> bytes:
+        """The record key: ``[database, schema, table, [key values]]`` as compact JSON."""
+    def record(self, event: object) -> tuple[bytes, bytes]:
+        """(key, value) at once."""
+
+def encode_columns(columns: object) -> bytes:
+    """The ``columns`` field's Avro (cached on a ``Columns`` as its ``rendered_avro``)."""
+
 def render_json(value: bytes, fingerprint: bytes) -> bytes:
     """The JSON view of a unified-topic record value (raises ValueError for other bytes)."""
 

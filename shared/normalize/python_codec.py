@@ -6,7 +6,6 @@ from collections.abc import Mapping
 
 from binlake.shared.codec import avro
 from binlake.shared.event.model import ChangeEvent
-from binlake.shared.kafka.records import event_key
 from binlake.shared.normalize.codec import Normalized, Rows
 from binlake.shared.normalize.tables import TableFilter
 from binlake.shared.parsing import registry
@@ -23,6 +22,7 @@ def table_of(event: ChangeEvent) -> str:
 def records_of(events: list[ChangeEvent]) -> list[Rows]:
     """The unified topic's records of ``events``, grouped by table, op and event time (raises what the
     Avro encoder raises on an event it cannot encode)."""
+    record = avro.encoder().record
     rows: list[Rows] = []
     last: tuple[str, str, int | None] | None = None
     values: list[bytes] = []
@@ -32,8 +32,7 @@ def records_of(events: list[ChangeEvent]) -> list[Rows]:
             values = []
             rows.append((group[0], group[1], group[2], values))
             last = group
-        values.append(event_key(event))
-        values.append(avro.encode(event))
+        values.extend(record(event))
     return rows
 
 

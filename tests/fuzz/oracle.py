@@ -9,7 +9,7 @@ For one input (context byte + vendor message) of one format:
 - a reject carries a stable code (``REJECT_CODES``, never ``internal``) and a
   non-empty reason, else it is a *bad reject*;
 - every accepted event passes the registry's envelope check, renders in the
-  JSON view, and survives the codec: the hand-written Avro writer's body is
+  JSON view, and survives the codec: the kernel's Avro body (``encode.rs``) is
   fastavro's byte for byte and decodes back to the same event (else *codec*);
 - the fast lane of the format under that context, if there is one, either
   declines or returns exactly the records the parser's events encode to; a
@@ -266,7 +266,7 @@ class Oracle:
                 json_view.render(event)
                 body = avro.encode_body(event)
                 if body != avro.encode_body_reference(event):
-                    return Finding("codec", "avro writer differs from fastavro", repr(event)[:400], b"")
+                    return Finding("codec", "the kernel's avro writer differs from fastavro", repr(event)[:400], b"")
                 encoded = avro.encode(event)  # compared as bytes: a NaN double is not equal to itself
                 if avro.encode(avro.decode(encoded)) != encoded:
                     return Finding("codec", "avro round trip changes the event", repr(event)[:400], b"")

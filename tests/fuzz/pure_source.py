@@ -1,6 +1,6 @@
 """Import the compiled hot path from its Python source, so the fuzzer can see its branches.
 
-The parsers, the parsing toolkit, the event model and the Avro writer are
+The parsers, the parsing toolkit and the event model are
 compiled by mypyc (``shared/native.py``), and a compiled extension module wins
 the import over its ``.py``. Neither atheris nor coverage.py sees inside a C
 extension, so the coverage-guided run loads these modules from their source

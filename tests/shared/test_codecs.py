@@ -7,6 +7,7 @@ import json
 from decimal import Decimal
 
 import fastavro
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 from binlake.shared.codec import avro, json_view
 from binlake.shared.event.model import ChangeEvent, Column, Ddl, Origin, Source
 from binlake.shared.event.values import BigInt, SqlTime, Unparsed, Value, integer
+from binlake.shared.kafka.records import event_key
 
 pytestmark = pytest.mark.unit
 UTC = dt.UTC
@@ -135,7 +137,7 @@ def test_decimals_round_trip_exactly(number: Decimal) -> None:
         assert value.as_tuple().exponent == exponent
 
 
-def test_fast_writer_matches_fastavro_on_every_golden_event() -> None:
+def test_kernel_writer_matches_fastavro_on_every_golden_event() -> None:
     from binlake.shared.parsing.result import Parsed
     from tests.corpus_cases import cases
 
@@ -150,7 +152,7 @@ def test_fast_writer_matches_fastavro_on_every_golden_event() -> None:
     assert checked > 150
 
 
-def test_fast_writer_matches_fastavro_on_generated_traffic() -> None:
+def test_kernel_writer_matches_fastavro_on_generated_traffic() -> None:
     from binlake.shared.generate import render
     from binlake.shared.generate.workload import Workload
     from binlake.shared.parsing import registry
@@ -169,12 +171,12 @@ def test_fast_writer_matches_fastavro_on_generated_traffic() -> None:
 
 
 @given(st.lists(st.sampled_from(list(ALL_KINDS.values())), max_size=20), st.integers(-(2**63), 2**63 - 1))
-def test_fast_writer_matches_fastavro_on_any_values(values: list[Value], number: int) -> None:
+def test_kernel_writer_matches_fastavro_on_any_values(values: list[Value], number: int) -> None:
     event = _event({f"c{i}": v for i, v in enumerate(values)} | {"n": number}, {"id": BigInt(2**64 - 1)})
     assert avro.encode_body(event) == avro.encode_body_reference(event)
 
 
-def test_fast_writer_matches_fastavro_at_varint_boundaries() -> None:
+def test_kernel_writer_matches_fastavro_at_varint_boundaries() -> None:
     # The writer builds varints from 14-bit groups: check every group count,
     # on both sides of each power of two, in values and envelope longs.
     numbers = [0, 1, -1, 63, -64, 64, -65, -(2**63), 2**63 - 1]
@@ -185,3 +187,58 @@ def test_fast_writer_matches_fastavro_at_varint_boundaries() -> None:
         event.ts_ms = number
         event.origin.offset = abs(number) if number != -(2**63) else 0
         assert avro.encode_body(event) == avro.encode_body_reference(event), number
+
+
+def _reference_key(event: ChangeEvent) -> bytes:
+    """``event_key`` as the Python codec wrote it before the kernel did: orjson of the identity, each key
+    value in its JSON view."""
+    s = event.source
+    identity: list[object] = [s.database, s.schema, s.table]
+    image = event.after if event.after is not None else event.before
+    if event.primary_key and image is not None:
+        identity.append([json_view.render_value(image.get(name)) for name in event.primary_key])
+    return orjson.dumps(identity)
+
+
+@given(st.lists(st.sampled_from(sorted(ALL_KINDS)), min_size=1, max_size=4))
+def test_record_key_renders_every_value_kind_as_the_json_view(names: list[str]) -> None:
+    event = _event(dict(ALL_KINDS))
+    event.primary_key = names
+    assert event_key(event) == _reference_key(event)
+
+
+def test_record_key_of_an_event_without_key_values() -> None:
+    event = _event({"other": 1})  # the key column is absent from the image: null
+    assert event_key(event) == b'["db",null,"t",[null]]'
+    deleted = _event(None, {"id": 'é"\n'})
+    deleted.op = "DELETE"
+    assert event_key(deleted) == _reference_key(deleted) == '["db",null,"t",["é\\"\\n"]]'.encode()
+    ddl = _event(None)
+    ddl.primary_key = []
+    ddl.source.database = None
+    assert event_key(ddl) == b'[null,null,"t"]'
+
+
+def test_kernel_writer_matches_the_reference_keys_on_every_golden_event() -> None:
+    from binlake.shared.parsing.result import Parsed
+    from tests.corpus_cases import cases
+
+    for case in cases():
+        outcome = case.run()
+        if isinstance(outcome, Parsed):
+            for event in outcome.events:
+                assert avro.encoder().record(event) == (_reference_key(event), avro.encode(event)), case.id
+
+
+@pytest.mark.parametrize(
+    ("value", "error", "words"),
+    [
+        (object(), TypeError, "not a canonical value: object"),
+        (2**63, OverflowError, "beyond int64"),
+        ([1], TypeError, "not a canonical value: list"),
+        ("\ud800", UnicodeEncodeError, "surrogate"),
+    ],
+)
+def test_kernel_writer_refuses_what_no_canonical_event_holds(value: object, error: type, words: str) -> None:
+    with pytest.raises(error, match=words):
+        avro.encode(_event({"v": value}))  # type: ignore[dict-item]

@@ -166,7 +166,7 @@ fn image(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
 
 /// One image value: the union's branch in the schema's order (null, boolean, long, double, string,
 /// bytes, BigInteger, Decimal, Date, Time, LocalDateTime, Instant, Unparsed).
-fn value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
+pub(crate) fn value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
     match r.index(13)? {
         0 => out.extend_from_slice(b"null"),
         1 => boolean(r, out)?,

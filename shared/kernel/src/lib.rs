@@ -20,6 +20,7 @@ mod decline;
 mod detect;
 mod drs;
 mod drs_json;
+mod encode;
 mod event;
 mod inferred;
 mod json;
@@ -1121,6 +1122,8 @@ fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_format, m)?)?;
     m.add_function(wrap_pyfunction!(render_json, m)?)?;
     m.add_function(wrap_pyfunction!(auto_format, m)?)?;
+    m.add_class::<encode::Encoder>()?;
+    m.add_function(wrap_pyfunction!(encode::encode_columns, m)?)?;
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;
     m.add_class::<DrsAvroLane>()?;
