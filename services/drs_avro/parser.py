@@ -8,6 +8,10 @@ framing). The schema may be one record, or a list of named types as in
 Alibaba DTS's ``Record.avsc``; from a list the record named by option
 ``avro_record`` is used, else the record named ``Record``, else the last one.
 Parsed schemas are cached by the schema object and by its key-sorted JSON text.
+Messages are decoded by the kernel's Avro decoder (``AvroDecoder``, compiled
+once per parsed schema), exactly as fastavro's ``schemaless_reader`` reads them;
+a schema it does not compile (a logical type fastavro converts, such as
+``timestamp-millis`` or ``decimal``) is read with fastavro.
 
 The decoded record is mapped by field names, case-insensitively
 (docs/formats/drs-avro.md has the full table):
@@ -42,6 +46,7 @@ import orjson
 
 from binlake.services.drs_avro.dts import parse_dts_record
 from binlake.services.drs_json.parser import parse_drs_doc
+from binlake.shared.kernel._kernel import AvroDecoder
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import CONFIG, MALFORMED, WRONG_FORMAT, RejectError, decoder_problem
 from binlake.shared.parsing.jsondoc import InexactNumber
@@ -62,6 +67,8 @@ _FLAT_NAMES: Final = {
 _CACHE_LIMIT: Final = 64
 _by_identity: dict[int, tuple[Any, Any]] = {}
 _by_text: dict[bytes, Any] = {}
+_decoders: dict[int, tuple[Any, AvroDecoder | None]] = {}
+"""Each parsed schema's decoder (None: fastavro reads it), by the schema object (kept alive here)."""
 
 
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
@@ -155,6 +162,42 @@ def _select(parsed: Any, record_name: Any) -> Any:
 
 def decode(raw: bytes, schema: Any) -> Any:
     """One Avro binary record; union branches of named types come as (name, value)."""
+    decoder = _decoder(schema)
+    if decoder is None:
+        record, end = _fastavro_decode(raw, schema)
+    else:
+        try:
+            record, end = decoder.decode(raw)
+        except ValueError as exc:  # the problem and its byte offset, never the bytes
+            raise RejectError(
+                MALFORMED, f"not a record of the configured Avro schema{_framing_hint(raw)}: {exc}"
+            ) from None
+    left = len(raw) - end
+    if left:
+        raise RejectError(
+            MALFORMED,
+            f"{left} byte(s) left after the record: wrong schema or framed message{_framing_hint(raw)}",
+        )
+    return record
+
+
+def _decoder(schema: Any) -> AvroDecoder | None:
+    """The kernel's decoder of a parsed schema (cached), or None for a schema it does not compile."""
+    hit = _decoders.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    decoder: AvroDecoder | None
+    try:
+        decoder = AvroDecoder(orjson.dumps(schema).decode())
+    except (TypeError, ValueError):  # a logical type fastavro converts, or no JSON: fastavro reads it
+        decoder = None
+    if len(_decoders) >= _CACHE_LIMIT:
+        _decoders.clear()
+    _decoders[id(schema)] = (schema, decoder)
+    return decoder
+
+
+def _fastavro_decode(raw: bytes, schema: Any) -> tuple[Any, int]:
     stream = io.BytesIO(raw)
     try:
         record = fastavro.schemaless_reader(stream, schema, None, return_record_name=True)
@@ -162,13 +205,7 @@ def decode(raw: bytes, schema: Any) -> Any:
         raise RejectError(
             MALFORMED, f"not a record of the configured Avro schema{_framing_hint(raw)}: {decoder_problem(exc)}"
         ) from None
-    left = len(raw) - stream.tell()
-    if left:
-        raise RejectError(
-            MALFORMED,
-            f"{left} byte(s) left after the record: wrong schema or framed message{_framing_hint(raw)}",
-        )
-    return record
+    return record, stream.tell()
 
 
 def _framing_hint(raw: bytes) -> str:

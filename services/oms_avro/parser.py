@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import functools
-import io
 import json
 from importlib import resources
 from typing import Any, Final
@@ -62,6 +61,7 @@ from binlake.services.oms_avro.values import (
 )
 from binlake.shared.event.model import ChangeEvent, Column, Op, Source
 from binlake.shared.event.values import INT64_MAX, INT64_MIN, BigInt, Image, SqlTime, Value
+from binlake.shared.kernel._kernel import AvroDecoder
 from binlake.shared.parsing.common import blank_to_none, ddl_event, origin
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import (
@@ -73,7 +73,6 @@ from binlake.shared.parsing.errors import (
     UNSUPPORTED,
     WRONG_FORMAT,
     RejectError,
-    decoder_problem,
     value_problem,
 )
 from binlake.shared.parsing.order import kafka_order_key
@@ -129,6 +128,12 @@ def _parsed_schema(with_born_timestamp: bool) -> Schema:
     return fastavro.parse_schema(types[-1], named_schemas=named)
 
 
+@functools.cache
+def _decoder() -> AvroDecoder:
+    """The kernel's decoder of the base ``Record`` (as fastavro's ``schemaless_reader`` reads it)."""
+    return AvroDecoder(json.dumps(parsed_schema()))
+
+
 # ------------------------------------------------------------------ decoding
 
 
@@ -160,13 +165,11 @@ def decode(raw: bytes) -> tuple[dict[str, Any], int | None]:
             pass
         else:
             raise RejectError(WRONG_FORMAT, "a JSON message: OMS Avro messages are Avro binary (DTS Record)")
-    stream = io.BytesIO(raw)
     try:
-        decoded: Any = fastavro.schemaless_reader(stream, parsed_schema(), None, return_record_name=True)
-    except Exception as exc:  # noqa: BLE001 - any decoder failure on foreign bytes means "not a Record"
-        raise RejectError(MALFORMED, f"not a DTS Record in Avro binary ({decoder_problem(exc)})") from None
+        decoded, end = _decoder().decode(raw)
+    except ValueError as exc:  # the problem and its byte offset, never the bytes
+        raise RejectError(MALFORMED, f"not a DTS Record in Avro binary ({exc})") from None
     record: dict[str, Any] = decoded
-    end = stream.tell()
     if end == len(raw):
         return record, None
     born, end = _read_long(raw, end)

@@ -142,6 +142,11 @@ impl<'a> Reader<'a> {
         str::from_utf8(self.raw()?).ok()
     }
 
+    /// The next `n` bytes (an Avro fixed's, a float's), or None past the end.
+    pub(crate) fn fixed(&mut self, n: usize) -> Option<&'a [u8]> {
+        self.take(n)
+    }
+
     /// One byte (an Avro boolean's).
     pub(crate) fn raw_byte(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])

@@ -11,6 +11,7 @@
 //! caller (`shared.normalize.NativeCodec`) counts it and gives the message to the parser.
 
 mod avro;
+mod avro_decode;
 mod avro_reader;
 mod canal;
 mod ckafka;
@@ -1123,6 +1124,7 @@ fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render_json, m)?)?;
     m.add_function(wrap_pyfunction!(auto_format, m)?)?;
     m.add_class::<encode::Encoder>()?;
+    m.add_class::<avro_decode::AvroDecoder>()?;
     m.add_function(wrap_pyfunction!(encode::encode_columns, m)?)?;
     m.add_class::<CanalLane>()?;
     m.add_class::<MaxwellLane>()?;
