@@ -41,7 +41,7 @@ def oms_kind(text: str | None, zone: _dt.tzinfo) -> int:
     t = sqltypes.sql_type(text, "oms", _ENCODING, zone)
     if t.convert is sqltypes.infer:
         return INFERRED
-    if t.convert is sqltypes.convert_json_text:
+    if t.convert is sqltypes.conversion("json_text"):
         return JSON_TEXT
     if t.logical == "bytes":
         return BYTES_BASE64

@@ -41,6 +41,13 @@ Common to all formats:
   document in a JSON syntax error, since reasons travel in dead-letter headers,
   logs and `binlake normalize`'s output. Names, types and envelope words (an
   unknown op, a binlog file name) are not row data and are quoted.
+- A value is read by its column's declared type (the native kernel's typed values:
+  `shared/kernel/src/conversion.rs`). Integers, decimals and floats are read as
+  Python's `int()`, `Decimal()` and `float()` read them (surrounding blanks and a
+  sign allowed, `_` not), dates and date-times as `date.fromisoformat` and
+  `datetime.fromisoformat` do, with MySQL zero dates kept verbatim; the digits of
+  a TIME, of epoch seconds, of a type's parameters (`decimal(10,2)`) and of a
+  date-time followed by a zone name are ASCII.
 - A truncate that comes without SQL is a `TRUNCATE` event with an empty `ddl.sql`
   and kind `TRUNCATE_TABLE`: binlake invents no statement.
 - Every `order_key` has the shape `major.minor.row` (20, 20 and 6 digits); each

@@ -1,7 +1,10 @@
 """Types of the Rust extension (shared/kernel/src/lib.rs)."""
 
+import datetime
 from collections.abc import Callable
 from typing import Any
+
+from binlake.shared.event.values import Value
 
 KIND_CODES: dict[str, int]
 """Column kind name -> code, the one definition (values.rs) that plan.py is checked against."""
@@ -41,6 +44,41 @@ class AvroDecoder:
     def decode(self, raw: bytes, start: int = 0) -> tuple[Any, int]:
         """(datum, the position after it) of the datum at ``start``. Raises ValueError for bytes that are not a
         datum of the schema, naming the problem and its byte offset, never the bytes."""
+
+class Conversion:
+    """A column's conversion (conversion.rs): ``conversion(value)`` is the canonical value of a vendor's raw
+    value, or raises ``UnreadableValue`` (a ValueError worded without the value) or ``InexactNumber`` (a
+    fast-decoded float where the digits matter: decode the message exactly).
+
+    ``kind``: int, year, decimal, float, text, json_text, boolean, bytes, bit, date, oracle_date, time,
+    local_datetime, instant, geometry, infer. ``bytes_encoding`` (bytes and bit): latin1, base64, hex, list.
+    ``zone`` (instant): the source zone of wall-clock texts (UTC by default).
+    """
+
+    def __init__(
+        self, kind: str, bytes_encoding: str | None = None, zone: datetime.tzinfo | None = None
+    ) -> None: ...
+    def __call__(self, value: object) -> Value: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def bytes_encoding(self) -> str | None: ...
+    @property
+    def zone(self) -> datetime.tzinfo: ...
+
+def sql_type(
+    text: str | None, dialect: str = "mysql", bytes_encoding: str = "latin1"
+) -> tuple[str, int | None, int | None, str]:
+    """(logical type, precision, scale, conversion kind) of a vendor's column type text (sqltype.rs)."""
+
+def jdbc_type_name(code: int) -> str | None:
+    """A type name for a java.sql.Types code."""
+
+def describe(value: object) -> str:
+    """A value's kind and size, never its content: "a string of 6 characters"."""
+
+def bit_value(value: int) -> int:
+    """``value`` if a BIT(64) holds it, else raises UnreadableValue."""
 
 def encode_columns(columns: object) -> bytes:
     """The ``columns`` field's Avro (cached on a ``Columns`` as its ``rendered_avro``)."""

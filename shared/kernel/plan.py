@@ -1,7 +1,7 @@
 """What a lane asks Python once per type map: each column's conversion kind and its Avro descriptors.
 
-The kinds are the converters of ``shared.parsing.sqltypes`` that the Rust
-side reproduces (``src/values.rs``) on a strict subset of value texts. A
+The kinds are the kernel's conversions (``Conversion``) that the lanes
+reproduce (``src/values.rs``) on a strict subset of value texts. A
 column whose converter is not among them (BIT, geometry...) gets
 ``UNSUPPORTED``: a message with a non-null value there goes to the Python
 parser. A TIMESTAMP read in a zone other than UTC is checked for its strict
@@ -14,11 +14,10 @@ import datetime as _dt
 from collections.abc import Callable
 from typing import Final
 
-from binlake.shared.kernel._kernel import encode_columns
-from binlake.shared.parsing import sqltypes
+from binlake.shared.kernel._kernel import Conversion, encode_columns
 from binlake.shared.parsing.binary import BytesEncoding
 from binlake.shared.parsing.rows import RowTypes
-from binlake.shared.parsing.sqltypes import Converter, Dialect, SqlType
+from binlake.shared.parsing.sqltypes import Dialect, SqlType, sql_type
 from binlake.shared.parsing.temporal import EPOCH, UTC
 from binlake.shared.parsing.validate import column_beyond_int
 
@@ -38,18 +37,19 @@ INSTANT_ZONED: Final = 12
 """The codes of ``KIND_CODES`` in ``src/values.rs`` (``Kind::from_code`` reads them), by the same names:
 ``tests/shared/kernel/test_kernel_kinds.py`` checks these constants against the extension's ``KIND_CODES``."""
 
-_BY_CONVERTER: Final[dict[Converter, int]] = {
-    sqltypes.convert_int: INT,
-    sqltypes.convert_year: YEAR,
-    sqltypes.convert_decimal: DECIMAL,
-    sqltypes.convert_float: FLOAT,
-    sqltypes.text: TEXT,
-    sqltypes.convert_json_text: TEXT,
-    sqltypes.convert_boolean: BOOLEAN,
-    sqltypes.convert_date: DATE,
-    sqltypes.convert_time: TIME,
-    sqltypes.convert_local_datetime: DATETIME,
+_BY_CONVERSION: Final[dict[str, int]] = {
+    "int": INT,
+    "year": YEAR,
+    "decimal": DECIMAL,
+    "float": FLOAT,
+    "text": TEXT,
+    "json_text": TEXT,
+    "boolean": BOOLEAN,
+    "date": DATE,
+    "time": TIME,
+    "local_datetime": DATETIME,
 }
+"""The kernel's conversions (``Conversion.kind``) the lanes reproduce, by name."""
 
 PlanAnswer = tuple[list[str], list[int], bytes] | None
 Planner = Callable[[list[str], list[str | None]], PlanAnswer]
@@ -57,13 +57,14 @@ Planner = Callable[[list[str], list[str | None]], PlanAnswer]
 
 def kind(t: SqlType, bytes_encoding: BytesEncoding, zone: _dt.tzinfo) -> int:
     """The lane's conversion for one declared column type."""
-    found = _BY_CONVERTER.get(t.convert)
+    conversion = t.convert
+    name = conversion.kind if isinstance(conversion, Conversion) else None
+    found = _BY_CONVERSION.get(name) if name is not None else None
     if found is not None:
         return found
-    # The two converters built per setting (closures): known by their logical type and setting.
-    if t.logical == "bytes" and bytes_encoding == "latin1":
+    if name == "bytes" and bytes_encoding == "latin1":
         return BYTES_LATIN1
-    if t.logical == "timestamp":
+    if name == "instant":
         return INSTANT_UTC if zone is UTC else INSTANT_ZONED
     return UNSUPPORTED
 
@@ -88,7 +89,7 @@ def instant_reader(zone: _dt.tzinfo) -> Callable[[str], int | None]:
     DST gaps and folds resolve the same way; the lane calls it only for texts
     of its strict ``YYYY-MM-DD HH:MM:SS[.ffffff]`` form.
     """
-    convert = sqltypes.sql_type("timestamp", "mysql", "latin1", zone).convert
+    convert = sql_type("timestamp", "mysql", "latin1", zone).convert
 
     def instant(text: str) -> int | None:
         try:

@@ -17,12 +17,11 @@ its message.
 
 from __future__ import annotations
 
-import math
 import re
-from decimal import Decimal
 from typing import Any, Final
 
 from binlake.shared.errors import BinlakeError
+from binlake.shared.kernel._kernel import describe as _describe
 
 # Stable reject codes. Dashboards and DLQ filters use them: never rename one.
 MALFORMED: Final = "malformed"
@@ -71,28 +70,9 @@ class UnreadableValue(ValueError):
 
 
 def describe(value: Any) -> str:
-    """A value's kind and size, never its content: "a string of 6 characters"."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, str):
-        return f"a string of {_count(len(value), 'character')}" if value else "an empty string"
-    if isinstance(value, bytes | bytearray):
-        return f"{_count(len(value), 'byte')}" if value else "no bytes"
-    if isinstance(value, int):
-        return f"{'a negative' if value < 0 else 'an'} integer of {_count(_digits(value), 'digit')}"
-    if isinstance(value, float):
-        return "a floating-point number" if math.isfinite(value) else "a non-finite number"
-    if isinstance(value, Decimal):
-        if not value.is_finite():
-            return "a non-finite number"
-        return f"a decimal number of {_count(len(value.as_tuple().digits), 'digit')}"
-    if isinstance(value, list | tuple):
-        return f"an array of {_count(len(value), 'item')}"
-    if isinstance(value, dict):
-        return f"an object of {_count(len(value), 'field')}"
-    return f"a value of type {type(value).__name__}"
+    """A value's kind and size, never its content: "a string of 6 characters" (the kernel's wording, which
+    its conversions' reasons use too)."""
+    return _describe(value)
 
 
 def value_problem(exc: BaseException, value: Any) -> str:
