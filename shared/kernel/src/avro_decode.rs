@@ -133,8 +133,14 @@ impl<'a, 'py> Run<'a, 'py> {
 
     /// A varint; `what` names it in an error.
     fn long(&mut self, what: &str) -> PyResult<i64> {
+        self.long_of(|| what.to_string())
+    }
+
+    /// A varint named in an error by `what()` (made only then: no allocation on the hot path).
+    fn long_of(&mut self, what: impl FnOnce() -> String) -> PyResult<i64> {
         let at = self.reader.at;
         self.reader.long().ok_or_else(|| {
+            let what = what();
             let tail = &self.data[at.min(self.data.len())..];
             let ends = tail.iter().take(10).position(|b| b & 0x80 == 0);
             if ends.is_none() && tail.len() < 10 {
@@ -148,7 +154,7 @@ impl<'a, 'py> Run<'a, 'py> {
     /// The bytes of a string or bytes value: its length, then as many bytes.
     fn sized(&mut self, what: &str) -> PyResult<(usize, &'a [u8])> {
         let at = self.reader.at;
-        let n = self.long(&format!("the length of {what}"))?;
+        let n = self.long_of(|| format!("the length of {what}"))?;
         let n = usize::try_from(n).map_err(|_| invalid(format!("{what} at byte {at} has a negative length ({n})")))?;
         let body = self.reader.at;
         let part = self.reader.fixed(n).ok_or_else(|| {
@@ -184,9 +190,9 @@ impl<'a, 'py> Run<'a, 'py> {
     /// (read, not checked, as fastavro does).
     fn block(&mut self, what: &str) -> PyResult<(usize, usize)> {
         let at = self.reader.at;
-        let n = self.long(&format!("a block count of {what}"))?;
+        let n = self.long_of(|| format!("a block count of {what}"))?;
         if n < 0 {
-            self.long(&format!("a block size of {what}"))?;
+            self.long_of(|| format!("a block size of {what}"))?;
         }
         Ok((at, n.unsigned_abs().try_into().unwrap_or(usize::MAX)))
     }
