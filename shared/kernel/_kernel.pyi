@@ -55,9 +55,7 @@ class Conversion:
     ``zone`` (instant): the source zone of wall-clock texts (UTC by default).
     """
 
-    def __init__(
-        self, kind: str, bytes_encoding: str | None = None, zone: datetime.tzinfo | None = None
-    ) -> None: ...
+    def __init__(self, kind: str, bytes_encoding: str | None = None, zone: datetime.tzinfo | None = None) -> None: ...
     def __call__(self, value: object) -> Value: ...
     @property
     def kind(self) -> str: ...
@@ -65,6 +63,12 @@ class Conversion:
     def bytes_encoding(self) -> str | None: ...
     @property
     def zone(self) -> datetime.tzinfo: ...
+
+def convert_image(
+    raw: dict[str, object], converters: dict[str, Callable[[object], Value]]
+) -> dict[str, Value] | tuple[str, object, BaseException]:
+    """An image's values converted by their columns' conversions (undeclared columns inferred), or the first
+    (name, value, exception) a conversion refused with ValueError, TypeError or ArithmeticError."""
 
 def sql_type(
     text: str | None, dialect: str = "mysql", bytes_encoding: str = "latin1"

@@ -13,13 +13,13 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 from binlake.shared.event.model import Column, Columns
-from binlake.shared.event.values import INT64_MAX, INT64_MIN, Image, Value
+from binlake.shared.event.values import Image, Value
+from binlake.shared.kernel._kernel import convert_image
 from binlake.shared.parsing.binary import BytesEncoding
 from binlake.shared.parsing.errors import BAD_FIELD, BAD_VALUE, INCONSISTENT, RejectError, value_problem
-from binlake.shared.parsing.sqltypes import Converter, Dialect, SqlType, infer, inferred_logical, sql_type, text
+from binlake.shared.parsing.sqltypes import Converter, Dialect, SqlType, inferred_logical, sql_type
 from binlake.shared.parsing.temporal import UTC
 
-_CONVERSION_ERRORS: Final = (ValueError, TypeError, ArithmeticError)
 _INFERRED_SHAPES_LIMIT: Final = 4096
 
 
@@ -49,33 +49,16 @@ class RowTypes:
         return cls((name, sql_type(text, dialect, bytes_encoding, zone)) for name, text in texts if text is not None)
 
     def convert(self, raw: Any, what: str) -> Image:
-        """A typed image from a raw JSON object; raises RejectError on a bad value."""
+        """A typed image from a raw JSON object; raises RejectError on a bad value (the kernel's loop:
+        ``convert_image``)."""
         if not isinstance(raw, dict):
             raise RejectError(BAD_FIELD, f"{what} must be a JSON object of column values")
-        converters = self.converters
-        out: Image = {}
-        for name, value in raw.items():
-            if value is None:
-                out[name] = None
-                continue
-            convert = converters.get(name)
-            # Skip the call where the converter would return the value as it is:
-            # text in a text column, and (undeclared, inferred) text, booleans and int64s.
-            kind = type(value)
-            if convert is None:
-                if kind is str or kind is bool or (kind is int and INT64_MIN <= value <= INT64_MAX):
-                    out[name] = value
-                    continue
-                convert = infer
-            elif convert is text and kind is str:
-                out[name] = value
-                continue
-            try:
-                out[name] = convert(value)
-            except _CONVERSION_ERRORS as exc:
-                problem = value_problem(exc, value)  # never the value itself: reasons carry no row data
-                raise RejectError(BAD_VALUE, f"{what} column {name!r} ({self._type_text(name)}): {problem}") from None
-        return out
+        out = convert_image(raw, self.converters)
+        if isinstance(out, dict):
+            return out
+        name, value, exc = out
+        problem = value_problem(exc, value)  # never the value itself: reasons carry no row data
+        raise RejectError(BAD_VALUE, f"{what} column {name!r} ({self._type_text(name)}): {problem}") from None
 
     def _type_text(self, name: str) -> str:
         t = self.types.get(name)

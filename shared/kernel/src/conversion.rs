@@ -1259,3 +1259,57 @@ pub fn py_describe(value: &Bound<'_, PyAny>) -> String {
 pub fn py_bit_value<'py>(value: &Bound<'py, PyAny>) -> Out<'py> {
     bit_value(value.py(), value.clone())
 }
+
+/// `RowTypes.convert`'s loop: each value of a raw image converted by its column's conversion
+/// (`converters`: name -> `Conversion` or any Python callable; an undeclared column is inferred). A
+/// value its conversion refuses (ValueError, TypeError, ArithmeticError) ends the loop: the result is
+/// then (name, value, exception), which the caller words; any other exception (`InexactNumber`) raises.
+#[pyfunction]
+pub fn convert_image<'py>(raw: &Bound<'py, PyDict>, converters: &Bound<'py, PyDict>) -> Out<'py> {
+    let py = raw.py();
+    let out = PyDict::new(py);
+    let utc = py_objects(py)?.utc.bind(py).clone();
+    for (name, value) in raw.iter() {
+        if value.is_none() {
+            out.set_item(name, value)?;
+            continue;
+        }
+        let converter = converters.get_item(&name)?;
+        let converted = match &converter {
+            None => {
+                // Undeclared: inferred. Text, booleans and int64s are their own values.
+                if value.is_exact_instance_of::<PyString>()
+                    || value.is_exact_instance_of::<PyBool>()
+                    || (value.is_exact_instance_of::<PyInt>() && value.extract::<i64>().is_ok())
+                {
+                    out.set_item(name, value)?;
+                    continue;
+                }
+                convert(Kind::Infer, &value, &utc)
+            }
+            Some(c) => match c.cast::<Conversion>() {
+                Ok(native) => {
+                    let native = native.get();
+                    if native.kind == Kind::Text && value.is_exact_instance_of::<PyString>() {
+                        out.set_item(name, value)?;
+                        continue;
+                    }
+                    convert(native.kind, &value, native.zone.bind(py))
+                }
+                Err(_) => c.call1((&value,)),
+            },
+        };
+        match converted {
+            Ok(v) => out.set_item(name, v)?,
+            Err(e)
+                if e.is_instance_of::<PyValueError>(py)
+                    || e.is_instance_of::<PyTypeError>(py)
+                    || e.is_instance_of::<pyo3::exceptions::PyArithmeticError>(py) =>
+            {
+                return Ok(PyTuple::new(py, [name, value, e.into_value(py).into_bound(py).into_any()])?.into_any());
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out.into_any())
+}

@@ -1129,6 +1129,7 @@ fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<avro_decode::AvroDecoder>()?;
     m.add_class::<conversion::Conversion>()?;
     m.add_function(wrap_pyfunction!(conversion::py_describe, m)?)?;
+    m.add_function(wrap_pyfunction!(conversion::convert_image, m)?)?;
     m.add_function(wrap_pyfunction!(conversion::py_bit_value, m)?)?;
     m.add_function(wrap_pyfunction!(sqltype::py_sql_type, m)?)?;
     m.add_function(wrap_pyfunction!(sqltype::py_jdbc_type_name, m)?)?;
