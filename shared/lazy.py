@@ -1,6 +1,6 @@
 """Lazily imported plug-ins: a registry maps a name to ``"module:attribute"`` and imports it on first use.
 
-The format registry (``shared.parsing.registry``), a format's option model and lane factory
+The format registry (``shared.parsing.registry``), a format's option model
 (``shared.parsing.spec``) and the test renderers (``shared.generate.render``) all name their
 implementations this way, so that importing a registry imports no format.
 """

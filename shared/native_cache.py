@@ -1,6 +1,6 @@
 """A machine-wide cache of the compiled hot path, keyed by everything that goes into it.
 
-``make`` compiles the mypyc modules (``native.COMPILED``) and the Rust fast lane in place, minutes on two
+``make`` compiles the mypyc modules (``native.COMPILED``) and the Rust kernel in place, minutes on two
 cores. A new clone of the same sources on the same machine (CI's) would compile the same bytes again, so
 ``make`` first asks this cache: ``key`` hashes every source a build reads (the Python sources mypyc
 type-checks the compiled modules against, the Rust crate, ``setup.py`` and ``pyproject.toml`` with its pinned
@@ -73,7 +73,7 @@ def key() -> str:
 
 def outputs() -> list[Path]:
     """The files a build leaves in place (relative to the repository): each compiled module's extension,
-    mypyc's shared group modules, and the fast lane."""
+    mypyc's shared group modules, and the kernel."""
     ext = ext_suffix()
     made = [Path(source).with_suffix("") for source in compiled_sources()]
     found = [ROOT / f"{stem}{ext}" for stem in made]
@@ -108,7 +108,7 @@ def store(build: str) -> None:
     made = outputs()
     missing = [str(p) for p in made if not (ROOT / p).is_file()]
     if missing:
-        # An optional part was not built (no cargo: no fast lane): the next build tries again.
+        # A part was not built (BINLAKE_COMPILE=0: no mypyc modules): the next build tries again.
         print(f"native_cache: not keeping a build without {', '.join(missing)}", file=sys.stderr)
         return
     partial = base / f"{build}.{os.getpid()}.tmp"

@@ -182,7 +182,7 @@ def _bits(encoding: BytesEncoding) -> Converter:
 
     def convert(value: Any) -> int:
         if isinstance(value, int) and not isinstance(value, bool):
-            # A JSON integer as it is, negative too (the fast lane takes any int64 alike); only one
+            # A JSON integer as it is, negative too (any int64 alike); only one
             # beyond 64 bits is refused, which no JSON view or Avro long could carry.
             if not INT64_MIN <= value <= BIT_MAX:
                 raise UnreadableValue(f"expected a BIT value of at most 64 bits, got {describe(value)}")

@@ -1,4 +1,4 @@
-"""What binlake knows of ``debezium-json``: parser, options and native lane (``shared.parsing.spec``)."""
+"""What binlake knows of ``debezium-json``: parser and options (``shared.parsing.spec``)."""
 
 from __future__ import annotations
 
@@ -10,5 +10,4 @@ SPEC = FormatSpec(
     PARSER_VERSION,
     parse,
     options="binlake.services.debezium_json.options:Options",
-    lane="binlake.services.debezium_json.lane:lane",
 )

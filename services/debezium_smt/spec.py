@@ -1,4 +1,4 @@
-"""What binlake knows of ``debezium-smt``: parser, options and native lane (``shared.parsing.spec``)."""
+"""What binlake knows of ``debezium-smt``: parser and options (``shared.parsing.spec``)."""
 
 from __future__ import annotations
 
@@ -10,5 +10,4 @@ SPEC = FormatSpec(
     PARSER_VERSION,
     parse,
     options="binlake.services.debezium_smt.options:Options",
-    lane="binlake.services.debezium_smt.lane:lane",
 )

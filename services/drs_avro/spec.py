@@ -1,4 +1,4 @@
-"""What binlake knows of ``drs-avro``: parser, options and native lane (``shared.parsing.spec``)."""
+"""What binlake knows of ``drs-avro``: parser and options (``shared.parsing.spec``)."""
 
 from __future__ import annotations
 
@@ -10,5 +10,4 @@ SPEC = FormatSpec(
     PARSER_VERSION,
     parse,
     options="binlake.services.drs_avro.options:Options",
-    lane="binlake.services.drs_avro.lane:lane",
 )

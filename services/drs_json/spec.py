@@ -1,4 +1,4 @@
-"""What binlake knows of ``drs-json`` and ``drs-json-c``: parser, options and native lane (``shared.parsing.spec``)."""
+"""What binlake knows of ``drs-json`` and ``drs-json-c``: parser and options (``shared.parsing.spec``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ SPEC_JSON = FormatSpec(
     PARSER_VERSION,
     parse_json,
     options=None,
-    lane="binlake.services.drs_json.lane:lane_json",
 )
 
 SPEC_JSON_C = FormatSpec(
@@ -18,5 +17,4 @@ SPEC_JSON_C = FormatSpec(
     PARSER_VERSION,
     parse_json_c,
     options=None,
-    lane="binlake.services.drs_json.lane:lane_json_c",
 )

@@ -1,4 +1,4 @@
-"""What binlake knows of ``oms-dataworks``: parser, options and native lane (``shared.parsing.spec``)."""
+"""What binlake knows of ``oms-dataworks``: parser and options (``shared.parsing.spec``)."""
 
 from __future__ import annotations
 
@@ -10,5 +10,4 @@ SPEC = FormatSpec(
     PARSER_VERSION,
     parse,
     options=None,
-    lane="binlake.services.oms_dataworks.lane:lane",
 )

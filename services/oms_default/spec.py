@@ -1,4 +1,4 @@
-"""What binlake knows of ``oms-default`` and ``oms-extend-column-type``: parsers, options, native lanes."""
+"""What binlake knows of ``oms-default`` and ``oms-extend-column-type``: parsers and options."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ SPEC_DEFAULT = FormatSpec(
     PARSER_VERSION,
     parse_default,
     options=None,
-    lane="binlake.services.oms_default.lane:lane_default",
 )
 
 SPEC_EXTEND_COLUMN_TYPE = FormatSpec(
@@ -24,5 +23,4 @@ SPEC_EXTEND_COLUMN_TYPE = FormatSpec(
     PARSER_VERSION,
     parse_extend_column_type,
     options=None,
-    lane="binlake.services.oms_default.lane:lane_extend_column_type",
 )

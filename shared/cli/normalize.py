@@ -1,7 +1,7 @@
 """``binlake normalize``: the offline normalizer, one vendor message per input line.
 
-It runs the service's codec (``shared.normalize``: the format's native fast lane where
-it has one, the Python parser for the rest). Canonical events go to stdout (the JSON
+It runs the service's codec (``shared.normalize``: the format's parser, then the
+kernel's typed values and encoding). Canonical events go to stdout (the JSON
 view, or base64 single-object Avro with ``--output avro``): each is rendered from the
 very record the service would publish. Every rejected line goes to the dead-letter file
 (or stderr) as a JSON object with its line number, reason and raw bytes; the run goes
@@ -22,8 +22,9 @@ from typing import IO, Any
 
 import orjson
 
-from binlake.shared.codec import avro, json_view
+from binlake.shared.codec import avro
 from binlake.shared.errors import ConfigError
+from binlake.shared.kernel._kernel import render_json
 from binlake.shared.normalize import codec_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext, zone
@@ -63,11 +64,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="ID=MODULE:ATTR",
         help="a format of your own: its id and its FormatSpec, as BINLAKE_FORMAT_SPECS (repeatable)",
-    )
-    parser.add_argument(
-        "--no-fast-lane",
-        action="store_true",
-        help="Python parsers only, as the service with BINLAKE_FAST_LANE=false (same output, slower)",
     )
     parser.add_argument("input", nargs="?", default="-", help="input file, or - for stdin (default)")
 
@@ -118,7 +114,7 @@ def register_formats(items: list[str]) -> None:
 def run(args: argparse.Namespace) -> int:
     register_formats(args.format_spec)
     topic = "stdin" if args.input == "-" else os.path.basename(args.input)
-    codec = codec_for(args.format, build_context(args, topic), fast_lane=not args.no_fast_lane)
+    codec = codec_for(args.format, build_context(args, topic))
     source: IO[bytes] = sys.stdin.buffer if args.input == "-" else open(args.input, "rb")  # noqa: SIM115
     dlq: IO[bytes] = open(args.dlq, "wb") if args.dlq else sys.stderr.buffer  # noqa: SIM115
     out = sys.stdout.buffer
@@ -172,13 +168,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def json_line() -> Callable[[bytes], bytes]:
-    """A record value's JSON view: rendered natively where the extension is built, else decoded and
-    rendered by ``json_view`` (the same bytes)."""
+    """A record value's JSON view (``shared.codec.json_view``), rendered by the kernel straight from the
+    record's bytes."""
     fingerprint = avro.fingerprint()
-    try:
-        from binlake.shared.kernel._kernel import render_json
-    except ImportError:
-        return lambda value: json_view.render(avro.decode(value))
     return lambda value: render_json(value, fingerprint)
 
 

@@ -32,7 +32,7 @@ try:
 except ImportError as exc:  # the kernel writes every record: without it nothing can run
     raise ImportError(
         "binlake's kernel (shared/kernel, Rust) is not built: run `make native` in a clone, or reinstall "
-        "binlake with cargo on PATH (docs/fast-lane.md)"
+        "binlake with cargo on PATH (docs/kernel.md)"
     ) from exc
 
 CURRENT_VERSION: Final = 1

@@ -140,11 +140,6 @@ class NormalizerSettings(BaseSettings):
         "docs/formats.md, and one it does not read stops the start.",
     )
     avro_schema_file: str | None = Field(None, description="The vendor's Avro schema file (drs-avro).")
-    fast_lane: bool = Field(
-        True,
-        description="Use the format's native fast lane where it has one (docs/fast-lane.md): same records, "
-        "several times faster; messages it does not take go to the Python parser.",
-    )
     batch_max_messages: int = Field(
         2000,
         ge=1,

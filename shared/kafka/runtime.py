@@ -120,13 +120,12 @@ class Normalizer:
                 options["avro_schema"] = orjson.loads(Path(self.settings.avro_schema_file).read_bytes())
             except (OSError, orjson.JSONDecodeError) as exc:
                 raise ConfigError(f"BINLAKE_AVRO_SCHEMA_FILE: cannot read a JSON Avro schema: {exc}") from exc
-        # One route for every message: the format's codec, native where it has a fast lane (shared/normalize).
+        # One route for every message: the format's parser, then the kernel (shared/normalize).
         self.codec = codec_for(
             self.settings.format,
             ParseContext(source_timezone=zone(self.settings.source_timezone), options=options),
             topic_tables=self.settings.topic_tables,
             tables=TableFilter.of(self.settings.include_tables, self.settings.exclude_tables),
-            fast_lane=self.settings.fast_lane,
         )
         self._lock = asyncio.Lock()
         self._stopping = asyncio.Event()
@@ -521,7 +520,6 @@ class Normalizer:
                 "format": settings.format,
                 # The pure-Python build works the same at about half the speed: say which this is.
                 "compiled_modules": f"{sum(compiled.values())}/{len(compiled)}",
-                "fast_lane": self.codec.native,
             },
         )
         while not self._stopping.is_set():

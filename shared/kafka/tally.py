@@ -22,10 +22,6 @@ class Tally:
     letters: Counter[str] = field(default_factory=Counter)
     """Dead letters by reject code."""
     last_seen: dict[str, int] = field(default_factory=dict)
-    lane: Counter[str] = field(default_factory=Counter)
-    """Messages by how the native codec went (``Normalized.lane``)."""
-    declines: Counter[str] = field(default_factory=Counter)
-    """Declined messages by reason (``Normalized.decline``)."""
 
     def seen(self, table: str, ts_ms: int) -> None:
         if ts_ms > self.last_seen.get(table, -(2**63)):
@@ -44,10 +40,6 @@ class Tally:
             self.events[(table, op)] += len(values) // 2
             if ts_ms is not None:
                 self.seen(table, ts_ms)
-        if normalized.lane is not None:
-            self.lane[normalized.lane] += 1
-            if normalized.decline is not None:
-                self.declines[normalized.decline] += 1
 
     def publish(self, metrics: NormalizerMetrics, topic: str) -> None:
         """Add the counts to ``metrics`` (``topic``: the batch's input topic)."""
@@ -62,7 +54,3 @@ class Tally:
             metrics.events.labels(metrics.event_tables(table), op).inc(count)
         for table, ts_ms in self.last_seen.items():
             metrics.source_seen(table, ts_ms / 1000)
-        for how, count in self.lane.items():
-            metrics.fast_lane.labels(how).inc(count)
-        for reason, count in self.declines.items():
-            metrics.fast_lane_declines.labels(reason).inc(count)

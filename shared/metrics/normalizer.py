@@ -65,19 +65,6 @@ class NormalizerMetrics:
             "binlake_filtered_events", "Events skipped by the include/exclude table rules", ["table"], registry=r
         )
         self.events = Counter("binlake_events", "Canonical events by table and op", ["table", "op"], registry=r)
-        self.fast_lane = Counter(
-            "binlake_fast_lane_messages",
-            "Messages the native fast lane read (taken), left to the Python parser (declined) or crashed on (failed)",
-            ["result"],
-            registry=r,
-        )
-        self.fast_lane_declines = Counter(
-            "binlake_fast_lane_declines",
-            "Messages the native fast lane left to the Python parser, by reason: control (no change in it), or "
-            "where the lane stopped (read, envelope, operation, types, values, keys)",
-            ["reason"],
-            registry=r,
-        )
         self.batch_seconds = Histogram(
             "binlake_batch_seconds",
             "Time to parse, produce and commit one partition batch",

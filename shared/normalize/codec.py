@@ -23,19 +23,13 @@ class Normalized:
 
     ``rows``: its records, in order (most messages: one group). ``heartbeats`` and ``control`` (the kind
     of a message that carries no change: a transaction marker, a heartbeat) feed the metrics, as does
-    ``filtered`` (table -> events the table rules dropped). ``lane``: how the native codec went (``taken``;
-    ``declined``, the lane does not read this message; ``failed``, the lane crashed on it, a bug) or
-    None where no lane ran; ``decline``: why a declined message went to the parser (``control``: it
-    carries no change; else the part of the message where the lane stopped: ``read``, ``envelope``,
-    ``operation``, ``types``, ``values``, ``keys``).
+    ``filtered`` (table -> events the table rules dropped).
     """
 
     rows: list[Rows]
     heartbeats: Sequence[Heartbeat] = NO_HEARTBEATS
     control: str | None = None
     filtered: Sequence[tuple[str, int]] = ()
-    lane: str | None = None
-    decline: str | None = None
 
     @property
     def records(self) -> int:
@@ -53,8 +47,6 @@ class Codec(Protocol):
     format_id: str
     version: str
     """The parser version dead letters name (``binlake-parser-version``)."""
-    native: bool
-    """Whether a native lane reads messages first (else the Python parser reads them all)."""
 
     def __call__(self, raw: bytes, topic: str, partition: int, offset: int) -> Normalized | Rejected: ...
 
@@ -65,25 +57,12 @@ def codec_for(
     *,
     topic_tables: Mapping[str, str] | None = None,
     tables: TableFilter | None = None,
-    fast_lane: bool = True,
 ) -> Codec:
     """The codec of ``format_id`` under these parse settings (raises ``ConfigError`` for an unknown id).
 
     ``ctx``: the zone and format options; ``topic_tables``: each topic's ``db.table`` for formats whose
-    messages may name no table (other topics take ``ctx.source_table``); ``tables``: the table rules;
-    ``fast_lane``: whether to use the format's native lane where it has one (else, or without one, the
-    Python codec).
+    messages may name no table (other topics take ``ctx.source_table``); ``tables``: the table rules.
     """
     from binlake.shared.normalize.python_codec import PythonCodec
 
-    python = PythonCodec(format_id, ctx, topic_tables=topic_tables, tables=tables)
-    if not fast_lane:
-        return python
-    from binlake.shared import kernel
-
-    lane = kernel.lane_for(format_id, ctx, topic_tables)
-    if lane is None:
-        return python
-    from binlake.shared.normalize.native_codec import NativeCodec
-
-    return NativeCodec(lane, python, tables=tables)
+    return PythonCodec(format_id, ctx, topic_tables=topic_tables, tables=tables)

@@ -37,8 +37,6 @@ def records_of(events: list[ChangeEvent]) -> list[Rows]:
 
 
 class PythonCodec:
-    native = False
-
     def __init__(
         self,
         format_id: str,

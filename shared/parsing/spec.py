@@ -1,32 +1,24 @@
 """``FormatSpec``: everything binlake knows of one vendor format, exported by its ``services/<format>/spec.py``.
 
 A format's home is its folder under ``services/``: the parser (``parser.py``, the
-specification), its options (``options.py``, a pydantic model checked when a codec is
-built, so that a bad option is a configuration error at start-up rather than a reject
-per message), and where it has one its native lane's factory (``lane.py``, with any
-planner the lane asks column types of). The spec names the last two as
-``module:attribute`` strings, imported only when used: ``binlake normalize`` with no
-option never imports pydantic, and a machine without the Rust extension never imports
-a lane.
+format, in Python) and its options (``options.py``, a pydantic model checked when a
+codec is built, so that a bad option is a configuration error at start-up rather than
+a reject per message). The spec names the options as a ``module:attribute`` string,
+imported only when used: ``binlake normalize`` with no option never imports pydantic.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from binlake.shared.errors import ConfigError
 from binlake.shared.lazy import load
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Parsed
 
-if TYPE_CHECKING:
-    from binlake.shared.kernel.lanes import Lane
-
 ParseFn = Callable[[bytes, ParseContext], Parsed]
-LaneFactory = Callable[[ParseContext, Mapping[str, str]], "Lane | None"]
-"""lane(ctx, topic_tables) -> the format's lane under these settings, or None (the parser does it all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +30,6 @@ class FormatSpec:
     """The pure parser: bytes + context -> ``Parsed``, raising ``RejectError`` for anything else."""
     options: str | None = None
     """``module:Model`` of the format's options (a ``shared.parsing.options.FormatOptions``); None: none."""
-    lane: str | None = None
-    """``module:factory`` of the format's native lane (a ``LaneFactory``); None: no lane."""
 
     def check_options(self, options: Mapping[str, Any]) -> None:
         """Raise ``ConfigError`` for an option this format does not know or a value it cannot take."""
@@ -69,10 +59,3 @@ class FormatSpec:
             return {}
         model = load(self.options)
         return {name: field.description or "" for name, field in model.model_fields.items()}
-
-    def lane_factory(self) -> LaneFactory | None:
-        """The lane factory, imported on first use (None: the format has no lane)."""
-        if self.lane is None:
-            return None
-        factory: LaneFactory = load(self.lane)
-        return factory

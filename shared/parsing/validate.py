@@ -45,10 +45,7 @@ def check_event(event: ChangeEvent) -> None:
 
 
 def column_beyond_int(columns: list[Column]) -> str | None:
-    """The first column whose precision or scale the canonical schema (an Avro int) cannot hold, or None.
-
-    The fast lanes' planners ask it too, so a lane declines what ``check_event`` rejects.
-    """
+    """The first column whose precision or scale the canonical schema (an Avro int) cannot hold, or None."""
     for column in columns:
         if not (_in_int(column.precision) and _in_int(column.scale)):
             return column.name

@@ -1,9 +1,8 @@
 """``make bench``'s ``growth`` section: how cost grows with the work, each series side by side in one run.
 
 1. **normalize** (``normalize``): canal-json messages of one row, through binlake's codec
-   (``shared.normalize.codec_for``: the native codec and the Python codec, best of
-   ``BINLAKE_BENCH_GROWTH_CODEC_ROUNDS``) and the stdlib's ``json.loads`` + ``json.dumps`` of each
-   message, on one core:
+   (``shared.normalize.codec_for``, best of ``BINLAKE_BENCH_GROWTH_CODEC_ROUNDS``) and the stdlib's
+   ``json.loads`` + ``json.dumps`` of each message, on one core:
 
    - ``width``: rows of 5, 50 and 500 columns (``BINLAKE_BENCH_GROWTH_WIDTHS``) of common MySQL
      types with short values, 10% updates;
@@ -93,7 +92,7 @@ from binlake.shared.event.values import integer
 from binlake.shared.generate import render
 from binlake.shared.generate.workload import Change, Workload
 from binlake.shared.kafka.records import event_key, partition_for
-from binlake.shared.normalize import Codec, Normalized, codec_for
+from binlake.shared.normalize import Normalized, codec_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Parsed
@@ -272,43 +271,30 @@ def _best_of(rounds: int, fn: Callable[[], None]) -> float:
 
 
 def codec_case(lines: list[bytes], rounds: int) -> dict[str, Any]:
-    """The native codec, the Python codec and the stdlib JSON round trip over ``lines``, side by side."""
-    native = codec_for(FORMAT, ParseContext(topic="bench"))
-    python = codec_for(FORMAT, ParseContext(topic="bench"), fast_lane=False)
-    lanes: dict[str, int] = {}
+    """binlake's codec and the stdlib JSON round trip over ``lines``, side by side."""
+    codec = codec_for(FORMAT, ParseContext(topic="bench"))
 
-    def loop(codec: Codec, count_lanes: bool = False) -> Callable[[], None]:
-        def run() -> None:
-            for number, line in enumerate(lines):
-                outcome = codec(line, "bench", 0, number)
-                if not isinstance(outcome, Normalized):
-                    raise RuntimeError(f"the codec rejected a generated message: {outcome}")
-                if count_lanes:
-                    lanes[str(outcome.lane)] = lanes.get(str(outcome.lane), 0) + 1
-
-        return run
+    def run() -> None:
+        for number, line in enumerate(lines):
+            outcome = codec(line, "bench", 0, number)
+            if not isinstance(outcome, Normalized):
+                raise RuntimeError(f"the codec rejected a generated message: {outcome}")
 
     def stdlib() -> None:
         for line in lines:
             json.dumps(json.loads(line))
 
-    loop(native, count_lanes=True)()  # once to see which route each message takes (and to warm up)
-    native_s = _best_of(rounds, loop(native))
-    python_s = _best_of(rounds, loop(python))
+    run()  # once to warm up
+    codec_s = _best_of(rounds, run)
     stdlib_s = _best_of(rounds, stdlib)
     events, size = len(lines), sum(map(len, lines))
     return {
         "events": events,
         "message_bytes": round(size / events),
-        "native_codec": native.native,
-        "lane": lanes,
-        "native_events_per_s": round(events / native_s),
-        "python_events_per_s": round(events / python_s),
+        "events_per_s": round(events / codec_s),
         "stdlib_json_events_per_s": round(events / stdlib_s),
-        "native_mb_per_s": round(size / native_s / 1e6, 1),
-        "python_mb_per_s": round(size / python_s / 1e6, 1),
-        "ratio_native_vs_python": round(python_s / native_s, 2),
-        "ratio_native_vs_stdlib_json": round(stdlib_s / native_s, 2),
+        "mb_per_s": round(size / codec_s / 1e6, 1),
+        "ratio_vs_stdlib_json": round(stdlib_s / codec_s, 2),
     }
 
 
@@ -333,11 +319,9 @@ def normalize_codec(config: GrowthConfig) -> dict[str, Any]:
         }
     return {
         "width": width,
-        "width_native_vs_first": _relative(width, "native_events_per_s"),
-        "width_python_vs_first": _relative(width, "python_events_per_s"),
+        "width_vs_first": _relative(width, "events_per_s"),
         "value_size": sizes,
-        "value_size_native_vs_first": _relative(sizes, "native_events_per_s"),
-        "value_size_python_vs_first": _relative(sizes, "python_events_per_s"),
+        "value_size_vs_first": _relative(sizes, "events_per_s"),
     }
 
 

@@ -10,7 +10,7 @@ topic exactly once (as each understands it):
   raw bytes, one transaction per partition batch with
   ``send_offsets_to_transaction`` (same batch sizes, same producer settings:
   ``BINLAKE_COMPRESSION``'s default lz4, records sent to partitions named by
-  ``partition_for`` as the normalizer's fast lane does).
+  ``partition_for`` as the normalizer does).
   It is the ceiling of this client and broker: ``normalizer / passthrough`` is
   what parsing + Avro encoding costs;
 - ``faust``: the faust-streaming peer (``tests.bench.faust_peer``, a subprocess,
@@ -34,10 +34,9 @@ start (group join and, for faust, interpreter start-up included);
 ``steady_events_per_s`` counts from the group's first commit, which takes
 start-up out.
 
-``parse_encode_only`` is the normalizer's CPU work without Kafka (parse +
-Avro encode in a loop, and, where the format has one, the native fast lane
-alone under ``fast_lane``): the normalizer cannot beat it on one core. The
-normalizer runs with its fast lane (the production default).
+``parse_encode_only`` is the normalizer's CPU work without Kafka (the format's
+parser, then the kernel's typed values, Avro encoding and keys, in a loop): the
+normalizer cannot beat it on one core.
 
 ``python -m tests.bench.kafka_bench`` starts its own broker and prints the JSON.
 """
@@ -71,7 +70,6 @@ from binlake.shared.generate.workload import Workload
 from binlake.shared.kafka.letters import dead_letter
 from binlake.shared.kafka.records import partition_for
 from binlake.shared.kafka.runtime import Normalizer
-from binlake.shared.normalize.native_codec import NativeCodec
 from binlake.shared.parsing.result import Rejected
 from tests.support import kafka_tools
 from tests.support.pipeline import Topics, normalizer_settings
@@ -224,27 +222,20 @@ async def bench_normalizer(bootstrap: str, format_id: str, events: int, tmp: Pat
 
 
 def bench_parse_encode(format_id: str, events: int, tmp: Path) -> dict[str, Any]:
-    """The CPU floor of the normalizer's work without Kafka: the Python codec (parser, Avro encoding, record
-    keys), and the native codec's fast lane alone."""
+    """The CPU floor of the normalizer's work without Kafka: its codec (the format's parser, the kernel's
+    typed values, Avro encoding and record keys)."""
     topics = Topics("in", "out", "dlq", "group")
     settings = normalizer_settings(format_id, topics, tmp, "UTC")
     codec = Normalizer(settings, kafka_settings("127.0.0.1:1")).codec
-    python = codec.python if isinstance(codec, NativeCodec) else codec
     items = _traffic(format_id, events)
     started = time.perf_counter()
     produced = 0
     for offset, (_, raw) in enumerate(items):
-        outcome = python(raw, topics.vendor, 0, offset)
+        outcome = codec(raw, topics.vendor, 0, offset)
         if not isinstance(outcome, Rejected):
             produced += outcome.records
     seconds = time.perf_counter() - started
     report: dict[str, Any] = {"events": events, "encoded": produced, "events_per_s": round(events / seconds)}
-    if isinstance(codec, NativeCodec):
-        lane = codec.lane
-        started = time.perf_counter()
-        taken = sum(lane.parse(raw, topics.vendor, 0, offset) is not None for offset, (_, raw) in enumerate(items))
-        seconds = time.perf_counter() - started
-        report["fast_lane"] = {"taken": taken, "events_per_s": round(events / seconds)}
     return report
 
 
@@ -280,7 +271,7 @@ class Passthrough:
     async def _batch(self, tp: TopicPartition, records: list[ConsumerRecord[bytes, bytes]]) -> None:
         producer = await self._producer(tp)
         await producer.begin_transaction()
-        # Partitions named as the normalizer names its lane's (partition_for over the producer's own list).
+        # Partitions named as the normalizer names its records' (partition_for over the producer's own list).
         known = producer.client.cluster.partitions_for_topic(self.topics.events)
         partitions = list(known) if known else None
         sends = [

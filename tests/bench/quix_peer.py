@@ -6,7 +6,7 @@
 
 - ``normalize``: the normalizer's work per message through quix's StreamingDataFrame: binlake's
   codec (``shared.normalize.codec_for``, the call ``shared.kafka.runtime.Normalizer`` makes, with
-  the settings the bench gives the normalizer: fast lane on), each record keyed as the normalizer
+  the settings the bench gives the normalizer), each record keyed as the normalizer
   keys it, rejects dead-lettered with the normalizer's letter and ``binlake.*`` headers. Only the
   client and the stream framework differ from the normalizer;
 - ``passthrough``: the same application copying each message's bytes (key and value): the
@@ -70,7 +70,6 @@ def peer_codec(settings: NormalizerSettings) -> Codec:
         ParseContext(source_timezone=zone(settings.source_timezone), options=options),
         topic_tables=settings.topic_tables,
         tables=TableFilter.of(settings.include_tables, settings.exclude_tables),
-        fast_lane=settings.fast_lane,
     )
 
 

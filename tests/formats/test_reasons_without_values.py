@@ -32,7 +32,6 @@ from typing import Any
 import fastavro
 import pytest
 
-from binlake.shared.kernel import Lane, available, lane_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import BAD_VALUE, MALFORMED, describe
@@ -321,27 +320,6 @@ def test_a_canal_reason_names_column_type_and_value_kind() -> None:
         BAD_VALUE, f"data[0] column 'id' (type int(11)): expected an integer, got {describe(MARK)}"
     )
     assert describe(MARK) == "a string of 11 characters"
-
-
-@pytest.mark.skipif(not available(), reason="the fast lane is not built")
-def test_the_fast_lane_declines_every_message_python_rejects() -> None:
-    """Reasons come from the Python parser only: the lane has none (it returns records or None)."""
-    rejected, _ = _outcomes()
-    taken = []
-    laned = 0
-    lanes: dict[tuple[str, str], Lane | None] = {}  # one per format and case (its context)
-    for hostile, _ in rejected:
-        key = (hostile.format_id, hostile.source)
-        if key not in lanes:
-            lanes[key] = lane_for(hostile.format_id, hostile.ctx)
-        lane = lanes[key]
-        if lane is None:
-            continue
-        laned += 1
-        if lane.parse(hostile.raw, "hostile", 3, 41) is not None:
-            taken.append(f"{hostile.format_id} ({hostile.source})")
-    assert laned > 0
-    assert not taken, taken[:10]
 
 
 def test_binlake_normalize_dead_letters_without_the_value(tmp_path: Path) -> None:

@@ -35,18 +35,10 @@ def main(argv: list[str]) -> None:
     import atheris
 
     with atheris.instrument_imports(include=["binlake.services", "binlake.shared"]):
-        import importlib
-        import importlib.util
-
-        from binlake.shared.kernel import lanes, plan  # noqa: F401
         from binlake.shared.parsing import registry
 
         for format_id in registry.format_ids():
             registry.get(format_id)
-            home = registry.FORMATS[format_id].split(".spec:")[0]
-            for part in ("lane", "plan"):  # the format's lane and planner, which the lanes call back
-                if importlib.util.find_spec(f"{home}.{part}") is not None:
-                    importlib.import_module(f"{home}.{part}")
         from tests.fuzz.mutate import Mutator
         from tests.fuzz.oracle import Finding, Oracle
         from tests.fuzz.seeds import Target

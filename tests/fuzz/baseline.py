@@ -7,7 +7,7 @@ none can say whether a change kept every outcome. The baseline can: its inputs a
 never depends on what an earlier one did. So the same corpus, mutator and seed give the same inputs, and
 the same codec the same outcomes, in any process. Issue #47 holds the rewritten codec to them.
 
-Each input goes through ``PythonCodec`` (the route without a native lane) under the parse settings its
+Each input goes through the codec (``codec_for``: the normalizer's one route) under the parse settings its
 first byte picks, at ``seeds``' coordinates; its outcome is ``record_digest.outcome_text``: the sha256 of
 the records it publishes, or its reject code. An exception out of the codec, an ``internal`` reject (the
 registry's answer to a parser exception, and the codec's to an event it cannot encode: what ``make fuzz``
@@ -22,10 +22,6 @@ changed, not the codec: the outcomes cannot be compared), and the outcomes' dige
     python -m tests.fuzz.run --baseline-write      # INPUTS_PER_FORMAT per format, about 1,000,000 in all
     python -m tests.fuzz.run --baseline-check      # the same inputs again: exit 1 on any difference
     python -m tests.fuzz.run --baseline-check --baseline-inputs 1000 --formats canal-json
-
-``--baseline-lanes`` checks the normalizer's route instead: each format's native lane where it has one
-(``codec_for``), the Python codec for what it declines; a lane that crashes is a failure too. It holds the
-lanes to the Python codec's outcomes on every input (``make fuzz`` does on the inputs it happens to make).
 
 ``--baseline-dump FILE`` also writes every input's outcome (``format index outcome``): run it before and
 after a change and ``diff`` the two to find the inputs that differ; ``nth_input`` gives an input's bytes.
@@ -47,7 +43,6 @@ from pathlib import Path
 from typing import IO, Any
 
 from binlake.shared.normalize import codec_for
-from binlake.shared.normalize.native_codec import FAILED
 from binlake.shared.parsing.errors import INTERNAL
 from binlake.shared.parsing.result import Rejected
 from tests.fuzz.mutate import Mutator
@@ -111,9 +106,6 @@ class Outcomes:
     given: hashlib._Hash = field(default_factory=hashlib.sha256)
     prefixes: dict[str, str] = field(default_factory=dict)
     crashes: list[Crash] = field(default_factory=list)
-    lane: Counter[str] = field(default_factory=Counter)
-    """With the lanes: accepted inputs by how the native codec went (taken, declined; no_lane without one),
-    and rejected ones."""
     seconds: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
@@ -135,11 +127,10 @@ def run_format(
     *,
     seed: int = SEED,
     limit_s: float = 1.0,
-    lanes: bool = False,
     dump: Callable[[str], None] | None = None,
 ) -> Outcomes:
-    """The outcomes of ``target``'s first ``count`` baseline inputs (``lanes``: through the native lanes)."""
-    codecs = [codec_for(target.format_id, setting.context(), fast_lane=lanes) for setting in target.settings]
+    """The outcomes of ``target``'s first ``count`` baseline inputs."""
+    codecs = [codec_for(target.format_id, setting.context()) for setting in target.settings]
     run = Outcomes(target.format_id)
     started = time.perf_counter()
     for index, data in enumerate(inputs(target, count, seed)):
@@ -160,13 +151,8 @@ def run_format(
                 run.crashes.append(Crash(index, "internal reject", result.reason, data))
                 continue
             run.rejects[result.code] += 1
-        elif result.lane == FAILED:
-            run.crashes.append(Crash(index, "lane failed", "the lane raised; the Python codec answered", data))
-            continue
         else:
             run.accepted += 1
-        if lanes:  # a reject is the Python codec's (a lane takes none): how the lane went is not told
-            run.lane["rejected" if isinstance(result, Rejected) else result.lane or "no_lane"] += 1
         line = outcome_text(result)
         run.outcomes.update(line.encode() + b"\n")
         if dump is not None:
@@ -178,7 +164,7 @@ def run_format(
 
 
 def run_all(
-    formats: list[str], count: int | None, *, limit_s: float, lanes: bool, out: Path, dump: IO[str] | None = None
+    formats: list[str], count: int | None, *, limit_s: float, out: Path, dump: IO[str] | None = None
 ) -> dict[str, Outcomes]:
     """Each format's run (``count`` inputs each, else ``INPUTS_PER_FORMAT``), one line each on stderr;
     crashes' inputs are written to ``out/baseline/<format>/``."""
@@ -186,13 +172,12 @@ def run_all(
     write = None if dump is None else (lambda line: print(line, file=dump))
     for format_id in formats:
         target = corpus_targets()[format_id]
-        run = run_format(target, count or INPUTS_PER_FORMAT, limit_s=limit_s, lanes=lanes, dump=write)
+        run = run_format(target, count or INPUTS_PER_FORMAT, limit_s=limit_s, dump=write)
         runs[format_id] = run
         rate = round(run.inputs / run.seconds) if run.seconds else 0
         print(
             f"{format_id}: {run.inputs} inputs, {run.accepted} accepted, {sum(run.rejects.values())} rejected, "
-            f"{len(run.crashes)} crashes, {run.seconds:.1f} s ({rate}/s)"
-            + (f", lane {dict(sorted(run.lane.items()))}" if lanes else ""),
+            f"{len(run.crashes)} crashes, {run.seconds:.1f} s ({rate}/s)",
             file=sys.stderr,
         )
         for crash in run.crashes:
@@ -259,19 +244,15 @@ def main(
     formats: list[str],
     count: int | None,
     limit_s: float,
-    lanes: bool,
     out: Path,
     path: Path,
     dump: Path | None,
 ) -> int:
     """``--baseline-write`` / ``--baseline-check`` (``tests.fuzz.run``): 0 when all is well."""
-    if write and lanes:
-        print("the baseline is the Python codec's: --baseline-lanes checks, it does not write", file=sys.stderr)
-        return 2
     started = time.monotonic()
     with contextlib.ExitStack() as stack:
         dumped = None if dump is None else stack.enter_context(dump.open("w"))
-        runs = run_all(formats, count, limit_s=limit_s, lanes=lanes, out=out, dump=dumped)
+        runs = run_all(formats, count, limit_s=limit_s, out=out, dump=dumped)
     crashes = sum(len(run.crashes) for run in runs.values())
     total = sum(run.inputs for run in runs.values())
     print(f"{total} inputs in {time.monotonic() - started:.1f} s, {crashes} crashes", file=sys.stderr)

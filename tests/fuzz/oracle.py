@@ -11,9 +11,6 @@ For one input (context byte + vendor message) of one format:
 - every accepted event passes the registry's envelope check, renders in the
   JSON view, and survives the codec: the kernel's Avro body (``encode.rs``) is
   fastavro's byte for byte and decodes back to the same event (else *codec*);
-- the fast lane of the format under that context, if there is one, either
-  declines or returns exactly the records the parser's events encode to; a
-  lane that takes a message the parser rejects, or raises, is a *mismatch*;
 - all of it within the per-input time limit (else a *hang*).
 
 Findings keep the first input of each distinct (kind, place) so a crasher can
@@ -34,20 +31,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from binlake.shared.codec import avro, json_view
-from binlake.shared.kafka.records import event_key
-from binlake.shared.kernel import Lane, Taken, lane_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import INTERNAL, MALFORMED, REJECT_CODES, RejectError
 from binlake.shared.parsing.validate import check_event
-from tests.fuzz.seeds import OFFSET, PARTITION, TOPIC, Target
+from tests.fuzz.seeds import Target
 
 KINDS = {
     "crash": "crashes",
     "hang": "hangs",
     "bad_reject": "bad_rejects",
     "codec": "codec_errors",
-    "mismatch": "mismatches",
 }
 """Each kind of finding and its count's name in the summary."""
 
@@ -96,7 +90,6 @@ class Tally:
     accepted: int = 0
     events: int = 0
     rejects: Counter[str] = field(default_factory=Counter)
-    lane: Counter[str] = field(default_factory=Counter)
     found: Counter[str] = field(default_factory=Counter)
     findings: dict[tuple[str, str], Finding] = field(default_factory=dict)
     seconds: float = 0.0
@@ -123,7 +116,6 @@ class Tally:
             "accepted": self.accepted,
             "events": self.events,
             "rejects": dict(sorted(self.rejects.items())),
-            "lane": dict(sorted(self.lane.items())),
             **{plural: self.found[kind] for kind, plural in KINDS.items()},
             "findings": [f.as_json() for f in self.findings.values()],
         }
@@ -136,7 +128,6 @@ class Tally:
         self.wall += other["seconds"]
         self.seconds += other["check_seconds"]
         self.rejects.update(other["rejects"])
-        self.lane.update(other["lane"])
         for kind, plural in KINDS.items():
             self.found[kind] += other[plural]
         for f in other["findings"]:
@@ -153,39 +144,17 @@ def where(exc: BaseException) -> str:
     return f"{type(exc).__name__} at {'/'.join(frame.filename.split('/')[-2:])}:{frame.lineno} in {frame.name}"
 
 
-def python_records(events: list[Any]) -> Taken | None:
-    """What the runtime publishes for these events, in a lane's shape (None: nothing to publish)."""
-    if not events:
-        return None
-    first = events[0]
-    same = all(
-        (e.source.database, e.source.table, e.op, e.ts_ms)
-        == (first.source.database, first.source.table, first.op, first.ts_ms)
-        for e in events
-    )
-    table = f"{first.source.database or ''}.{first.source.table or ''}"
-    records = [part for e in events for part in (event_key(e), avro.encode(e))]
-    return (table, first.op, first.ts_ms, records) if same else ("<several tables, ops or times>", "", None, records)
-
-
 class Oracle:
-    """Checks inputs of one format; lanes are made once per context."""
+    """Checks inputs of one format."""
 
-    def __init__(self, target: Target, time_limit_s: float = 1.0, use_lanes: bool = True) -> None:
+    def __init__(self, target: Target, time_limit_s: float = 1.0) -> None:
         self.target = target
         self.parse = registry.get(target.format_id).parse
         self.contexts: list[ParseContext] = [s.context() for s in target.settings]
-        self.lanes: dict[int, Lane | None] = {}
-        self.use_lanes = use_lanes
         self.time_limit_s = time_limit_s
         self.tally = Tally(target.format_id)
         self.last = ""
-        """What the last input did: "reject CODE REASON" or "accepted", then the lane's result."""
-
-    def lane(self, index: int) -> Lane | None:
-        if index not in self.lanes:
-            self.lanes[index] = lane_for(self.target.format_id, self.contexts[index]) if self.use_lanes else None
-        return self.lanes[index]
+        """What the last input did: "reject CODE REASON" or "accepted"."""
 
     def check(self, data: bytes) -> Finding | None:
         """Run one input; count it; return a new finding (first of its kind and place) or None."""
@@ -236,28 +205,6 @@ class Oracle:
             problem = self._codec(events)
             if problem is not None:
                 return dataclasses.replace(problem, data=data)
-        lane = self.lane(index)
-        if lane is None:
-            self.tally.lane["no_lane"] += 1
-            self.last += " no_lane"
-            return None
-        try:
-            fast = lane.parse(raw, TOPIC, PARTITION, OFFSET)
-        except Exception as exc:  # noqa: BLE001 - a lane must decline, never raise
-            self.tally.lane["mismatch"] += 1
-            return Finding("mismatch", f"lane raised {where(exc)}", str(exc)[:300], data)
-        if fast is None:
-            self.tally.lane["declined"] += 1
-            self.last += " declined"
-            return None
-        expected = None if rejected else python_records(events)
-        if fast != expected:
-            self.tally.lane["mismatch"] += 1
-            return Finding(
-                "mismatch", _difference(fast, expected), f"lane {fast!r:.400} / python {expected!r:.400}", data
-            )
-        self.tally.lane["taken"] += 1
-        self.last += " taken"
         return None
 
     def _codec(self, events: list[Any]) -> Finding | None:
@@ -273,19 +220,3 @@ class Oracle:
             except Exception as exc:  # noqa: BLE001 - the finding this harness is for
                 return Finding("crash", "codec: " + where(exc), "".join(traceback.format_exception(exc)[-12:]), b"")
         return None
-
-
-def _difference(fast: Taken, expected: Taken | None) -> str:
-    """A short, stable description of how a lane's records differ from the parser's."""
-    if expected is None:
-        return "lane took a message the parser rejects or finds no rows in"
-    labels = ("table", "op", "event time")
-    for label, a, b in zip(labels, fast[:3], expected[:3], strict=True):
-        if a != b:
-            return f"lane's {label} differs"
-    if len(fast[3]) != len(expected[3]):
-        return "lane's record count differs"
-    for i, (ours, theirs) in enumerate(zip(fast[3], expected[3], strict=True)):
-        if ours != theirs:
-            return f"lane's record {'key' if i % 2 == 0 else 'value'} differs"
-    return "lane's records differ"

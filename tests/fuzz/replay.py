@@ -47,8 +47,7 @@ def replay(out: Path) -> dict[str, Any]:
             oracle.check(data)
         tally = oracle.tally.as_json()
         results[target.format_id] = {
-            k: tally[k]
-            for k in ("inputs", "crashes", "hangs", "bad_rejects", "codec_errors", "mismatches", "findings", "lane")
+            k: tally[k] for k in ("inputs", "crashes", "hangs", "bad_rejects", "codec_errors", "findings")
         }
     return results
 

@@ -1,4 +1,4 @@
-"""``make fuzz``: every parser and every fast lane, fuzzed from the golden corpus; a JSON summary.
+"""``make fuzz``: every parser, fuzzed from the golden corpus; a JSON summary.
 
 ``python -m tests.fuzz.run [--inputs N] [--formats a,b] [--out DIR]`` splits
 ``N`` inputs (default 1,000,000) evenly over the formats and fuzzes each in a
@@ -8,7 +8,7 @@ is held to ``tests.fuzz.oracle``'s checks. Then the kept inputs are replayed
 under coverage.py (lines and branches covered) and on the compiled build.
 
 The summary (stdout, and ``DIR/summary.json``) gives per format the inputs,
-inputs/s, rejects by code, the lane's taken/declined/mismatch counts, crashes,
+inputs/s, rejects by code, crashes,
 hangs and the other findings, and the coverage. It exits 1 on any finding:
 each is in ``DIR/<format>/findings/`` (the input and what went wrong; replay
 one with ``python -m tests.fuzz.run --replay FILE --formats FORMAT``). A
@@ -116,10 +116,10 @@ def run_replay(out: Path, coverage: bool) -> dict[str, Any]:
 def problems(summary: dict[str, Any]) -> int:
     count = 0
     for result in summary["formats"].values():
-        count += sum(result[k] for k in ("crashes", "hangs", "bad_rejects", "codec_errors", "mismatches"))
+        count += sum(result[k] for k in ("crashes", "hangs", "bad_rejects", "codec_errors"))
     for part in ("source", "compiled"):
         for result in summary.get("replay", {}).get(part, {}).values():
-            count += sum(result[k] for k in ("crashes", "hangs", "bad_rejects", "codec_errors", "mismatches"))
+            count += sum(result[k] for k in ("crashes", "hangs", "bad_rejects", "codec_errors"))
     count += len(summary.get("replay", {}).get("errors", {}))  # a replay that could not run
     return count
 
@@ -158,7 +158,6 @@ def main() -> int:
     parser.add_argument("--baseline-inputs", type=int, help="inputs per format (default: the baseline's)")
     parser.add_argument("--baseline-file", type=Path, help="default: tests/fuzz/baseline.json")
     parser.add_argument("--baseline-dump", type=Path, help="also write every input's outcome to this file")
-    parser.add_argument("--baseline-lanes", action="store_true", help="check through the native lanes")
     args = parser.parse_args()
 
     from binlake.shared.parsing import registry
@@ -176,7 +175,6 @@ def main() -> int:
             formats=formats,
             count=args.baseline_inputs,
             limit_s=args.time_limit,
-            lanes=args.baseline_lanes,
             out=args.out,
             path=args.baseline_file or baseline.BASELINE,
             dump=args.baseline_dump,
@@ -192,7 +190,7 @@ def main() -> int:
         folder = args.out / format_id
         targets()[format_id].save(folder)
         results[format_id] = fuzz_format(engine, folder, per_format[format_id], args.time_limit, args.seed)
-        brief = {k: results[format_id][k] for k in ("inputs", "inputs_per_s", "crashes", "hangs", "mismatches")}
+        brief = {k: results[format_id][k] for k in ("inputs", "inputs_per_s", "crashes", "hangs")}
         print(f"{format_id}: {json.dumps(brief)}", file=sys.stderr)
     replay: dict[str, Any] = {}
     coverage_run = run_replay(args.out, coverage=True)

@@ -3,8 +3,7 @@
 Its full run (1,000,000 inputs, minutes) is ``python -m tests.fuzz.run --baseline-check``; here a few
 hundred inputs per format: twice in this process (warm caches must not change an outcome), once in a
 process with another hash seed through the command line (no set or dict order may leak into an input or
-an outcome), the first 100 per format against the checked-in baseline's digest after 100 inputs, and
-the native lanes to the Python codec's outcomes.
+an outcome), and the first 100 per format against the checked-in baseline's digest after 100 inputs.
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from binlake.shared.parsing.errors import INTERNAL, MALFORMED
 from binlake.shared.parsing.result import Rejected
 from tests.fuzz import baseline
 from tests.fuzz.seeds import corpus_targets
-from tests.support.lane_support import NEEDS_LANE
 
 pytestmark = pytest.mark.unit
 
@@ -33,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 INPUTS = 200
 
 
-def _runs(count: int, *, lanes: bool = False) -> dict[str, baseline.Outcomes]:
-    runs = {f: baseline.run_format(corpus_targets()[f], count, lanes=lanes) for f in registry.format_ids()}
+def _runs(count: int) -> dict[str, baseline.Outcomes]:
+    runs = {f: baseline.run_format(corpus_targets()[f], count) for f in registry.format_ids()}
     assert not [crash for run in runs.values() for crash in run.crashes]
     return runs
 
@@ -60,13 +58,6 @@ def test_another_process_and_hash_seed_give_the_same_document(tmp_path: Path) ->
     assert json.loads(out.read_text()) == _document(INPUTS)
     check = [*command[:3], "--baseline-check", *command[4:]]
     assert subprocess.run(check, cwd=ROOT, env=env, capture_output=True, timeout=300, check=False).returncode == 0
-
-
-@NEEDS_LANE
-def test_the_lanes_give_the_python_codec_s_outcomes() -> None:
-    lanes = _runs(INPUTS, lanes=True)
-    assert baseline.document(lanes) == _document(INPUTS)
-    assert sum(run.lane["taken"] for run in lanes.values()) > INPUTS  # they took inputs, not only declined
 
 
 def test_a_run_of_fewer_inputs_is_a_prefix() -> None:
@@ -124,7 +115,7 @@ class _Codec:
 def test_crashes_are_failures_not_outcomes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     codec = _Codec()
 
-    def codec_for(format_id: str, ctx: ParseContext, *, fast_lane: bool) -> _Codec:
+    def codec_for(format_id: str, ctx: ParseContext) -> _Codec:
         return codec
 
     monkeypatch.setattr(baseline, "codec_for", codec_for)
@@ -137,9 +128,7 @@ def test_crashes_are_failures_not_outcomes(monkeypatch: pytest.MonkeyPatch, tmp_
     ]
     assert (run.inputs, run.accepted, dict(run.rejects)) == (8, 2, {MALFORMED: 2})
     out = tmp_path / "baseline.json"
-    code = baseline.main(
-        write=True, formats=["canal-json"], count=8, limit_s=1.0, lanes=False, out=tmp_path, path=out, dump=None
-    )
+    code = baseline.main(write=True, formats=["canal-json"], count=8, limit_s=1.0, out=tmp_path, path=out, dump=None)
     assert code == 1 and not out.exists()
     assert sorted(p.name for p in (tmp_path / "baseline" / "canal-json").iterdir()) == [
         "crash-0",

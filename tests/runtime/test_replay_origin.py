@@ -39,13 +39,12 @@ async def test_replayed_message_keeps_its_original_coordinates(kafka_bootstrap: 
         await producer.send_and_wait(topics.vendor, second, key=b"k", headers=[(records.H_REPLAYED_ORIGIN, elsewhere)])
     finally:
         await producer.stop()
-    for fast_lane in (True, False):
-        settings = normalizer_settings("canal-json", topics, tmp_path, "UTC").model_copy(
-            update={"fast_lane": fast_lane, "group_id": kafka_tools.unique("replay-origin")}
-        )
-        await run_normalizer_until_caught_up(kafka_bootstrap, settings, partitions=1)
+    settings = normalizer_settings("canal-json", topics, tmp_path, "UTC").model_copy(
+        update={"group_id": kafka_tools.unique("replay-origin")}
+    )
+    await run_normalizer_until_caught_up(kafka_bootstrap, settings, partitions=1)
     events = [event for _, event in decode(await kafka_tools.read_all(kafka_bootstrap, topics.events))]
-    for run in (events[: len(events) // 2], events[len(events) // 2 :]):  # lane, then parser: the same events
+    for run in (events,):
         offsets = [e.origin.offset for e in run]
         assert offsets[0] == 0 and 7 in offsets and 2 in offsets and 1 not in offsets
         replayed = next(e for e in run if e.origin.offset == 7)

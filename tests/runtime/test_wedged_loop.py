@@ -49,7 +49,7 @@ class _HoldsTheLoop:
 
     def __init__(self, codec: Codec) -> None:
         self.codec = codec
-        self.format_id, self.version, self.native = codec.format_id, codec.version, codec.native
+        self.format_id, self.version = codec.format_id, codec.version
         self.armed = threading.Event()
         self.holding = threading.Event()
 

@@ -1,19 +1,13 @@
-"""The codec seam (shared/normalize): one route for the runtime, ``binlake normalize`` and the tests.
-
-The native codec publishes the Python codec's records byte for byte, says how its lane went, and
-applies the table rules the same way; a lane that crashes on a message hands it to the parser."""
+"""The codec seam (shared/normalize): one route for the runtime, ``binlake normalize`` and the tests:
+the format's parser, the table rules, then the kernel's records."""
 
 from __future__ import annotations
 
 import pytest
 
-from binlake.shared.kernel import LaneFailed, Taken
-from binlake.shared.normalize import Normalized, PythonCodec, TableFilter, codec_for
-from binlake.shared.normalize.native_codec import DECLINED, FAILED, TAKEN, NativeCodec
+from binlake.shared.normalize import Normalized, TableFilter, codec_for
 from binlake.shared.parsing.context import ParseContext
-from binlake.shared.parsing.result import Rejected
 from tests.corpus_cases import cases
-from tests.support.lane_support import NEEDS_LANE
 
 pytestmark = pytest.mark.unit
 
@@ -24,40 +18,9 @@ CANAL = (
 )
 
 
-def _same(a: Normalized | Rejected, b: Normalized | Rejected) -> bool:
-    if isinstance(a, Rejected) or isinstance(b, Rejected):
-        return a == b
-    return (a.rows, list(a.heartbeats), a.control, list(a.filtered)) == (
-        b.rows,
-        list(b.heartbeats),
-        b.control,
-        list(b.filtered),
-    )
-
-
-@NEEDS_LANE
-def test_native_codec_is_the_python_codec_on_the_corpus() -> None:
-    lanes = taken = 0
-    for case in cases():
-        ctx = case.context()
-        native = codec_for(case.format_id, ctx)
-        python = codec_for(case.format_id, ctx, fast_lane=False)
-        assert not python.native
-        raw = case.raw()
-        fast, slow = native(raw, "corpus", 3, 41), python(raw, "corpus", 3, 41)
-        assert _same(fast, slow), case.id
-        if native.native:
-            lanes += 1
-            taken += isinstance(fast, Normalized) and fast.lane == TAKEN
-        if isinstance(slow, Normalized):
-            assert slow.lane is None
-    assert lanes > 150 and taken > 100
-
-
-@pytest.mark.parametrize("fast_lane", [False, True])
-def test_table_rules_drop_and_count(fast_lane: bool) -> None:
-    kept = codec_for("canal-json", ParseContext(), tables=TableFilter.of(["shop.*"]), fast_lane=fast_lane)
-    dropped = codec_for("canal-json", ParseContext(), tables=TableFilter.of(exclude=["*.orders"]), fast_lane=fast_lane)
+def test_table_rules_drop_and_count() -> None:
+    kept = codec_for("canal-json", ParseContext(), tables=TableFilter.of(["shop.*"]))
+    dropped = codec_for("canal-json", ParseContext(), tables=TableFilter.of(exclude=["*.orders"]))
     out = kept(CANAL, "t", 0, 1)
     assert isinstance(out, Normalized) and out.records == 2 and not out.filtered
     assert [table for table, _, _, _ in out.rows] == ["shop.orders"]
@@ -75,45 +38,17 @@ def test_table_rules_drop_and_count(fast_lane: bool) -> None:
     assert gone.control is None  # dropped rows are not a control message
 
 
-@pytest.mark.parametrize("fast_lane", [False, True])
-def test_control_messages_name_their_kind(fast_lane: bool) -> None:
+def test_control_messages_name_their_kind() -> None:
     by_id = {case.id: case for case in cases()}
     for case_id, control in [
         ("debezium-json/edge-debezium-heartbeat", "heartbeat"),
         ("debezium-json/edge-transaction-begin", "transaction_begin"),
     ]:
         case = by_id[case_id]
-        out = codec_for(case.format_id, case.context(), fast_lane=fast_lane)(case.raw(), "t", 0, 1)
+        out = codec_for(case.format_id, case.context())(case.raw(), "t", 0, 1)
         assert isinstance(out, Normalized)
         assert (out.rows, out.control) == ([], control)
         assert len(out.heartbeats) == (control == "heartbeat")
-
-
-class _Crashing:
-    """A lane whose every message crashes it (as a Rust panic would): the parser must take them."""
-
-    def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
-        raise LaneFailed("panicked")
-
-    def planned(self) -> int:
-        return 0
-
-
-class _Declining:
-    def parse(self, raw: bytes, topic: str, partition: int, offset: int) -> Taken | None:
-        return None
-
-    def planned(self) -> int:
-        return 0
-
-
-@pytest.mark.parametrize(("lane", "how"), [(_Crashing(), FAILED), (_Declining(), DECLINED)])
-def test_a_lane_that_leaves_a_message_hands_it_to_the_parser(lane: _Crashing | _Declining, how: str) -> None:
-    python = PythonCodec("canal-json", ParseContext())
-    out = NativeCodec(lane, python)(CANAL, "t", 0, 1)
-    assert isinstance(out, Normalized) and out.lane == how
-    assert _same(out, python(CANAL, "t", 0, 1))
-    assert NativeCodec(lane, python)(b"{", "t", 0, 2) == python(b"{", "t", 0, 2)  # rejects stay rejects
 
 
 def test_unknown_format_is_a_config_error() -> None:
@@ -138,13 +73,12 @@ def test_unknown_format_is_a_config_error() -> None:
 def test_a_bad_option_is_a_config_error_at_start_up(format_id: str, options: dict[str, object], says: str) -> None:
     from binlake.shared.errors import ConfigError
 
-    for fast_lane in (False, True):
-        with pytest.raises(ConfigError, match=says):
-            codec_for(format_id, ParseContext(options=options), fast_lane=fast_lane)
+    with pytest.raises(ConfigError, match=says):
+        codec_for(format_id, ParseContext(options=options))
 
 
 def test_every_format_has_one_home() -> None:
-    """Each format id's spec lives in its services/<format>/ package with its parser, options and lane."""
+    """Each format id's spec lives in its services/<format>/ package with its parser and options."""
     from binlake.shared.parsing import registry
 
     for format_id in registry.format_ids():
@@ -152,8 +86,7 @@ def test_every_format_has_one_home() -> None:
         assert spec.format_id == format_id
         home = registry.FORMATS[format_id].split(".spec:")[0]
         assert spec.parse.__module__.startswith(home), (format_id, spec.parse.__module__)
-        for target in (spec.options, spec.lane):
-            assert target is None or target.startswith(home + "."), (format_id, target)
+        assert spec.options is None or spec.options.startswith(home + "."), (format_id, spec.options)
     assert registry.spec("auto").options is not None  # auto hands its options to what it detects
 
 

@@ -22,11 +22,9 @@ from binlake.shared.event.values import Image
 from binlake.shared.generate import render
 from binlake.shared.generate.compare import equivalent
 from binlake.shared.generate.workload import Change, Workload
-from binlake.shared.kernel import lane_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext, zone
 from binlake.shared.parsing.result import Parsed
-from tests.support.lane_support import NEEDS_LANE, python_records
 
 pytestmark = pytest.mark.unit
 
@@ -141,18 +139,3 @@ def test_normalized_ties_fold_to_the_truth(fmt: str) -> None:
             assert not wrong, f"{fmt} {name} row {key}: columns {wrong} differ from the truth"
     document = truth_document(fmt, workload, tz_name)
     assert document["ties"] is True and len(document["changes"]) == EVENTS
-
-
-@NEEDS_LANE
-def test_the_canal_lane_agrees_on_ties_traffic() -> None:
-    ctx = ParseContext(topic="vendor.topic", partition=3, offset=0)
-    lane = lane_for("canal-json", ctx)
-    assert lane is not None
-    items = messages("canal-json", Workload(seed=3, tables=4, ties=True), EVENTS, "UTC")
-    taken = 0
-    for offset, (_, raw) in enumerate(items):
-        fast = lane.parse(raw, "vendor.topic", 3, offset)
-        if fast is not None:
-            assert fast == python_records("canal-json", raw, ctx, "vendor.topic", offset)
-            taken += 1
-    assert taken == len(items)  # multi-row flat messages are ordinary Canal messages

@@ -328,12 +328,20 @@ struct Compiler<'py> {
 fn compile(py: Python<'_>, text: &str) -> Result<AvroDecoder, String> {
     let schema = json::parse(text.as_bytes())
         .ok_or("not JSON (or nested deeper than the kernel's JSON reader reads, or an object repeats a key)")?;
-    let literal = member(&schema, "__fastavro_parsed").is_some_and(|v| matches!(v, Json::Bool(true)));
+    // fastavro marks a parsed schema on its top object, or on each branch of a top-level union.
+    let parts: Vec<&Json> = match &schema {
+        Json::Array(branches) => branches.iter().collect(),
+        other => vec![other],
+    };
+    let parsed = |part: &&Json| member(part, "__fastavro_parsed").is_some_and(|v| matches!(v, Json::Bool(true)));
+    let literal = parts.iter().any(parsed);
     let mut compiler = Compiler { py, nodes: Vec::new(), names: HashMap::new(), literal };
     if literal {
-        if let Some(Json::Object(named, _)) = member(&schema, "__named_schemas") {
-            for (_, definition) in named {
-                compiler.node(definition, "")?;
+        for part in &parts {
+            if let Some(Json::Object(named)) = member(part, "__named_schemas") {
+                for (_, definition) in named {
+                    compiler.node(definition, "")?;
+                }
             }
         }
     }
@@ -343,7 +351,7 @@ fn compile(py: Python<'_>, text: &str) -> Result<AvroDecoder, String> {
 
 fn member<'j, 'a>(json: &'j Json<'a>, key: &str) -> Option<&'j Json<'a>> {
     match json {
-        Json::Object(members, _) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+        Json::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
         _ => None,
     }
 }

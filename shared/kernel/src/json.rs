@@ -1,16 +1,10 @@
-//! A small JSON reader that refuses rather than guesses.
+//! A small JSON reader that refuses rather than guesses (the Avro decoder reads its schemas with it),
+//! and orjson's string rendering (`json_string`), which the record keys, the JSON view and JSON
+//! columns are written with.
 //!
-//! The fast lane must read a message exactly as the Python parser's decoder
-//! (orjson) does, or not at all. This reader keeps numbers as their source
-//! text (no float rounding), decodes strings (escapes, surrogate pairs), and
-//! returns `None` for anything it does not read with certainty: invalid JSON,
-//! a lone surrogate, an object with a repeated key (orjson keeps the last
-//! value at the first position; the Python parser then decides), nesting
-//! deeper than `MAX_DEPTH`. A `None` sends the message to the Python parser,
-//! which accepts or rejects it with a worded reason.
-//!
-//! Also the lanes' strict readers of a scalar field (`int_field`, `str_field`) and orjson's
-//! string rendering (`json_string`), which the record keys and JSON views are written with.
+//! The reader keeps numbers as their source text (no float rounding), decodes strings (escapes,
+//! surrogate pairs), and returns `None` for anything it does not read with certainty: invalid JSON,
+//! a lone surrogate, an object with a repeated key, nesting deeper than `MAX_DEPTH`.
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -20,10 +14,6 @@ const MAX_DEPTH: usize = 64;
 /// Longer numbers are declined: Python's exact decoder refuses integers of more than 4300
 /// digits (a reject), which orjson cannot hold either.
 const MAX_NUMBER_LEN: usize = 1000;
-/// `parse_message_exact`'s bound for numbers with a fraction or an exponent: the exact decoder
-/// reads them as `Decimal`, of any length (OMS prints doubles' exact expansions, 1100 digits
-/// for 1e-300).
-const MAX_FRACTIONAL_LEN: usize = 100_000;
 
 pub enum Json<'a> {
     Null,
@@ -32,14 +22,9 @@ pub enum Json<'a> {
     Number(&'a str),
     Str(Cow<'a, str>),
     Array(Vec<Json<'a>>),
-    /// Members in source order, with the raw source bytes of the whole object.
-    Object(Vec<(Cow<'a, str>, Json<'a>)>, &'a [u8]),
-    /// A value checked but not built (`parse_message`): its source bytes.
-    Raw(&'a [u8]),
+    /// Members in source order.
+    Object(Vec<(Cow<'a, str>, Json<'a>)>),
 }
-
-/// A top-level object whose members named in `built` are built; the others are
-/// checked (valid JSON, same acceptance as `parse`) and kept as `Json::Raw`.
 
 /// Objects with fewer members than this are searched for a repeated key one member at a time.
 const SCAN_MEMBERS: usize = 16;
@@ -63,72 +48,9 @@ fn key_hash(key: &str) -> u64 {
     hasher.finish()
 }
 
-pub fn parse_message<'a>(raw: &'a [u8], built: &[&str]) -> Option<Vec<(Cow<'a, str>, Json<'a>)>> {
-    read_message(raw, built, MAX_NUMBER_LEN)
-}
-
-/// `parse_message` for a format whose Python parser reads every message holding a fractional
-/// number with the exact decoder (`decode_and_parse(numbers_are_values=True)`): such numbers
-/// are taken up to `MAX_FRACTIONAL_LEN` characters.
-pub fn parse_message_exact<'a>(raw: &'a [u8], built: &[&str]) -> Option<Vec<(Cow<'a, str>, Json<'a>)>> {
-    read_message(raw, built, MAX_FRACTIONAL_LEN)
-}
-
-fn read_message<'a>(raw: &'a [u8], built: &[&str], max_fractional: usize) -> Option<Vec<(Cow<'a, str>, Json<'a>)>> {
-    let text = std::str::from_utf8(raw).ok()?;
-    let mut reader = Reader { src: text, bytes: raw, pos: 0, max_fractional };
-    reader.skip_ws();
-    if reader.bytes.get(reader.pos) != Some(&b'{') {
-        return None;
-    }
-    reader.pos += 1;
-    let mut members: Vec<(Cow<'a, str>, Json<'a>)> = Vec::with_capacity(16);
-    let mut hashes = HashSet::new();
-    reader.skip_ws();
-    if reader.bytes.get(reader.pos) == Some(&b'}') {
-        reader.pos += 1;
-    } else {
-        loop {
-            reader.skip_ws();
-            if reader.bytes.get(reader.pos) != Some(&b'"') {
-                return None;
-            }
-            let key = reader.string()?;
-            if repeated(&members, &key, &mut hashes) {
-                return None;
-            }
-            reader.skip_ws();
-            reader.eat(b":")?;
-            reader.skip_ws();
-            let value = if built.contains(&key.as_ref()) {
-                reader.value(1)?
-            } else {
-                let start = reader.pos;
-                reader.skip_value(1)?;
-                Json::Raw(&raw[start..reader.pos])
-            };
-            members.push((key, value));
-            reader.skip_ws();
-            match *reader.bytes.get(reader.pos)? {
-                b',' => reader.pos += 1,
-                b'}' => {
-                    reader.pos += 1;
-                    break;
-                }
-                _ => return None,
-            }
-        }
-    }
-    reader.skip_ws();
-    if reader.pos != raw.len() {
-        return None;
-    }
-    Some(members)
-}
-
 pub fn parse(raw: &[u8]) -> Option<Json<'_>> {
     let text = std::str::from_utf8(raw).ok()?;
-    let mut reader = Reader { src: text, bytes: raw, pos: 0, max_fractional: MAX_NUMBER_LEN };
+    let mut reader = Reader { src: text, bytes: raw, pos: 0 };
     reader.skip_ws();
     let value = reader.value(0)?;
     reader.skip_ws();
@@ -136,30 +58,6 @@ pub fn parse(raw: &[u8]) -> Option<Json<'_>> {
         return None;
     }
     Some(value)
-}
-
-/// A JSON integer field of at most 18 digits; None: absent or null.
-pub(crate) fn int_field(value: Option<&Json>) -> Result<Option<i64>, ()> {
-    match value {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Number(text)) => {
-            let digits = text.strip_prefix('-').unwrap_or(text);
-            if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|c| c.is_ascii_digit()) {
-                return Err(()); // fractions, exponents, huge values: the Python parser decides
-            }
-            text.parse().map(Some).map_err(|_| ())
-        }
-        Some(_) => Err(()),
-    }
-}
-
-/// A string field; None: absent or null (numbers, which Python may turn into text, are declined).
-pub(crate) fn str_field<'d>(value: Option<&'d Json>) -> Result<Option<&'d str>, ()> {
-    match value {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Str(text)) => Ok(Some(text.as_ref())),
-        Some(_) => Err(()),
-    }
 }
 
 /// orjson's string rendering (short escapes for the usual five, `\u00XX` for other controls).
@@ -197,8 +95,6 @@ struct Reader<'a> {
     src: &'a str,
     bytes: &'a [u8],
     pos: usize,
-    /// The longest number with a fraction or an exponent taken (integers: `MAX_NUMBER_LEN`).
-    max_fractional: usize,
 }
 
 impl<'a> Reader<'a> {
@@ -237,68 +133,14 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Check one value without building it (repeated keys inside are not looked for: nobody reads it).
-    fn skip_value(&mut self, depth: usize) -> Option<()> {
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        match *self.bytes.get(self.pos)? {
-            b'{' | b'[' => {
-                let close = if self.bytes[self.pos] == b'{' { b'}' } else { b']' };
-                let is_object = close == b'}';
-                self.pos += 1;
-                self.skip_ws();
-                if self.bytes.get(self.pos) == Some(&close) {
-                    self.pos += 1;
-                    return Some(());
-                }
-                loop {
-                    self.skip_ws();
-                    if is_object {
-                        if self.bytes.get(self.pos) != Some(&b'"') {
-                            return None;
-                        }
-                        self.skip_string()?;
-                        self.skip_ws();
-                        self.eat(b":")?;
-                        self.skip_ws();
-                    }
-                    self.skip_value(depth + 1)?;
-                    self.skip_ws();
-                    match *self.bytes.get(self.pos)? {
-                        b',' => self.pos += 1,
-                        c if c == close => {
-                            self.pos += 1;
-                            return Some(());
-                        }
-                        _ => return None,
-                    }
-                }
-            }
-            b'"' => self.skip_string(),
-            _ => self.value(depth).map(|_| ()),
-        }
-    }
-
-    fn skip_string(&mut self) -> Option<()> {
-        // The same checks as `string` (escapes, surrogates, controls) without building the text.
-        let n = plain_run(&self.bytes[self.pos + 1..])?;
-        if self.bytes[self.pos + 1 + n] == b'"' {
-            self.pos += n + 2;
-            return Some(());
-        }
-        self.string().map(|_| ())
-    }
-
     fn object(&mut self, depth: usize) -> Option<Json<'a>> {
-        let start = self.pos;
         self.pos += 1;
         let mut members: Vec<(Cow<'a, str>, Json<'a>)> = Vec::with_capacity(16);
         let mut hashes = HashSet::new();
         self.skip_ws();
         if self.bytes.get(self.pos) == Some(&b'}') {
             self.pos += 1;
-            return Some(Json::Object(members, &self.bytes[start..self.pos]));
+            return Some(Json::Object(members));
         }
         loop {
             self.skip_ws();
@@ -319,7 +161,7 @@ impl<'a> Reader<'a> {
                 b',' => self.pos += 1,
                 b'}' => {
                     self.pos += 1;
-                    return Some(Json::Object(members, &self.bytes[start..self.pos]));
+                    return Some(Json::Object(members));
                 }
                 _ => return None,
             }
@@ -364,9 +206,7 @@ impl<'a> Reader<'a> {
             }
             _ => return None,
         }
-        let mut integer = true;
         if b.get(self.pos) == Some(&b'.') {
-            integer = false;
             self.pos += 1;
             let digits = self.pos;
             while matches!(b.get(self.pos), Some(b'0'..=b'9')) {
@@ -377,7 +217,6 @@ impl<'a> Reader<'a> {
             }
         }
         if matches!(b.get(self.pos), Some(b'e' | b'E')) {
-            integer = false;
             self.pos += 1;
             if matches!(b.get(self.pos), Some(b'+' | b'-')) {
                 self.pos += 1;
@@ -390,8 +229,7 @@ impl<'a> Reader<'a> {
                 return None;
             }
         }
-        let limit = if integer { MAX_NUMBER_LEN } else { self.max_fractional };
-        if self.pos - start > limit {
+        if self.pos - start > MAX_NUMBER_LEN {
             return None;
         }
         Some(Json::Number(&self.src[start..self.pos]))

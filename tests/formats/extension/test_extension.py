@@ -55,14 +55,13 @@ def _events(normalized: Normalized) -> list[ChangeEvent]:
     return events
 
 
-def test_the_format_is_not_built_in_and_has_no_native_code() -> None:
+def test_the_format_is_not_built_in() -> None:
     assert FORMAT_ID not in registry.FORMATS
     assert FORMAT_ID not in registry.format_ids()  # binlake formats, docs/formats.md: the built-in ones
     spec = registry.spec(FORMAT_ID)
     assert (spec.format_id, spec.version, spec.parse) == (FORMAT_ID, "1", csvish.parse)
-    assert spec.lane_factory() is None
-    codec = codec_for(FORMAT_ID, ParseContext())  # fast lane asked for, as the runtime's default
-    assert (codec.format_id, codec.version, codec.native) == (FORMAT_ID, "1", False)
+    codec = codec_for(FORMAT_ID, ParseContext())
+    assert (codec.format_id, codec.version) == (FORMAT_ID, "1")
 
 
 def test_golden_cases_have_expected_output() -> None:
@@ -212,7 +211,7 @@ def test_the_normalizer_registers_binlake_format_specs(monkeypatch: pytest.Monke
     settings = NormalizerSettings()  # required fields from the environment
     assert settings.format_specs == {FORMAT_ID: TARGET}
     normalizer = Normalizer(settings, KafkaSettings())
-    assert (normalizer.codec.format_id, normalizer.codec.native) == (FORMAT_ID, False)
+    assert normalizer.codec.format_id == FORMAT_ID
     bad = settings.model_copy(update={"format_specs": {"canal-json": TARGET}})
     with pytest.raises(ConfigError, match="BINLAKE_FORMAT_SPECS: format canal-json is built into binlake"):
         Normalizer(bad, KafkaSettings())
