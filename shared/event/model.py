@@ -72,16 +72,14 @@ class Column:
 class Columns(list[Column]):
     """The column descriptors of one table shape, shared by all its events.
 
-    Parsers build one per distinct type map and reuse it, so codecs may cache
-    its renderings (``rendered`` JSON, ``rendered_avro``); treat it as immutable
-    once built.
+    Parsers build one per distinct type map and reuse it, so the encoder may
+    cache its Avro (``rendered_avro``); treat it as immutable once built.
     """
 
-    __slots__ = ("rendered", "rendered_avro")
+    __slots__ = ("rendered_avro",)
 
     def __init__(self, columns: Iterable[Column] = ()) -> None:
         super().__init__(columns)
-        self.rendered: bytes | None = None
         self.rendered_avro: bytes | None = None
 
 

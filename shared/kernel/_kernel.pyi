@@ -22,6 +22,13 @@ class Encoder:
         """The record key: ``[database, schema, table, [key values]]`` as compact JSON."""
     def record(self, event: object) -> tuple[bytes, bytes]:
         """(key, value) at once."""
+    def json(self, event: object) -> bytes:
+        """The event's JSON view (``shared.codec.json_view``), one line without newline: its Avro body, rendered
+        by json_view.rs. Raises ValueError if the body is outside the view's range."""
+    def json_value(self, value: object) -> bytes:
+        """One image value's JSON view: ``b'"1.50"'`` for ``Decimal("1.50")``, ``b'1'`` for 1, ``b'"AAE="'`` for
+        ``b"\\x00\\x01"``, ``b'{"unparsed":"0000-00-00"}'``. Raises ValueError if the value is outside the
+        view's range."""
 
 class AvroDecoder:
     """Plain Avro binary decoded under one schema, compiled once (avro_decode.rs): what fastavro's

@@ -8,7 +8,9 @@
 //!
 //! The record key is `[database, schema, table, [key values]]` as compact JSON (`event_key`), each key
 //! value in its JSON view: it is rendered from the value's own Avro bytes by the JSON view's renderer
-//! (`json_view.rs`), so the two cannot differ.
+//! (`json_view.rs`), so the two cannot differ. The event's JSON view itself (`Encoder.json`, and
+//! `Encoder.json_value` for one value: `shared.codec.json_view`) is rendered the same way, from the
+//! body written here.
 
 use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::intern;
@@ -123,6 +125,27 @@ impl Encoder {
         let mut key = Vec::with_capacity(64);
         write_event(py, event, &mut out, Some(&mut key))?;
         Ok((PyBytes::new(py, &key), PyBytes::new(py, &out)))
+    }
+
+    /// The event's JSON view (`shared.codec.json_view`): its Avro body, rendered by json_view.rs.
+    fn json<'py>(&self, py: Python<'py>, event: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut body = Vec::with_capacity(512);
+        write_event(py, event, &mut body, None)?;
+        let text = json_view::render_body(&body)
+            .ok_or_else(|| PyValueError::new_err("an event outside the JSON view's range"))?;
+        Ok(PyBytes::new(py, &text))
+    }
+
+    /// One image value's JSON view: its Avro union value, rendered by json_view.rs.
+    fn json_value<'py>(&self, py: Python<'py>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        let mut encoded = Vec::with_capacity(32);
+        self::value(py, kinds(py)?, value, &mut encoded)?;
+        let mut out = Vec::with_capacity(encoded.len() * 2 + 8);
+        let mut reader = Reader::new(&encoded);
+        json_view::value(&mut reader, &mut out)
+            .filter(|()| reader.done())
+            .ok_or_else(|| PyValueError::new_err("a value outside the JSON view's range"))?;
+        Ok(PyBytes::new(py, &out))
     }
 }
 

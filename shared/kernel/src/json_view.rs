@@ -1,13 +1,17 @@
-//! The JSON view of a canonical event (`shared.codec.json_view`), rendered from its Avro record.
+//! The JSON view of a canonical event (`shared.codec.json_view`), rendered from its Avro record: the
+//! one renderer of the view.
 //!
-//! `binlake normalize` prints each record its codec made as one JSON line; where the native
-//! extension is built it renders them here, straight from the single-object Avro bytes (the
-//! unified topic's record value), without building a Python event. The output is the Python
-//! view's byte for byte (a differential test holds it to `json_view.render` of the decoded event):
-//! orjson's layout, string escapes, float spelling and date-time forms.
+//! It reads the event's Avro, never a Python event: `Encoder.json` (encode.rs) writes a
+//! `ChangeEvent`'s body and renders it here (`render_body`), `Encoder.json_value` renders one image
+//! value (`value`), the record key's values are rendered by `value` too, and `binlake normalize`
+//! renders each record value its codec made straight from the single-object bytes (`render`,
+//! `_kernel.render_json`). The spelling is orjson's, as the view was first defined by it: compact
+//! layout, its string escapes, float spelling and date-time forms; the tests hold it to the golden
+//! corpus's expected lines and to hand-written renderings of every value kind
+//! (tests/shared/kernel/test_json_view_native.py).
 
 use crate::avro_reader::Reader;
-use crate::json::json_string;
+use crate::json::json_string as escaped;
 
 /// The single-object encoding's marker; the 8-byte schema fingerprint follows it.
 const MARKER: [u8; 2] = [0xC3, 0x01];
@@ -31,7 +35,12 @@ const SOURCE_OPTIONAL: [(&str, bool); 12] = [
 /// The JSON view of one record value with schema fingerprint `fingerprint`, or None when the bytes
 /// are not such a record (another schema, truncated, trailing bytes).
 pub fn render(value: &[u8], fingerprint: &[u8]) -> Option<Vec<u8>> {
-    let body = value.strip_prefix(&MARKER)?.strip_prefix(fingerprint)?;
+    render_body(value.strip_prefix(&MARKER)?.strip_prefix(fingerprint)?)
+}
+
+/// The JSON view of an event's bare Avro body (no single-object header: `Encoder.json` renders the
+/// body it has just written), or None when the bytes are not one such body.
+pub(crate) fn render_body(body: &[u8]) -> Option<Vec<u8>> {
     let mut r = Reader::new(body);
     let mut out = Vec::with_capacity(body.len() * 2 + 256);
     event(&mut r, &mut out)?;
@@ -42,7 +51,7 @@ fn event(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
     out.extend_from_slice(b"{\"op\":\"");
     out.extend_from_slice(OPS.get(r.index(OPS.len())?)?.as_bytes());
     out.extend_from_slice(b"\",\"source\":{\"format\":");
-    json_string(out, r.str()?);
+    string(out, r.str()?);
     for (name, long) in SOURCE_OPTIONAL {
         out.extend_from_slice(b",\"");
         out.extend_from_slice(name.as_bytes());
@@ -54,7 +63,7 @@ fn event(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
         }
     }
     out.extend_from_slice(b"},\"order_key\":");
-    json_string(out, r.str()?);
+    string(out, r.str()?);
     out.extend_from_slice(b",\"ts_ms\":");
     optional_long(r, out)?;
     out.extend_from_slice(b",\"ingest_ts_ms\":");
@@ -83,14 +92,14 @@ fn event(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
         0 => out.extend_from_slice(b"null"),
         _ => {
             out.extend_from_slice(b"{\"sql\":");
-            json_string(out, r.str()?);
+            string(out, r.str()?);
             out.extend_from_slice(b",\"kind\":");
-            json_string(out, r.str()?);
+            string(out, r.str()?);
             out.push(b'}');
         }
     }
     out.extend_from_slice(b",\"origin\":{\"topic\":");
-    json_string(out, r.str()?);
+    string(out, r.str()?);
     out.extend_from_slice(b",\"partition\":");
     integer(out, r.long()?);
     out.extend_from_slice(b",\"offset\":");
@@ -121,7 +130,7 @@ fn strings(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
         if !std::mem::take(&mut first) {
             out.push(b',');
         }
-        json_string(out, r.str()?);
+        string(out, r.str()?);
         Some(())
     })?;
     out.push(b']');
@@ -130,11 +139,11 @@ fn strings(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
 
 fn column(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
     out.extend_from_slice(b"{\"name\":");
-    json_string(out, r.str()?);
+    string(out, r.str()?);
     out.extend_from_slice(b",\"source_type\":");
     optional_string(r, out)?;
     out.extend_from_slice(b",\"logical_type\":");
-    json_string(out, r.str()?);
+    string(out, r.str()?);
     out.extend_from_slice(b",\"precision\":");
     optional_long(r, out)?;
     out.extend_from_slice(b",\"scale\":");
@@ -156,7 +165,7 @@ fn image(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
         if !std::mem::take(&mut first) {
             out.push(b',');
         }
-        json_string(out, r.str()?);
+        string(out, r.str()?);
         out.push(b':');
         value(r, out)
     })?;
@@ -172,7 +181,7 @@ pub(crate) fn value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
         1 => boolean(r, out)?,
         2 => integer(out, r.long()?),
         3 => float(out, r.double()?),
-        4 | 6 | 7 => json_string(out, r.str()?),
+        4 | 6 | 7 => string(out, r.str()?),
         5 => {
             out.push(b'"');
             base64(out, r.raw()?);
@@ -198,7 +207,7 @@ pub(crate) fn value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
         }
         _ => {
             out.extend_from_slice(b"{\"unparsed\":");
-            json_string(out, r.str()?);
+            string(out, r.str()?);
             out.push(b'}');
         }
     }
@@ -208,7 +217,7 @@ pub(crate) fn value(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
 fn optional_string(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
     match r.index(2)? {
         0 => out.extend_from_slice(b"null"),
-        _ => json_string(out, r.str()?),
+        _ => string(out, r.str()?),
     }
     Some(())
 }
@@ -230,8 +239,37 @@ fn boolean(r: &mut Reader<'_>, out: &mut Vec<u8>) -> Option<()> {
     Some(())
 }
 
+/// A JSON string: copied as it is when nothing in it needs an escape (a check the compiler vectorizes:
+/// nearly every string), else escaped as orjson escapes (`json::json_string`).
+fn string(out: &mut Vec<u8>, text: &str) {
+    let plain = text.bytes().fold(true, |plain, b| plain & (b >= 0x20) & (b != b'"') & (b != b'\\'));
+    if plain {
+        out.reserve(text.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        escaped(out, text);
+    }
+}
+
 fn integer(out: &mut Vec<u8>, value: i64) {
-    out.extend_from_slice(value.to_string().as_bytes());
+    if value < 0 {
+        out.push(b'-');
+    }
+    digits(out, value.unsigned_abs(), 1);
+}
+
+/// `value` in decimal, zero-padded to at least `width` digits (no allocation: it runs per value).
+fn digits(out: &mut Vec<u8>, mut value: u64, width: usize) {
+    let mut buffer = [b'0'; 20];
+    let mut start = buffer.len();
+    while value > 0 {
+        start -= 1;
+        buffer[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+    }
+    out.extend_from_slice(&buffer[start.min(buffer.len() - width)..]);
 }
 
 /// orjson's spelling of a double: the shortest digits that read back the same, in plain notation
@@ -258,7 +296,7 @@ fn float(out: &mut Vec<u8>, value: f64) {
         if exponent > 0 {
             out.push(b'+');
         }
-        out.extend_from_slice(exponent.to_string().as_bytes());
+        integer(out, i64::from(exponent));
         return;
     }
     if exponent < 0 {
@@ -312,7 +350,11 @@ fn date(out: &mut Vec<u8>, days: i64) -> Option<()> {
     if !(1..=9999).contains(&year) {
         return None;
     }
-    out.extend_from_slice(format!("{year:04}-{month:02}-{day:02}").as_bytes());
+    digits(out, year as u64, 4);
+    out.push(b'-');
+    digits(out, month as u64, 2);
+    out.push(b'-');
+    digits(out, day as u64, 2);
     Some(())
 }
 
@@ -324,10 +366,7 @@ fn time(out: &mut Vec<u8>, micros: i64) {
     let all = micros.unsigned_abs();
     let (rest, frac) = (all / 1_000_000, all % 1_000_000);
     let (hours, minutes, seconds) = (rest / 3600, rest / 60 % 60, rest % 60);
-    out.extend_from_slice(format!("{hours:02}:{minutes:02}:{seconds:02}").as_bytes());
-    if frac != 0 {
-        out.extend_from_slice(format!(".{frac:06}").as_bytes());
-    }
+    clock(out, hours, minutes, seconds, frac);
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.ffffff]` of microseconds since 1970-01-01T00:00 (orjson's datetime form).
@@ -335,11 +374,22 @@ fn date_time(out: &mut Vec<u8>, micros: i64) -> Option<()> {
     let (days, in_day) = (micros.div_euclid(86_400_000_000), micros.rem_euclid(86_400_000_000));
     date(out, days)?;
     let (seconds, frac) = (in_day / 1_000_000, in_day % 1_000_000);
-    out.extend_from_slice(format!("T{:02}:{:02}:{:02}", seconds / 3600, seconds / 60 % 60, seconds % 60).as_bytes());
-    if frac != 0 {
-        out.extend_from_slice(format!(".{frac:06}").as_bytes());
-    }
+    out.push(b'T');
+    clock(out, seconds as u64 / 3600, seconds as u64 / 60 % 60, seconds as u64 % 60, frac as u64);
     Some(())
+}
+
+/// `HH:MM:SS[.ffffff]` (hours as many digits as they take, at least two).
+fn clock(out: &mut Vec<u8>, hours: u64, minutes: u64, seconds: u64, frac: u64) {
+    digits(out, hours, 2);
+    out.push(b':');
+    digits(out, minutes, 2);
+    out.push(b':');
+    digits(out, seconds, 2);
+    if frac != 0 {
+        out.push(b'.');
+        digits(out, frac, 6);
+    }
 }
 
 #[cfg(test)]
