@@ -661,10 +661,11 @@ fn from_int_list<'py>(py: Python<'py>, items: &[Bound<'py, PyAny>]) -> Out<'py> 
     Ok(PyBytes::new(py, &out).into_any())
 }
 
-/// A BIT value: at most 64 bits, never negative.
+/// A BIT value: at most 64 bits, never negative; beyond int64 a `BigInt` (the canonical BigInteger),
+/// as every integer wider than a long.
 fn bit_value<'py>(py: Python<'py>, number: Bound<'py, PyAny>) -> Out<'py> {
     match number.extract::<u128>() {
-        Ok(n) if n <= BIT_MAX => Ok(number),
+        Ok(n) if n <= BIT_MAX => integer_value(number),
         _ => Err(unreadable(py, format!("expected a BIT value of at most 64 bits, got {}", describe(&number)))),
     }
 }

@@ -230,8 +230,9 @@ pub fn py_sql_type(
     Ok((t.logical, t.precision, t.scale, t.kind.name()))
 }
 
-/// A type name for a java.sql.Types code, for messages without type text.
+/// A type name for a java.sql.Types code, for messages without type text (None: no such code, however
+/// large the integer).
 #[pyo3::pyfunction(name = "jdbc_type_name")]
-pub fn py_jdbc_type_name(code: i64) -> Option<&'static str> {
-    jdbc_type_name(code)
+pub fn py_jdbc_type_name(code: &pyo3::Bound<'_, pyo3::types::PyInt>) -> Option<&'static str> {
+    pyo3::types::PyAnyMethods::extract::<i64>(code.as_any()).ok().and_then(jdbc_type_name)
 }
