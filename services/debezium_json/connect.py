@@ -30,16 +30,17 @@ from binlake.shared.parsing import temporal
 from binlake.shared.parsing.binary import DECODERS, BytesEncoding
 from binlake.shared.parsing.errors import BAD_FIELD, RejectError, UnreadableValue, describe
 from binlake.shared.parsing.rows import RowTypes
-from binlake.shared.parsing.sqltypes import BIT_MAX, Converter, SqlType, bit_value, infer, sql_type
+from binlake.shared.parsing.sqltypes import BIT_MAX, Converter, SqlType, bit_value, conversion, infer, sql_type
 
-_INT: Final[Converter] = sql_type("bigint").convert
+_INT: Final[Converter] = conversion("int")
+"""Any integer: the Connect types below bound it (a MicroTime's range, an INT16's width...)."""
 _DECIMAL: Final[Converter] = sql_type("decimal").convert
 FLOAT: Final[Converter] = sql_type("double").convert
 _BOOLEAN: Final[Converter] = sql_type("boolean").convert
 _TEXT: Final[Converter] = sql_type("varchar").convert
 _JSON: Final[Converter] = sql_type("json").convert
 
-_INT_BITS: Final = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
+_INTS: Final = frozenset({"int8", "int16", "int32", "int64"})
 _FLOATS: Final = {"float32": "float32", "float64": "float64", "float": "float64", "double": "float64"}
 
 DECIMAL: Final = "org.apache.kafka.connect.data.Decimal"
@@ -79,18 +80,6 @@ def _whole(value: Any) -> int:
     number = _INT(value)
     assert isinstance(number, int)
     return number
-
-
-def _ranged_int(bits: int) -> Converter:
-    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-
-    def convert(value: Any) -> int:
-        number = _whole(value)
-        if not low <= number <= high:
-            raise UnreadableValue(f"expected an int{bits}, got {describe(number)} outside its range")
-        return number
-
-    return convert
 
 
 def _bytes_of(encoding: BytesEncoding) -> Callable[[Any], bytes]:
@@ -255,8 +244,8 @@ def field_type(schema: dict[str, Any], encoding: BytesEncoding) -> SqlType:
         logical, convert = _STRINGS[name]
         return SqlType(text, logical, None, None, convert)
     # No semantic name we know: the literal type decides.
-    if literal in _INT_BITS:
-        return SqlType(text, literal, None, None, _ranged_int(_INT_BITS[literal]))
+    if literal in _INTS:
+        return SqlType(text, literal, None, None, conversion(literal))  # the kernel's int8..int64 widths
     if literal in _FLOATS:
         return SqlType(text, _FLOATS[literal], None, None, FLOAT)
     if literal == "boolean":

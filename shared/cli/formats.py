@@ -44,7 +44,9 @@ Common to all formats:
 - A value is read by its column's declared type (the native kernel's typed values:
   `shared/kernel/src/conversion.rs`). Integers, decimals and floats are read as
   Python's `int()`, `Decimal()` and `float()` read them (surrounding blanks and a
-  sign allowed, `_` not), dates and date-times as `date.fromisoformat` and
+  sign allowed, `_` not); an integer beyond what its declared type holds (3000000000
+  in an `int(11)`, -1 in a `bigint unsigned`) is a `bad_value` reject naming the
+  column and the range, never a NULL or a wrapped number; dates and date-times as `date.fromisoformat` and
   `datetime.fromisoformat` do, with MySQL zero dates kept verbatim; the digits of
   a TIME, of epoch seconds, of a type's parameters (`decimal(10,2)`) and of a
   date-time followed by a zone name are ASCII.

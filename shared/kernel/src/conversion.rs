@@ -51,10 +51,51 @@ impl Encoding {
     }
 }
 
+/// The integers a column's declared type holds: a value beyond them is refused, never narrowed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Width {
+    /// No bound (OMS `BIGINT`, an integer of any size).
+    Any,
+    I8,
+    I16,
+    I32,
+    I64,
+    U64,
+    /// Signed or unsigned 64 bits (Huawei DRS's `bigint`, which never says which).
+    Either64,
+}
+
+impl Width {
+    fn bounds(self) -> Option<(i128, i128)> {
+        Some(match self {
+            Width::Any => return None,
+            Width::I8 => (i8::MIN.into(), i8::MAX.into()),
+            Width::I16 => (i16::MIN.into(), i16::MAX.into()),
+            Width::I32 => (i32::MIN.into(), i32::MAX.into()),
+            Width::I64 => (i64::MIN.into(), i64::MAX.into()),
+            Width::U64 => (0, u64::MAX.into()),
+            Width::Either64 => (i64::MIN.into(), u64::MAX.into()),
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Width::Any => "int",
+            Width::I8 => "int8",
+            Width::I16 => "int16",
+            Width::I32 => "int32",
+            Width::I64 => "int64",
+            Width::U64 => "uint64",
+            Width::Either64 => "int64_or_uint64",
+        }
+    }
+}
+
 /// A column's conversion.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
-    Int,
+    /// An integer column, of the width its declared type holds.
+    Int(Width),
     Year,
     Decimal,
     Float,
@@ -82,7 +123,7 @@ impl Kind {
     /// The name `shared.kernel.plan` maps to a lane's kind.
     pub fn name(self) -> &'static str {
         match self {
-            Kind::Int => "int",
+            Kind::Int(width) => width.name(),
             Kind::Year => "year",
             Kind::Decimal => "decimal",
             Kind::Float => "float",
@@ -264,7 +305,15 @@ fn describe_i128(n: i128) -> String {
 pub fn convert<'py>(kind: Kind, value: &Bound<'py, PyAny>, zone: &Bound<'py, PyAny>) -> Out<'py> {
     let py = value.py();
     match kind {
-        Kind::Int => int(value),
+        Kind::Int(width) => {
+            let number = int(value)?;
+            match width.bounds() {
+                Some((low, high)) if !number.extract::<i128>().is_ok_and(|n| (low..=high).contains(&n)) => {
+                    Err(unreadable(py, format!("expected an integer of {low}..{high}, got {}", describe(&number))))
+                }
+                _ => Ok(number),
+            }
+        }
         Kind::Year => {
             let number = int(value)?;
             let year: Option<i64> = number.extract().ok();
@@ -1194,7 +1243,13 @@ impl Conversion {
             Encoding::parse(name).ok_or_else(|| PyValueError::new_err(format!("unknown bytes encoding {name:?}")))
         };
         let kind = match kind {
-            "int" => Kind::Int,
+            "int" => Kind::Int(Width::Any),
+            "int8" => Kind::Int(Width::I8),
+            "int16" => Kind::Int(Width::I16),
+            "int32" => Kind::Int(Width::I32),
+            "int64" => Kind::Int(Width::I64),
+            "uint64" => Kind::Int(Width::U64),
+            "int64_or_uint64" => Kind::Int(Width::Either64),
             "year" => Kind::Year,
             "decimal" => Kind::Decimal,
             "float" => Kind::Float,

@@ -7,7 +7,7 @@
 //! MySQL's integer types without their `UNSIGNED` (`bigint` for both), so in the `drs` dialect an integer
 //! word gets the type that holds both readings: `int` is int64, `bigint` is DECIMAL(20,0).
 
-use crate::conversion::{Encoding, Kind};
+use crate::conversion::{Encoding, Kind, Width};
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Dialect {
@@ -193,7 +193,17 @@ fn kind(logical: &str, base: &str, dialect: Dialect, bytes: Encoding) -> Kind {
     if matches!(logical, "int8" | "int16" | "int32" | "int64" | "uint64" | "integer")
         || INT_WIDTH.iter().any(|(word, _, _)| *word == base)
     {
-        return Kind::Int; // also DRS's bigint, typed DECIMAL(20,0): its values are integers, never "1.5"
+        // The width the logical type holds: a value beyond it is refused (MySQL's int(11) holds no 3e9).
+        // DRS's bigint, typed DECIMAL(20,0), holds either reading of 64 bits: its values are integers.
+        return Kind::Int(match logical {
+            "int8" => Width::I8,
+            "int16" => Width::I16,
+            "int32" => Width::I32,
+            "int64" => Width::I64,
+            "uint64" => Width::U64,
+            "decimal" => Width::Either64,
+            _ => Width::Any,
+        });
     }
     match logical {
         "decimal" => Kind::Decimal,
