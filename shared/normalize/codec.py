@@ -1,4 +1,4 @@
-"""The seam: ``Codec``, what it returns (``Normalized``), and ``codec_for``, which picks one at start-up."""
+"""The seam: ``Codec``, what it returns (``Normalized``), and ``codec_for``, which builds it at start-up."""
 
 from __future__ import annotations
 
