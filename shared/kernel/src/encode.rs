@@ -21,11 +21,9 @@ use pyo3::types::{PyBool, PyBytes, PyDate, PyDateAccess, PyDateTime, PyDict, PyF
 use crate::avro;
 use crate::avro_reader::Reader;
 use crate::json::json_string;
-use crate::json_view;
+use crate::conversion::days_from_civil;
+use crate::json_view::{self, MARKER, OPS};
 
-/// The single-object encoding's marker; the schema's 8-byte fingerprint follows it.
-const MARKER: [u8; 2] = [0xC3, 0x01];
-const OPS: [&str; 7] = ["INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "TRUNCATE", "UPSERT"];
 
 const NULL: u8 = 0x00;
 const PRESENT: u8 = 0x02; // branch 1 of ["null", X]
@@ -426,15 +424,9 @@ fn utc_offset_micros(py: Python<'_>, at: &Bound<'_, PyDateTime>) -> PyResult<i64
     Ok((day * 86_400 + seconds) * 1_000_000 + micros)
 }
 
-/// Days from 1970-01-01 to a civil date (H. Hinnant's `days_from_civil`).
+/// Days from 1970-01-01 to a civil date.
 fn days(year: i32, month: u8, day: u8) -> i64 {
-    let (y, m, d) = (i64::from(year) - i64::from(month <= 2), i64::from(month), i64::from(day));
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    days_from_civil(i64::from(year), i64::from(month), i64::from(day))
 }
 
 #[cfg(test)]

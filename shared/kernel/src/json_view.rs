@@ -11,12 +11,13 @@
 //! (tests/shared/kernel/test_json_view_native.py).
 
 use crate::avro_reader::Reader;
+use crate::conversion::civil_from_days;
 use crate::json::json_string as escaped;
 
 /// The single-object encoding's marker; the 8-byte schema fingerprint follows it.
-const MARKER: [u8; 2] = [0xC3, 0x01];
+pub(crate) const MARKER: [u8; 2] = [0xC3, 0x01];
 
-const OPS: [&str; 7] = ["INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "TRUNCATE", "UPSERT"];
+pub(crate) const OPS: [&str; 7] = ["INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "TRUNCATE", "UPSERT"];
 const SOURCE_OPTIONAL: [(&str, bool); 12] = [
     ("db_type", false),
     ("database", false),
@@ -335,18 +336,10 @@ fn base64(out: &mut Vec<u8>, data: &[u8]) {
     }
 }
 
-/// The civil date `days` after 1970-01-01 (H. Hinnant's algorithm), as `YYYY-MM-DD`; None outside
+/// The civil date `days` after 1970-01-01, as `YYYY-MM-DD`; None outside
 /// Python's years 1-9999 (no Python event holds such a date).
 fn date(out: &mut Vec<u8>, days: i64) -> Option<()> {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
+    let (year, month, day) = civil_from_days(days);
     if !(1..=9999).contains(&year) {
         return None;
     }
