@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from binlake.shared.event.model import ChangeEvent
 
@@ -19,7 +19,7 @@ class Heartbeat:
     table: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(init=False)  # an __init__ of its own: mypyc compiles it native (``event.model``)
 class Parsed:
     """The outcome of parsing one accepted message.
 
@@ -29,8 +29,15 @@ class Parsed:
     """
 
     events: list[ChangeEvent]
-    heartbeats: list[Heartbeat] = field(default_factory=list)
-    control: str | None = None
+    heartbeats: list[Heartbeat]
+    control: str | None
+
+    def __init__(
+        self, events: list[ChangeEvent], heartbeats: list[Heartbeat] | None = None, control: str | None = None
+    ) -> None:
+        self.events = events
+        self.heartbeats = [] if heartbeats is None else heartbeats
+        self.control = control
 
 
 @dataclass(slots=True, frozen=True)
