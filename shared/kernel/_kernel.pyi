@@ -88,3 +88,10 @@ def encode_columns(columns: object) -> bytes:
 
 def render_json(value: bytes, fingerprint: bytes) -> bytes:
     """The JSON view of a unified-topic record value (raises ValueError for other bytes)."""
+
+def load_json(raw: bytes) -> tuple[Any, tuple[str, int] | None]:
+    """``raw`` read as JSON with exact numbers (``int``, ``Decimal``), as the standard library reads it:
+    ``(value, None)``, or ``(None, (rule, position))`` where it is not JSON: ``position`` is a character
+    index for one of the standard library's syntax rules, -1 for a reason without one (``"utf-8"``,
+    ``"surrogate"``: a lone surrogate escape, NaN, Infinity, nesting). Raises what ``int()`` and
+    ``Decimal()`` raise on a number they refuse."""

@@ -6,12 +6,12 @@ the standard library. orjson reads every non-integer number (and integers above
 hundreds-of-digits values OceanBase OMS emits. So parsers never accept such a
 float silently: when a value converter meets a float where the exact digits
 matter, it raises ``InexactNumber`` and ``decode_and_parse`` decodes the message
-again with the standard library, reading numbers as ``Decimal`` and ``int``.
+again with the kernel's exact reader (``load_json``), reading numbers as ``Decimal`` and
+``int`` as the standard library would, and wording a syntax error as it does.
 Messages whose numbers are all strings or small integers (Canal, DRS) never pay
 for the second decode.
 
-A document nested deeper than ``MAX_DEPTH`` is malformed on either path: how
-deep the standard library reads depends on the Python version and its stack.
+A document nested deeper than ``MAX_DEPTH`` is malformed on either path.
 """
 
 from __future__ import annotations
@@ -24,17 +24,14 @@ from typing import Any, Final, TypeVar
 
 import orjson
 
-from binlake.shared.parsing.errors import BAD_FIELD, MALFORMED, MISSING_FIELD, RejectError, UnreadableValue
+from binlake.shared.kernel._kernel import load_json
+from binlake.shared.parsing.errors import BAD_FIELD, MALFORMED, MISSING_FIELD, RejectError
 
 T = TypeVar("T")
 
 
 class InexactNumber(Exception):
     """A float from the fast decoder reached a place that needs exact digits."""
-
-
-def _no_constants(name: str) -> Any:
-    raise UnreadableValue(f"{name} is not valid JSON")  # NaN, Infinity or -Infinity: no row data
 
 
 MAX_DEPTH: Final = 512
@@ -70,29 +67,34 @@ def decode_fast(raw: bytes) -> Any:
 
 
 def decode_exact(raw: bytes) -> Any:
+    """``raw`` read with exact numbers (``int``, ``Decimal``) by the kernel (``load_json``), which reads
+    what the standard library's ``json`` reads and words a syntax error as it does."""
     _check_depth(raw)
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:  # its message quotes the byte: the position and rule only
-        raise RejectError(MALFORMED, f"invalid UTF-8 at byte {exc.start}: {exc.reason}") from exc
-    try:
-        if text.startswith("\ufeff"):
-            return json.loads(text)  # raises the standard library's "Unexpected UTF-8 BOM" error
-        doc = _EXACT_DECODER.decode(text)
+        doc, problem = load_json(raw)
     except ArithmeticError as exc:  # decimal.InvalidOperation: an exponent beyond Decimal's range
         raise RejectError(MALFORMED, "invalid JSON: a number's exponent is beyond any SQL or decimal range") from exc
-    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError; so is the int-digit limit
+    except ValueError as exc:  # int()'s digit limit
         raise RejectError(MALFORMED, f"invalid JSON: {_syntax_problem(exc)}") from exc
-    # orjson refuses a lone surrogate escape ("\ud800"), the standard library reads it into a
-    # str that no UTF-8 encoder takes: the event would fail to encode downstream (and crash
-    # ``binlake normalize``'s JSON output), so the message is malformed here.
-    if _SURROGATE_ESCAPE.search(text) is not None and not _all_text(doc):
+    if problem is None:
+        return doc
+    rule, at = problem
+    if at >= 0:
+        # The standard library's position wording (line, column) of the kernel's character index.
+        position = json.JSONDecodeError(rule, raw.decode("utf-8"), at)
+        raise RejectError(MALFORMED, f"invalid JSON: {_syntax_problem(position)}")
+    if rule == "utf-8":
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # its message quotes the byte: the position and rule only
+            raise RejectError(MALFORMED, f"invalid UTF-8 at byte {exc.start}: {exc.reason}") from exc
+    if rule == "surrogate":
+        # A \u escape of a lone surrogate, read into a str no UTF-8 encoder takes: the event would fail to
+        # encode downstream (and crash ``binlake normalize``'s JSON output), unless a repeated key dropped it.
+        if _all_text(doc):
+            return doc
         raise RejectError(MALFORMED, "invalid JSON: a \\u escape of a lone UTF-16 surrogate (D800-DFFF) is no text")
-    return doc
-
-
-_SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
-"""A ``\\uD800``-``\\uDFFF`` escape: paired (an emoji) or lone; only then are the strings checked."""
+    raise RejectError(MALFORMED, f"invalid JSON: {rule}")
 
 
 def _all_text(doc: Any) -> bool:
@@ -115,23 +117,12 @@ def _all_text(doc: Any) -> bool:
 
 
 def _syntax_problem(exc: Exception) -> str:
-    """A JSON syntax error without the document's text (reasons carry no row values).
-
-    The standard library's messages are fixed texts with a position, except its
-    pure-Python scanner's "Invalid \\escape: 'x'"; the part after the first ": " is cut.
-    """
+    """A JSON syntax error without the document's text (reasons carry no row values): the rule (the
+    standard library's fixed text) and its position; or a number ``int()`` refuses (its digit limit)."""
     if isinstance(exc, json.JSONDecodeError):
-        rule = exc.msg.partition(": ")[0]
-        return f"{rule}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
-    if isinstance(exc, UnreadableValue):
-        return str(exc)
-    if isinstance(exc, RecursionError):
-        return "the document nests too deeply"
-    return f"a number beyond what Python reads ({type(exc).__name__})"  # the int-digit limit
+        return f"{exc.msg}: line {exc.lineno} column {exc.colno} (char {exc.pos})"
+    return f"a number beyond what Python reads ({type(exc).__name__})"
 
-
-_EXACT_DECODER: Final = json.JSONDecoder(parse_float=Decimal, parse_constant=_no_constants)
-"""Built once: ``json.loads`` with these options would build a decoder per message."""
 
 _FRACTIONAL_NUMBER: Final = re.compile(rb"[:\[,]\s*-?\d+(?:\.\d|[eE])")
 """A JSON number with a fraction or exponent right after a ``:``, ``[`` or ``,``."""

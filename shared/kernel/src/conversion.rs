@@ -154,7 +154,7 @@ const MAX_MICROS: i128 = 253_402_300_800 * MICROS - 1;
 pub struct Py_ {
     unreadable: Py<PyAny>,
     inexact: Py<PyAny>,
-    decimal: Py<PyAny>,
+    pub(crate) decimal: Py<PyAny>,
     big_int: Py<PyAny>,
     sql_time: Py<PyAny>,
     unparsed: Py<PyAny>,
@@ -164,7 +164,7 @@ pub struct Py_ {
     a2b_base64: Py<PyAny>,
     bytes_type: Py<PyAny>,
     zone: Py<PyAny>,
-    int_type: Py<PyAny>,
+    pub(crate) int_type: Py<PyAny>,
     float_type: Py<PyAny>,
     round_floor: Py<PyAny>,
 }

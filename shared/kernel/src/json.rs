@@ -81,7 +81,7 @@ pub fn json_string(out: &mut Vec<u8>, text: &str) {
 
 /// Where the first `"`, `\\` or control character of `text` is (the end of a run of plain
 /// string bytes), found with SIMD: strings are most of a message's bytes.
-fn plain_run(text: &[u8]) -> Option<usize> {
+pub(crate) fn plain_run(text: &[u8]) -> Option<usize> {
     let end = memchr::memchr2(b'"', b'\\', text)?;
     // A branch-free check the compiler vectorizes; a control character is rare (and invalid).
     let controls = text[..end].iter().fold(false, |seen, &c| seen | (c < 0x20));

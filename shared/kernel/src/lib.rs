@@ -7,6 +7,8 @@
 //!   conversion of raw values to canonical values (`conversion.rs`);
 //! - the canonical event's record: its single-object Avro value and its record key (`encode.rs`);
 //! - the JSON view of a record (`json_view.rs`);
+//! - JSON messages read with exact numbers, as the standard library reads them with `Decimal`
+//!   (`json_load.rs`);
 //! - vendor Avro decoded as fastavro reads it (`avro_decode.rs`), with a strict JSON reader for schemas
 //!   (`json.rs`).
 
@@ -16,6 +18,7 @@ mod avro_reader;
 mod conversion;
 mod encode;
 mod json;
+mod json_load;
 mod json_view;
 mod sqltype;
 
@@ -44,5 +47,6 @@ fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sqltype::py_sql_type, m)?)?;
     m.add_function(wrap_pyfunction!(sqltype::py_jdbc_type_name, m)?)?;
     m.add_function(wrap_pyfunction!(encode::encode_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(json_load::load, m)?)?;
     Ok(())
 }
