@@ -679,11 +679,38 @@ fn decode_text<'py>(text: &Bound<'py, PyString>, encoding: Encoding) -> Out<'py>
             if inner.is_empty() {
                 return Ok(PyBytes::new(py, b"").into_any());
             }
+            if let Some(data) = plain_byte_list(inner) {
+                return Ok(PyBytes::new(py, &data).into_any());
+            }
             let parts: Vec<Bound<'py, PyAny>> =
                 inner.split(',').map(|part| PyString::new(py, part.trim_matches(is_py_space)).into_any()).collect();
             from_int_list(py, &parts)
         }
     }
+}
+
+/// A byte list's items when every one is plainly written (`-?[0-9]{1,3}` between blanks) and in
+/// -128..255: what `from_int_list` reads them as, without a Python `int()` per item. Any other
+/// spelling (a sign `+`, `_`, other digits) or a value out of range: None, and `from_int_list` decides.
+fn plain_byte_list(inner: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(inner.len() / 3 + 1);
+    for part in inner.split(',') {
+        let item = part.trim_matches(is_py_space).as_bytes();
+        let (negative, digits) = match item.split_first() {
+            Some((b'-', rest)) => (true, rest),
+            _ => (false, item),
+        };
+        if digits.is_empty() || digits.len() > 3 || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        let magnitude = digits.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+        let n = if negative { -magnitude } else { magnitude };
+        if !(-128..=255).contains(&n) {
+            return None;
+        }
+        out.push((n & 0xFF) as u8);
+    }
+    Some(out)
 }
 
 /// Bytes from a list of byte values (signed Java bytes accepted), each item read by int().

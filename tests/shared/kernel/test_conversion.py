@@ -9,6 +9,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from binlake.shared.event.values import BigInt, SqlTime, Unparsed
 from binlake.shared.kernel._kernel import Conversion, describe, jdbc_type_name, sql_type
@@ -208,3 +210,40 @@ def test_jdbc_codes_and_descriptions() -> None:
     assert describe(-(10**5000)) == "a negative integer of 5001 digits"
     assert describe(Decimal("1.50")) == "a decimal number of 3 digits"
     assert describe({}) == "an object of 0 fields"
+
+
+_ITEM_SPELLINGS = st.one_of(
+    st.integers(-300, 300).map(str),
+    st.integers(-300, 300).map(lambda n: f"+{n}" if n >= 0 else str(n)),
+    st.integers(0, 300).map(lambda n: f"{n:04d}"),
+    st.integers(-300, 300).map(lambda n: f" {n}\t"),
+    st.sampled_from(["", "-", "1_0", "\u0665", "0x1", "1.0", "a"]),
+)
+
+
+def _by_int(items: list[str]) -> bytes | None:
+    """The byte list rule spelled out: each item read by ``int()``, in -128..255."""
+    out = bytearray()
+    for item in items:
+        try:
+            number = int(item)
+        except ValueError:
+            return None
+        if not -128 <= number <= 255:
+            return None
+        out.append(number & 0xFF)
+    return bytes(out)
+
+
+@settings(max_examples=500, deadline=None)
+@given(items=st.lists(_ITEM_SPELLINGS, min_size=1, max_size=12))
+def test_a_byte_list_reads_each_item_as_int_does(items: list[str]) -> None:
+    """Plain items are read without a Python ``int()`` each (the common case); any other spelling goes
+    through ``int()``: the bytes are the same either way."""
+    expected = b"" if not ",".join(items).strip() else _by_int(items)  # "[]", "[ ]": no items
+    convert = Conversion("bytes", "list")
+    if expected is None:
+        with pytest.raises(UnreadableValue):
+            convert("[" + ",".join(items) + "]")
+    else:
+        assert convert("[" + ",".join(items) + "]") == expected
