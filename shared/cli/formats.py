@@ -48,8 +48,9 @@ Common to all formats:
   in an `int(11)`, -1 in a `bigint unsigned`) is a `bad_value` reject naming the
   column and the range, never a NULL or a wrapped number; dates and date-times as `date.fromisoformat` and
   `datetime.fromisoformat` do, with MySQL zero dates kept verbatim; the digits of
-  a TIME, of epoch seconds, of a type's parameters (`decimal(10,2)`) and of a
-  date-time followed by a zone name are ASCII.
+  a TIME, of epoch seconds, of a type's parameters (`decimal(10,2)`), of a
+  date-time followed by a zone name and of Tencent CKafka's `yyyyMMddHHmmss`
+  are ASCII.
 - A truncate that comes without SQL is a `TRUNCATE` event with an empty `ddl.sql`
   and kind `TRUNCATE_TABLE`: binlake invents no statement.
 - Every `order_key` has the shape `major.minor.row` (20, 20 and 6 digits); each

@@ -24,6 +24,7 @@ UTC: Final = _dt.UTC
 EPOCH: Final = _dt.datetime(1970, 1, 1, tzinfo=UTC)
 EPOCH_DATE: Final = _dt.date(1970, 1, 1)
 _LOCAL_EPOCH: Final = _dt.datetime(1970, 1, 1)
+_EPOCH_ORDINAL: Final = EPOCH_DATE.toordinal()
 
 _DATE: Final = Conversion("date")
 _TIME: Final = Conversion("time")
@@ -88,20 +89,30 @@ def instant_from_epoch_micros(micros: int) -> _dt.datetime:
         ) from None
 
 
+_MS_PER_DAY: Final = 86_400_000
+
+
 def epoch_ms_of(value: _dt.datetime) -> int:
-    """Milliseconds since the epoch of an aware datetime."""
-    return (value - EPOCH) // _dt.timedelta(milliseconds=1)
+    """Milliseconds since the epoch of an aware datetime (rounded down, as ``// timedelta(milliseconds=1)``)."""
+    # A timedelta's days may be negative, its seconds and microseconds are not: the sum is the floor. (No
+    # timedelta of a millisecond and no division per call: vendor envelopes take two of these a message.)
+    delta = value - EPOCH
+    return delta.days * _MS_PER_DAY + delta.seconds * 1000 + delta.microseconds // 1000
 
 
 def compact_local_to_ms(text: str, zone_: _dt.tzinfo) -> int:
     """``yyyyMMddHHmmss`` (Tencent CKafka TIME) read in ``zone_``, as epoch ms."""
-    if len(text) != 14 or not text.isdigit():
+    if len(text) != 14 or not text.isascii() or not text.isdigit():
         raise UnreadableValue(f"expected yyyyMMddHHmmss, got {describe(text)}")
     try:
-        local = _dt.datetime.strptime(text, "%Y%m%d%H%M%S")
-    except ValueError:  # strptime's message quotes the text
+        # Fixed widths: fourteen ASCII digits split one way only (as strptime's "%Y%m%d%H%M%S" splits them, at a
+        # fraction of its cost).
+        local = _dt.datetime(
+            int(text[:4]), int(text[4:6]), int(text[6:8]), int(text[8:10]), int(text[10:12]), int(text[12:])
+        )
+    except ValueError:  # its message quotes the numbers
         raise UnreadableValue("expected yyyyMMddHHmmss, got 14 digits that are no valid date-time") from None
-    return epoch_ms_of(local.replace(tzinfo=zone_))
+    return _wall_clock_ms(local, zone_)
 
 
 def local_text_to_ms(text: str, zone_: _dt.tzinfo) -> int:
@@ -109,4 +120,15 @@ def local_text_to_ms(text: str, zone_: _dt.tzinfo) -> int:
     local = parse_local_datetime(text)
     if isinstance(local, Unparsed):
         raise UnreadableValue(f"expected a date-time, got {describe(text)}")
-    return epoch_ms_of(local.replace(tzinfo=zone_))
+    return _wall_clock_ms(local, zone_)
+
+
+def _wall_clock_ms(local: _dt.datetime, zone_: _dt.tzinfo) -> int:
+    """Epoch ms of a wall clock in ``zone_``: its microseconds less the zone's offset there (as
+    ``epoch_ms_of(local.replace(tzinfo=zone_))``: the offset of fold 0), in integers."""
+    offset = zone_.utcoffset(local)
+    if offset is None:
+        raise UnreadableValue("the source time zone gives no offset")
+    seconds = (local.toordinal() - _EPOCH_ORDINAL) * 86_400 + (local.hour * 60 + local.minute) * 60 + local.second
+    offset_us = (offset.days * 86_400 + offset.seconds) * 1_000_000 + offset.microseconds
+    return (seconds * 1_000_000 + local.microsecond - offset_us) // 1000

@@ -7,6 +7,8 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from binlake.shared.event.values import BigInt, SqlTime, Unparsed, decimal_text, integer
 from binlake.shared.parsing import binary, temporal
@@ -257,3 +259,41 @@ def test_inferred_column_descriptors_are_shared_per_shape() -> None:
     wide = types.columns_for({"id": 3, "name": None, "n": BigInt(2**64)})
     assert [(c.name, c.logical_type) for c in wide[1:]] == [("name", "unknown"), ("n", "integer")]
     assert types.columns_for({"id": 4}) is types.columns
+
+
+_ZONES = [
+    ZoneInfo(name)
+    for name in (
+        "UTC",
+        "Asia/Shanghai",
+        "America/New_York",
+        "Australia/Lord_Howe",
+        "Asia/Kathmandu",
+        "America/St_Johns",
+    )
+] + [dt.timezone(dt.timedelta(hours=-12)), dt.timezone(dt.timedelta(hours=14, minutes=0))]
+
+
+@settings(max_examples=600, deadline=None)
+@given(
+    local=st.datetimes(min_value=dt.datetime(1000, 1, 2), max_value=dt.datetime(9999, 12, 30)),
+    zone=st.sampled_from(_ZONES),
+)
+def test_wall_clock_epoch_ms_is_the_aware_datetimes(local: dt.datetime, zone: dt.tzinfo) -> None:
+    """The envelope readers' integer arithmetic equals the aware datetime's own: the wall clock in the
+    zone (fold 0, as ``replace(tzinfo=...)``), minus the epoch, floored to milliseconds."""
+    expected = (local.replace(tzinfo=zone) - temporal.EPOCH) // dt.timedelta(milliseconds=1)
+    assert temporal.epoch_ms_of(local.replace(tzinfo=zone)) == expected
+    assert temporal.local_text_to_ms(local.isoformat(sep=" "), zone) == expected
+    compact = local.replace(microsecond=0)
+    assert temporal.compact_local_to_ms(compact.strftime("%Y%m%d%H%M%S"), zone) == (
+        (compact.replace(tzinfo=zone) - temporal.EPOCH) // dt.timedelta(milliseconds=1)
+    )
+
+
+@pytest.mark.parametrize(
+    "text", ["2024131010000", "20241301100000", "20240230100000", "2024010110000٥", "00000101000000"]
+)
+def test_a_compact_time_that_is_no_date_time_is_unreadable(text: str) -> None:
+    with pytest.raises(UnreadableValue):
+        temporal.compact_local_to_ms(text, ZoneInfo("UTC"))
