@@ -380,8 +380,13 @@ fn value(py: Python<'_>, k: &Kinds, v: &Bound<'_, PyAny>, out: &mut Vec<u8>) -> 
         avro::bytes(out, data.as_bytes());
     } else if v.is_exact_instance(k.decimal.bind(py)) {
         out.push(DECIMAL);
-        let text = k.decimal_text.bind(py).call1((v,))?;
-        string(&text, out)?;
+        // str() is the text unless it took scientific notation: then `decimal_text` decides.
+        let plain = v.str()?;
+        if plain.to_str()?.contains('E') {
+            string(&k.decimal_text.bind(py).call1((v,))?, out)?;
+        } else {
+            string(plain.as_any(), out)?;
+        }
     } else if let Ok(at) = v.cast_exact::<PyDateTime>() {
         let local = days(at.get_year(), at.get_month(), at.get_day()) * MICROS_PER_DAY
             + ((i64::from(at.get_hour()) * 60 + i64::from(at.get_minute())) * 60 + i64::from(at.get_second()))
