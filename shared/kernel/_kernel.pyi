@@ -95,3 +95,7 @@ def load_json(raw: bytes) -> tuple[Any, tuple[str, int] | None]:
     index for one of the standard library's syntax rules, -1 for a reason without one (``"utf-8"``,
     ``"surrogate"``: a lone surrogate escape, NaN, Infinity, nesting). Raises what ``int()`` and
     ``Decimal()`` raise on a number they refuse."""
+
+def nests_deeper(raw: bytes, limit: int) -> bool:
+    """Whether a JSON text nests arrays and objects deeper than ``limit`` (brackets in strings are text;
+    a quote no quote closes is an ordinary character)."""

@@ -24,7 +24,7 @@ from typing import Any, Final, TypeVar
 
 import orjson
 
-from binlake.shared.kernel._kernel import load_json
+from binlake.shared.kernel._kernel import load_json, nests_deeper
 from binlake.shared.parsing.errors import BAD_FIELD, MALFORMED, MISSING_FIELD, RejectError
 
 T = TypeVar("T")
@@ -37,23 +37,11 @@ class InexactNumber(Exception):
 MAX_DEPTH: Final = 512
 """The deepest nesting of arrays and objects a message may have (a MySQL JSON value nests at most 100)."""
 
-_NESTING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
-"""A JSON string (skipped whole: brackets inside it are text) or a bracket."""
-
 
 def _check_depth(raw: bytes) -> None:
-    """Reject a document nested deeper than ``MAX_DEPTH``; counted only when it has that many brackets."""
-    if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
-        return
-    depth = 0
-    for token in _NESTING.finditer(raw):
-        char = token.group()
-        if char in (b"[", b"{"):
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise RejectError(MALFORMED, f"invalid JSON: the document nests deeper than {MAX_DEPTH} levels")
-        elif char in (b"]", b"}"):
-            depth -= 1
+    """Reject a document nested deeper than ``MAX_DEPTH`` (the kernel counts; brackets in strings are text)."""
+    if nests_deeper(raw, MAX_DEPTH):
+        raise RejectError(MALFORMED, f"invalid JSON: the document nests deeper than {MAX_DEPTH} levels")
 
 
 def decode_fast(raw: bytes) -> Any:

@@ -440,3 +440,49 @@ pub fn load<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<(Bound<'py, PyAny>, Op
         Err(Stop::Py(e)) => Err(e),
     }
 }
+
+/// Whether a JSON text nests arrays and objects deeper than `limit` (brackets inside strings are text).
+/// Counted only when it has more than `limit` opening brackets (one vectorized pass), which almost no
+/// message has. Read as bytes, not parsed: it answers for broken documents too (a quote no quote closes
+/// is a character like any other), so the refusal comes before any other.
+#[pyfunction]
+pub fn nests_deeper(raw: &[u8], limit: usize) -> bool {
+    if raw.iter().filter(|&&c| c == b'[' || c == b'{').count() <= limit {
+        return false;
+    }
+    let mut depth: isize = 0;
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'"' => {
+                if let Some(end) = string_end(raw, i + 1) {
+                    i = end + 1;
+                    continue;
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit as isize {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// The closing quote of a string whose text starts at `from` (a backslash takes the next byte with it).
+fn string_end(raw: &[u8], mut from: usize) -> Option<usize> {
+    while from < raw.len() {
+        match raw[from] {
+            b'"' => return Some(from),
+            b'\\' if from + 1 < raw.len() => from += 2,
+            b'\\' => return None,
+            _ => from += 1,
+        }
+    }
+    None
+}

@@ -48,5 +48,6 @@ fn _kernel(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sqltype::py_jdbc_type_name, m)?)?;
     m.add_function(wrap_pyfunction!(encode::encode_columns, m)?)?;
     m.add_function(wrap_pyfunction!(json_load::load, m)?)?;
+    m.add_function(wrap_pyfunction!(json_load::nests_deeper, m)?)?;
     Ok(())
 }

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -23,7 +24,7 @@ from hypothesis import strategies as st
 from binlake.shared.cli.generate import messages
 from binlake.shared.generate import render
 from binlake.shared.generate.workload import Workload
-from binlake.shared.kernel._kernel import load_json
+from binlake.shared.kernel._kernel import load_json, nests_deeper
 from binlake.shared.parsing.errors import MALFORMED, RejectError
 from binlake.shared.parsing.jsondoc import decode_exact
 from tests.corpus_cases import cases
@@ -260,3 +261,23 @@ def test_the_fuzz_baselines_inputs_read_alike() -> None:
         for data in inputs(target, 1_500):
             _, raw = target.split(data)
             _same(raw)
+
+
+_NESTING = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.S)
+"""A JSON string (skipped whole: brackets inside it are text) or a bracket: the depth rule spelled out."""
+
+
+def _nests_deeper(raw: bytes, limit: int) -> bool:
+    depth = 0
+    for token in _NESTING.finditer(raw):
+        char = token.group()
+        depth += 1 if char in (b"[", b"{") else -1 if char in (b"]", b"}") else 0
+        if depth > limit:
+            return True
+    return False
+
+
+@settings(max_examples=2_000, deadline=None)
+@given(raw=st.binary(max_size=40).map(lambda b: bytes(b'[]{}"\\a\n'[c % 8] for c in b)), limit=st.integers(0, 6))
+def test_nesting_is_counted_as_the_rule_says(raw: bytes, limit: int) -> None:
+    assert nests_deeper(raw, limit) == _nests_deeper(raw, limit)
