@@ -5,7 +5,8 @@
 //! exponents `decimal.Decimal` of their text, a repeated key keeps its first place and last value.
 //! Where the document is not JSON, `load` says why in the standard library's words and at its position
 //! (a character index), so a reject reads the same whichever decoder met the message first: the rules
-//! and positions are those of CPython's `_json.c`. A `\u` escape of a lone UTF-16 surrogate is read
+//! and positions are those of CPython's `_json.c` in 3.11 and 3.12, on every Python (3.13 words a
+//! trailing comma its own way). A `\u` escape of a lone UTF-16 surrogate is read
 //! into the `str` as the standard library reads it (no UTF-8 encoder takes it), and `load` says the
 //! document holds one: the caller looks for it in what remains (a repeated key may have replaced it).
 

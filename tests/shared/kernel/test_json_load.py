@@ -64,6 +64,21 @@ def _all_text(doc: Any) -> bool:
     return True
 
 
+_TRAILING_COMMA = "Illegal trailing comma before end of "
+"""Python 3.13's rule for a comma right before ``}`` or ``]``, at the comma. The kernel words every
+refusal as 3.11 and 3.12 do, on every Python (a reject's reason does not hang on the interpreter)."""
+
+
+def _as_before_3_13(exc: json.JSONDecodeError) -> tuple[Any, ...]:
+    """3.13's trailing-comma refusal as 3.11 words it: the next token, the closing bracket, is where a
+    member name (object) or a value (array) was expected."""
+    closing = exc.pos + 1
+    while exc.doc[closing] in " \t\n\r":
+        closing += 1
+    rule = "Expecting property name enclosed in double quotes" if exc.msg.endswith("object") else "Expecting value"
+    return ("syntax", rule, closing)
+
+
 def _stdlib(raw: bytes) -> tuple[Any, ...]:
     try:
         text = raw.decode("utf-8")
@@ -74,6 +89,8 @@ def _stdlib(raw: bytes) -> tuple[Any, ...]:
             json.loads(text)  # raises its BOM error
         doc = _STDLIB.decode(text)
     except json.JSONDecodeError as exc:
+        if exc.msg.startswith(_TRAILING_COMMA):
+            return _as_before_3_13(exc)
         return ("syntax", exc.msg.partition(": ")[0], exc.pos)
     except _Constant as exc:
         return ("reason", str(exc))
