@@ -19,7 +19,7 @@ class Heartbeat:
     table: str | None = None
 
 
-@dataclass(init=False)  # an __init__ of its own: mypyc compiles it native (``event.model``)
+@dataclass(init=False, slots=True)  # an __init__ of its own: mypyc compiles it native (``event.model``)
 class Parsed:
     """The outcome of parsing one accepted message.
 
