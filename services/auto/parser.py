@@ -38,8 +38,10 @@ no DRS-only field) is read as Canal: configure ``drs-json`` for such a topic.
 A debezium-smt row without ``__deleted`` is just columns, so it is not
 recognised (enable the SMT's ``delete.handling.mode=rewrite``, or configure the
 format). DRS JSON-C differs from Canal only in value renderings, and drs-avro
-needs its schema, so neither is detected: configure them explicitly. Detection
-decodes the JSON once more than a fixed format does.
+needs its schema, so neither is detected: configure them explicitly. The
+document decoded for detection goes on to the detected parser; a format that
+writes values as JSON numbers (Maxwell, GoldenGate, OMS) decodes once more,
+exactly.
 
 Options: auto takes the options of the formats it detects and hands them all
 to each detected parser, which reads its own. Each message is keyed as its
@@ -58,7 +60,7 @@ from typing import Any, Final
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import MALFORMED, WRONG_FORMAT, RejectError
-from binlake.shared.parsing.jsondoc import decode_fast
+from binlake.shared.parsing.jsondoc import decode_fast, hand_over
 from binlake.shared.parsing.result import Parsed
 
 FORMAT_ID: Final = "auto"
@@ -119,5 +121,10 @@ def parse(raw: bytes, ctx: ParseContext) -> Parsed:
             return registry.get("oms-avro").parse(raw, ctx)
         except RejectError as exc:
             raise RejectError(MALFORMED, f"neither JSON nor a DTS Avro record ({exc.reason})") from exc
-    format_id = detect(decode_fast(raw))
-    return registry.get(format_id).parse(raw, ctx)
+    doc = decode_fast(raw)
+    format_id = detect(doc)  # reads the document, never changes it: the parser may have it
+    hand_over(raw, doc)
+    try:
+        return registry.get(format_id).parse(raw, ctx)
+    finally:
+        hand_over(None)

@@ -112,6 +112,19 @@ def _syntax_problem(exc: Exception) -> str:
     return f"a number beyond what Python reads ({type(exc).__name__})"
 
 
+_handed_raw: bytes | None = None
+_handed_doc: Any = None
+
+
+def hand_over(raw: bytes | None, doc: Any = None) -> None:
+    """Give the next ``decode_and_parse`` of this very ``raw`` object its ``decode_fast`` document, so a
+    message is not decoded fast twice (``auto`` decodes to detect the format, then the format's parser
+    decodes). ``hand_over(None)`` takes back what was not used. Parsing is synchronous: nothing else can
+    run between the two calls, and the document is the one ``decode_fast`` would give again."""
+    global _handed_raw, _handed_doc
+    _handed_raw, _handed_doc = raw, doc
+
+
 def decode_and_parse(raw: bytes, parse_doc: Callable[[Any], T], *, numbers_are_values: bool = False) -> T:
     """Decode ``raw`` fast and parse it; redo both exactly if a number needs it.
 
@@ -123,8 +136,13 @@ def decode_and_parse(raw: bytes, parse_doc: Callable[[Any], T], *, numbers_are_v
     """
     if numbers_are_values:
         return parse_doc(decode_exact(raw))
+    global _handed_raw, _handed_doc
+    if _handed_raw is raw:
+        doc, _handed_raw, _handed_doc = _handed_doc, None, None
+    else:
+        doc = decode_fast(raw)
     try:
-        return parse_doc(decode_fast(raw))
+        return parse_doc(doc)
     except InexactNumber:
         return parse_doc(decode_exact(raw))
 
