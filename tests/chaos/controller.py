@@ -1,13 +1,15 @@
 """The chaos controller: SIGKILLs aimed inside transactions and micro-batches, a broker restart, restarts.
 
-**A normalizer kill** picks a live normalizer at random and aims at an open transaction: it freezes the
-victim (SIGSTOP) at random moments and asks the transaction coordinator which transactional ids have a
-transaction open (``coordinator``: state ``Ongoing``). A frozen process can neither commit nor abort, so
-an id listed there stays open through the SIGKILL. The kill counts as *inside a transaction* when one of
-the ids is the victim's: the id of an input partition the victim's ``/metrics`` said it owned just
-before the freeze, and its group peer's did not. After ``FREEZE_TRIES`` freezes without one it kills
-anyway (outside). An aim gives way to a broker restart that waits for it (the restart holds the traffic
-back, so no transaction opens while it waits) and goes on once the broker is up again.
+**A normalizer kill** picks a live normalizer that owns an input partition the traffic goes to, and aims
+at an open transaction: it freezes the victim (SIGSTOP) a random moment of up to ``AIM_AFTER_CHUNK_S``
+after a chunk of traffic is in (when the owners' transactions open; random moments missed in CI) and asks
+the transaction coordinator which transactional ids have a transaction open (``coordinator``: state
+``Ongoing``). A frozen process can neither commit nor abort, so an id listed there stays open through the
+SIGKILL. The kill counts as *inside a transaction* when one of the ids is the victim's: the id of an input
+partition the traffic goes to that the victim's ``/metrics`` said it owned just before the freeze, and its
+group peer's did not. After ``FREEZE_TRIES`` freezes without one it kills anyway (outside). An aim gives
+way to a broker restart that waits for it (the restart holds the traffic back, so no transaction opens
+while it waits) and goes on once the broker is up again.
 
 **A sink kill** aims at an open micro-batch of one of its two queries (the changelog query's or the
 mirror query's), or of both at once, as ``tests/sink/test_sink_kill.py`` does: it waits until a
@@ -35,14 +37,21 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from aiokafka import TopicPartition
+
+from binlake.shared.kafka.assignment import transactional_id
 from tests.chaos.brokers import OUTAGE_S, Cluster, SingleBroker
 from tests.chaos.cast import Cast, Role
 from tests.chaos.gate import BrokerGate
+from tests.chaos.player import TICK_S, Player
 from tests.support.sink_checkpoint import batch_ids, fresh_open, open_batch, planned
 
 FREEZE_TRIES = 480
-"""Freezes a kill aims with before it kills outside a transaction. At a short run's traffic (a few messages
-per second per normalizer) a transaction is open well under 1% of the time: 120 tries missed in CI."""
+"""Freezes a kill aims with before it kills outside a transaction. At a short run's traffic (a chunk every
+``player.TICK_S``, one transaction per partition) a transaction is open a few % of the time: 480 freezes at
+random moments missed four times in a row in CI, so a freeze follows a chunk while the traffic lasts."""
+AIM_AFTER_CHUNK_S = 0.05
+"""A freeze falls this long at most after a chunk is in: the fetch, the parse and the commit of its batch."""
 FREEZE_S = 0.03
 """How long a frozen victim is left before the coordinator is asked: requests it had sent are answered."""
 SINK_AIM_TIMEOUT_S = 300.0
@@ -72,6 +81,8 @@ class Controller:
     kills: list[Kill] = field(default_factory=list)
     unplanned: list[dict[str, object]] = field(default_factory=list)
     broker_restarts: int = 0
+    player: Player | None = None
+    """The traffic (None: none): which partitions it reaches, and when a chunk is in."""
     _frozen: set[str] = field(default_factory=set)
     _restarts: set[asyncio.Task[None]] = field(default_factory=set)
 
@@ -92,7 +103,7 @@ class Controller:
         while True:
             async with self.gate.use():
                 live = self._killable() or live  # as of now: a freeze may have taken one meanwhile
-                owners = [role for role in live if self.cast.transactional_ids(role)]
+                owners = [role for role in live if self._aimable_ids(role)]
                 victim = self.rng.choice(owners or live)
                 self._frozen.add(victim.name)  # no freeze aims at it meanwhile
                 try:
@@ -102,8 +113,9 @@ class Controller:
                         return self._record(kill, victim)
                 finally:
                     self._frozen.discard(victim.name)
-            # A broker restart is waiting for this aim: it holds the traffic back, so no transaction would open
-            # while the aim goes on. Let the restart happen and aim again after it (the tries left carry over).
+            # A broker restart is waiting for this aim (it holds the traffic back, so no transaction would open
+            # while the aim goes on), or the victim's partitions moved: aim again, after the restart (the tries
+            # left carry over).
             while not (live := self._killable()):
                 await asyncio.sleep(0.2)
 
@@ -122,11 +134,7 @@ class Controller:
         missed: set[str] = set()
         while True:
             live = self._killable()
-            pairs = [
-                r
-                for r in live
-                if self.cast.transactional_ids(r) and any(p is not r and p.group == r.group for p in live)
-            ]
+            pairs = [r for r in live if self._aimable_ids(r) and any(p is not r and p.group == r.group for p in live)]
             if not pairs:
                 await asyncio.sleep(0.2)
                 continue
@@ -157,7 +165,8 @@ class Controller:
             return frozen
 
     async def _aim_at_transaction(self, victim: Role, tries: int) -> tuple[Kill | None, int]:
-        """The kill (None: a broker restart is pending, aim again after it) and the freeze tries left."""
+        """The kill (None: a broker restart is pending, or the victim owns no partition the traffic goes to;
+        aim again after it) and the freeze tries left."""
         assert victim.service is not None
         pid = victim.service.pid
         peers = [r for r in self.cast.normalizers if r.group == victim.group and r is not victim]
@@ -165,12 +174,19 @@ class Controller:
             if self.gate.outage_pending():
                 return None, tries
             tries -= 1
-            ids = self.cast.transactional_ids(victim)
+            ids = self._aimable_ids(victim)
             for peer in peers:
-                ids -= self.cast.transactional_ids(
-                    peer
-                )  # a partition both claim (a rebalance under way) proves nothing
-            if ids and victim.service.exited() is None:
+                # A partition both claim (a rebalance under way) proves nothing.
+                ids -= self.cast.transactional_ids(peer)
+            if not ids:
+                # It owns no partition the traffic goes to now (a rebalance moved them): another victim.
+                await asyncio.sleep(0.2)
+                return None, tries
+            if victim.service.exited() is None:
+                if self.player is not None and await self.player.next_chunk(4 * TICK_S):
+                    await asyncio.sleep(self.rng.uniform(0.0, AIM_AFTER_CHUNK_S))
+                    if victim.service.exited() is not None:
+                        continue
                 os.kill(pid, signal.SIGSTOP)
                 await asyncio.sleep(FREEZE_S)
                 try:
@@ -183,6 +199,14 @@ class Controller:
                 os.kill(pid, signal.SIGCONT)
             await asyncio.sleep(self.rng.uniform(0.0, 0.2))
         return Kill(victim.name, self.elapsed(), False, f"no open transaction in {FREEZE_TRIES} freezes"), 0
+
+    def _aimable_ids(self, role: Role) -> set[str]:
+        """The transactional ids of the input partitions ``role`` owns now that carry the traffic."""
+        ids = self.cast.transactional_ids(role)
+        if self.player is None:
+            return ids
+        busy = {transactional_id(role.group, TopicPartition(t, p)) for t, p in self.player.truth.busy()}
+        return ids & busy
 
     # ---------------------------------------------------------------- the sink
 

@@ -28,6 +28,19 @@ class Player:
         self.seconds = seconds
         self.sent = 0
         self.finished = asyncio.Event()
+        self._chunk = asyncio.Event()
+        """Set (and replaced) once each chunk is in: the normalizers' transactions open right after."""
+
+    async def next_chunk(self, timeout_s: float) -> bool:
+        """Wait until the next chunk is in; False when none came within ``timeout_s`` (the traffic is over or
+        held back by the broker gate)."""
+        if self.finished.is_set():
+            return False
+        try:
+            await asyncio.wait_for(self._chunk.wait(), timeout_s)
+        except TimeoutError:
+            return False
+        return True
 
     def _chunks(self) -> Iterator[list[tuple[str, bytes, bytes]]]:
         per_tick = max(1, round(self.truth.messages * TICK_S / self.seconds))
@@ -52,6 +65,8 @@ class Player:
                     for (topic, key, _), meta in zip(chunk, await asyncio.gather(*futures), strict=True):
                         self.truth.place(topic, key, meta.partition, meta.offset)
                 self.sent += len(chunk)
+                self._chunk.set()
+                self._chunk = asyncio.Event()
                 await asyncio.sleep(max(0.0, started + (tick + 1) * TICK_S - time.monotonic()))
         finally:
             await producer.stop()

@@ -218,6 +218,7 @@ async def run(options: Options) -> dict[str, object]:
         supervisor = asyncio.create_task(controller.supervise())
         try:
             player = Player(bootstrap, truth, controller.gate, options.seconds)
+            controller.player = player
             await asyncio.gather(
                 player.play(),
                 _normalizer_chaos(controller, options.kills - options.sink_kills, options.seconds, rng),

@@ -8,6 +8,7 @@ those coordinates, a poison message exactly one dead letter.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from binlake.shared.cli.demo import traffic as demo_traffic
@@ -26,6 +27,8 @@ class Truth:
     """Messages that must each become one event (filled as they are produced)."""
     poison: set[Coordinates] = field(default_factory=set)
     """Messages that must each become one dead letter."""
+    placed: Counter[tuple[str, int]] = field(default_factory=Counter)
+    """Messages placed so far per vendor partition (``busy``)."""
 
     @classmethod
     def build(cls, formats: list[str], changes: int, tables: int, seed: int) -> Truth:
@@ -37,6 +40,15 @@ class Truth:
 
     def place(self, topic: str, key: bytes | None, partition: int, offset: int) -> None:
         (self.poison if key == POISON_KEY else self.events).add((topic, partition, offset))
+        self.placed[topic, partition] += 1
+
+    def busy(self) -> set[tuple[str, int]]:
+        """The vendor partitions that carry a tenth of their topic's traffic so far or more: a normalizer that
+        owns none of them (only a partition a poison message went to, say) seldom has a transaction open."""
+        topics: Counter[str] = Counter()
+        for (topic, _), count in self.placed.items():
+            topics[topic] += count
+        return {(topic, p) for (topic, p), count in self.placed.items() if count * 10 >= topics[topic]}
 
     @property
     def changes(self) -> int:
