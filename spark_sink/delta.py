@@ -113,6 +113,16 @@ def file_count(spark: SparkSession, uri: str) -> int:
     return int(files)
 
 
+def size_bytes(spark: SparkSession, uri: str) -> int | None:
+    """The bytes of the table's current data files, from the version's checksum (``file_count``); None when
+    there is no table or no checksum (no Spark job is run to find out)."""
+    snapshot = _snapshot(spark, uri)
+    if int(snapshot.version()) < 0:
+        return None
+    checksum = snapshot.checksumOpt()
+    return int(checksum.get().tableSizeBytes()) if checksum.isDefined() else None
+
+
 def partition_values(spark: SparkSession, uri: str, column: str) -> set[str]:
     """The values of partition column ``column`` among the table's current files (none: no table).
 

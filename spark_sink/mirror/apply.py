@@ -438,4 +438,5 @@ def _apply_folded(
             probe=work.counts.changes == 0,
             new=work.new,
             legacy_width=work.result.legacy_width,
+            key_limit=settings.merge_key_filter_max,
         )

@@ -26,7 +26,7 @@ from binlake.spark_sink.delta import quote
 from binlake.spark_sink.events.order import origin_sql, sequence
 from binlake.spark_sink.events.rows import MIRROR_FIELDS, expand
 from binlake.spark_sink.layout import OP, ORDER_KEY, ORIGIN
-from binlake.spark_sink.mirror import tombstones
+from binlake.spark_sink.mirror import key_filter, tombstones
 from binlake.spark_sink.mirror.merge_rules import merge_clauses
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
 from binlake.spark_sink.mirror.project import (
@@ -159,6 +159,7 @@ def merge(
     probe: bool = True,
     new: NewMirror | None = None,
     legacy_width: int,
+    key_limit: int = 0,
 ) -> None:
     """MERGE the folded batch: each key's newer events, column by column (``merge_rules``).
 
@@ -169,8 +170,10 @@ def merge(
     a job only for a batch of INSERTs: one that updates or deletes rows the
     mirror almost always holds is MERGEd at once (the answer would cost about
     as much as the append it could save). ``new``: the mirror does not exist yet; the rows create it.
+    ``key_limit``: the most distinct keys the MERGE's condition names (``key_filter``; 0: none).
     """
-    target_columns = [f.name for f in (new.schema if new is not None else delta.schema(spark, uri)).fields]
+    target = new.schema if new is not None else delta.schema(spark, uri)
+    target_columns = [f.name for f in target.fields]
     clauses = merge_clauses(target_columns, physical=physical, key_index=key_index, legacy_width=legacy_width)
     update: dict[str, str | Column] = dict(clauses.update)
     insert: dict[str, str | Column] = dict(clauses.insert)
@@ -187,11 +190,18 @@ def merge(
         # could only insert, and an append of the same rows costs a fraction of it (no join, no rewrite).
         delta.append(inserted_rows, uri, app_id, batch_id)
         return
+    # The batch's keys as a condition on the mirror alone: the MERGE's scans of it keep only their rows.
+    fields = {f.name: f.dataType for f in target.fields}
+    keys = [(i, physical[i], fields[physical[i]]) for i in key_index if physical[i] in fields]
+    on_keys = None
+    if len(keys) == len(key_index):
+        on_keys = key_filter.key_condition(source, keys, limit=key_limit, mirror_bytes=delta.size_bytes(spark, uri))
+    merge_condition = condition if on_keys is None else f"{condition} AND {on_keys}"
     with delta.idempotent_dml(spark, app_id, batch_id):
         (
             DeltaTable.forPath(spark, uri)
             .alias("t")
-            .merge(source.alias("s"), condition)
+            .merge(source.alias("s"), merge_condition)
             .whenMatchedDelete(condition=clauses.deleted)
             .whenMatchedUpdate(condition=clauses.changes, set=update)
             .whenNotMatchedInsert(condition=inserted, values=insert)

@@ -36,7 +36,8 @@
      its row. Per size: ``sink_bench.merge_on_read`` (the changelog batch; every current-state read
      of the table with the batch still in the changelog's tail, a count; the mirror batch), then
      current-state reads once the mirror holds it all: a count (``current_read_settled_s``; Spark reads
-     only the columns it needs) and every column of every row (``current_read_settled_full_s``).
+     only the columns it needs) and every column of every row (``current_read_settled_full_s``);
+     ``merge``: Delta's operation metrics of the mirror batch's MERGE commit (``MERGE_METRICS``).
 
 3. **memory** (``memory``): the real processes, ``binlake normalizer`` (canal-json, production
    settings) and ``binlake sink`` (the bench's Spark settings: ``local[*]``, 4 GB driver; the sink's
@@ -587,6 +588,33 @@ def _detail(spark: Any, uri: str) -> dict[str, Any]:
     return {"files": int(row["numFiles"]), "mib": round(int(row["sizeInBytes"]) / MIB, 1)}
 
 
+MERGE_METRICS = (
+    "executionTimeMs",
+    "scanTimeMs",
+    "rewriteTimeMs",
+    "materializeSourceTimeMs",
+    "numTargetFilesAdded",
+    "numTargetFilesRemoved",
+    "numTargetDeletionVectorsAdded",
+    "numTargetRowsCopied",
+    "numTargetRowsUpdated",
+    "numTargetBytesAdded",
+)
+"""Delta's own operation metrics of a MERGE commit: where its time goes (scan: finding the touched files;
+rewrite: writing the changed rows) and what it wrote."""
+
+
+def _last_merge(spark: Any, uri: str) -> dict[str, Any] | None:
+    """The newest MERGE commit of the table: its version and ``MERGE_METRICS`` (None: no MERGE yet)."""
+    from delta.tables import DeltaTable
+
+    rows = DeltaTable.forPath(spark, uri).history(20).where("operation = 'MERGE'").orderBy("version").collect()
+    if not rows:
+        return None
+    metrics = rows[-1]["operationMetrics"] or {}
+    return {"version": int(rows[-1]["version"])} | {k: int(metrics[k]) for k in MERGE_METRICS if k in metrics}
+
+
 def lake_size(spark: Any, kafka: Any, bench: Any, config: GrowthConfig, tmp: Path) -> dict[str, Any]:
     """One batch of ``lake_changes`` updates into a mirror of ``lake_base`` rows, then, once the mirror is copied
     up to ``lake_rows``, one more batch of the same updates spread over the copies' keys: one lake and topic."""
@@ -651,6 +679,7 @@ def lake_size(spark: Any, kafka: Any, bench: Any, config: GrowthConfig, tmp: Pat
         entry["current_read_settled_full_s"] = round(whole_s, 3)
         entry["mirror_rows"] = spark.read.format("delta").load(uri).count()
         entry["mirror_after"] = _detail(spark, uri)
+        entry["merge"] = _last_merge(spark, uri)
         if entry["mirror_rows"] != rows or settled != rows or whole != rows or entry["current_rows"] != rows:
             raise RuntimeError(f"the {rows}-row mirror: {entry['mirror_rows']} rows after the batch ({settled} read)")
         out["sizes"][str(rows)] = entry

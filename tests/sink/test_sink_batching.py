@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -36,7 +37,7 @@ from binlake.shared.event.values import Image
 from binlake.spark_sink import delta, job
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.layout import HIDDEN, ORDER_KEY
-from binlake.spark_sink.mirror import current_state, mirror_state
+from binlake.spark_sink.mirror import current_state, key_filter, mirror_state
 from binlake.spark_sink.settings import SinkSettings
 from tests.support import kafka_tools
 from tests.support.spark_fixtures import sink_settings_for_tests, spark
@@ -159,7 +160,9 @@ def _ways(seed: int, count: int) -> list[_Way]:
     rng = random.Random(seed * 7919)
     return [
         _Way("whole", [count], {"mirrors": "inline"}),
-        _Way("follow", _cuts(rng, count, 3), {"mirrors": "follow"}),
+        # MERGEs without their key condition (``mirror.key_filter``); "inline" MERGEs with it (the test makes
+        # every mirror big enough for one).
+        _Way("follow", _cuts(rng, count, 3), {"mirrors": "follow", "merge_key_filter_max": 0}),
         _Way(
             "inline",
             _cuts(rng, count, 2),
@@ -226,6 +229,16 @@ def lake_facts(spark: SparkSession, settings: SinkSettings) -> dict[str, Any]:
     return facts
 
 
+def _merges_naming_keys(spark: SparkSession, settings: SinkSettings) -> int:
+    """The lake's mirror MERGE commits whose condition names the batch's keys (``key_filter``)."""
+    count = 0
+    for table in (HISTORY, PLAIN):
+        if delta.exists(spark, settings.mirror_uri(table)):
+            merges = DeltaTable.forPath(spark, settings.mirror_uri(table)).history().where("operation = 'MERGE'")
+            count += sum(" IN (" in (row["operationParameters"]["predicate"] or "") for row in merges.collect())
+    return count
+
+
 def _seeds() -> list[int]:
     wanted = os.environ.get("BINLAKE_TEST_BATCHING_SEEDS", "")
     return [int(s) for s in wanted.split(",") if s] or [11]
@@ -233,8 +246,9 @@ def _seeds() -> list[int]:
 
 @pytest.mark.parametrize("seed", _seeds())
 async def test_the_same_events_make_the_same_lake_however_batched(
-    kafka_bootstrap: str, spark: SparkSession, tmp_path: Path, seed: int
+    kafka_bootstrap: str, spark: SparkSession, tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(key_filter, "BYTES_PER_KEY", 1)
     events = events_of(seed, 48)
     ways = _ways(seed, len(events))
     lakes = {way.name: await _sink(kafka_bootstrap, spark, tmp_path, events, way) for way in ways}
@@ -244,6 +258,9 @@ async def test_the_same_events_make_the_same_lake_however_batched(
     for way in ways:
         for part, rows in reference.items():
             assert facts[way.name].get(part) == rows, f"{way.name} (runs end at {way.cuts}): {part}"
+    # Only "inline" named the keys in its MERGEs' conditions (and its lake equals the others).
+    assert _merges_naming_keys(spark, lakes["inline"][0]) > 0
+    assert _merges_naming_keys(spark, lakes["follow"][0]) == 0
     # The current state read before the last mirror batch equals the mirror that batch made.
     settings, read = lakes["follow"]
     assert sorted(read) == [HISTORY, PLAIN]
