@@ -92,6 +92,6 @@ def test_more_keys_than_the_limit_or_none_get_no_condition(spark: SparkSession) 
 def test_a_mirror_of_few_rows_per_key_gets_no_condition(spark: SparkSession) -> None:
     """Under ``BYTES_PER_KEY`` per batch key the literals would cost more than the rows they keep out."""
     source = spark.createDataFrame([(k,) for k in range(11)], StructType([StructField("_v0", IntegerType())]))
-    keys = [(0, "k", IntegerType())]
+    keys: list[tuple[int, str, DataType]] = [(0, "k", IntegerType())]
     assert key_condition(source, keys, limit=100, mirror_bytes=11 * BYTES_PER_KEY - 1) is None
     assert key_condition(source, keys, limit=100, mirror_bytes=11 * BYTES_PER_KEY) is not None
