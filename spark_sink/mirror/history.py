@@ -20,7 +20,9 @@ Late and replayed events land in their place: every batch recomputes the
 versions of the keys it touches from their stored rows (values +
 ``_binlake_known`` are enough to replay them) and the new events, and MERGEs
 the result on (key, ``order_key``), so a stored version is rewritten in place
-and an event already stored is not added twice.
+and an event already stored is not added twice; a stored ``TRUNCATE`` row that
+closes nothing any more (a DELETE older than the TRUNCATE arrived after it)
+is deleted.
 """
 
 from __future__ import annotations
@@ -213,7 +215,15 @@ def _recompute(
         closes = ~(F.col(OP) == "TRUNCATE") | ~F.coalesce(previous, F.lit(True))
         replay = replay.withColumn("_closes", closes).where(F.col("_closes")).drop("_closes")
     rows = versions(replay, physical, key_index)
-    _upsert(spark, uri, rows, key_names, app_id=app_id, batch_id=batch_id)
+    # A stored closing row the replay dropped goes: a DELETE older than its TRUNCATE came in a later batch than
+    # the TRUNCATE (which closed the version the DELETE now closes).
+    stale = (
+        stored.where(F.col(OP) == "TRUNCATE")
+        .select(*keys, ORDER_KEY)
+        .join(replay.select(*keys, ORDER_KEY), on=[*keys, ORDER_KEY], how="left_anti")
+        .select(*[F.col(f"_v{i}").alias(physical[i]) for i in key_index], ORDER_KEY)
+    )
+    _upsert(spark, uri, rows, key_names, stale=stale, app_id=app_id, batch_id=batch_id)
 
 
 def _closing_rows(events: DataFrame, closings: Sequence[Truncation], width: int, key_index: list[int]) -> DataFrame:
@@ -241,29 +251,42 @@ def _closing_rows(events: DataFrame, closings: Sequence[Truncation], width: int,
     return grouped.select(*selected)
 
 
-def _upsert(spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, app_id: str, batch_id: int) -> None:
-    """MERGE on (key, ``_binlake_order_key``): a stored version is rewritten, a new one inserted.
+_DROP: Final = "_drop"
+
+
+def _upsert(
+    spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, stale: DataFrame, app_id: str, batch_id: int
+) -> None:
+    """MERGE on (key, ``_binlake_order_key``): a stored version is rewritten, a new one inserted, a ``stale``
+    one (its key and order key) deleted.
 
     The source is checkpointed first: it reads the target itself, and the MERGE
     (which the session tells not to materialize its source) reads it twice.
     """
-    rows = rows.localCheckpoint(eager=True)
+    columns = rows.columns
+    source = rows.withColumn(_DROP, F.lit(False)).unionByName(
+        stale.withColumn(_DROP, F.lit(True)), allowMissingColumns=True
+    )
+    source = source.localCheckpoint(eager=True)
     try:
-        _merge(spark, uri, rows, key, app_id=app_id, batch_id=batch_id)
+        _merge(spark, uri, source, key, columns, app_id=app_id, batch_id=batch_id)
     finally:
-        delta.release(rows)
+        delta.release(source)
 
 
-def _merge(spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, app_id: str, batch_id: int) -> None:
+def _merge(
+    spark: SparkSession, uri: str, source: DataFrame, key: list[str], columns: list[str], *, app_id: str, batch_id: int
+) -> None:
     condition = " AND ".join([f"t.{quote(k)} = s.{quote(k)}" for k in key] + [f"t.{ORDER_KEY} = s.{ORDER_KEY}"])
-    assignments: dict[str, str | Column] = {quote(name): f"s.{quote(name)}" for name in rows.columns}
+    assignments: dict[str, str | Column] = {quote(name): f"s.{quote(name)}" for name in columns}
     with delta.idempotent_dml(spark, app_id, batch_id):
         (
             DeltaTable.forPath(spark, uri)
             .alias("t")
-            .merge(rows.alias("s"), condition)
-            .whenMatchedUpdate(set=assignments)
-            .whenNotMatchedInsert(values=assignments)
+            .merge(source.alias("s"), condition)
+            .whenMatchedDelete(condition=f"s.{_DROP}")
+            .whenMatchedUpdate(condition=f"NOT s.{_DROP}", set=assignments)
+            .whenNotMatchedInsert(condition=f"NOT s.{_DROP}", values=assignments)
             .execute()
         )
 
