@@ -118,12 +118,12 @@ class SinkSettings(BaseSettings):
         description="Mirror tables a micro-batch MERGEs at the same time (Spark runs their jobs side by side).",
     )
     merge_key_filter_max: int = Field(
-        0,
+        20_000,
         ge=0,
-        description="A mirror MERGE names its batch's keys (up to this many distinct ones, e.g. 20000) in its "
-        "condition, so it reads and joins only the mirror's rows with those keys, not every row of the files "
-        "holding them (0, the default while a sustained run's failure is examined: never). A batch with more "
-        "keys, into a mirror of under 1 KiB per key, or with a float or time-zoned key, is MERGEd without.",
+        description="A mirror MERGE names its batch's keys (up to this many distinct ones) in its condition, so it "
+        "reads and joins only the mirror's rows with those keys, not every row of the files holding them "
+        "(0: never). A batch with more keys, into a mirror of under 1 KiB per key, or with a float or time-zoned "
+        "key, is MERGEd without.",
     )
     tombstone_compact_files: int = Field(
         200,

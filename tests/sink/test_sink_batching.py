@@ -166,7 +166,7 @@ def _ways(seed: int, count: int) -> list[_Way]:
         _Way(
             "inline",
             _cuts(rng, count, 2),
-            {"mirrors": "inline", "max_offsets_per_trigger": rng.randint(6, 12), "merge_key_filter_max": 20_000},
+            {"mirrors": "inline", "max_offsets_per_trigger": rng.randint(6, 12)},
         ),
     ]
 
