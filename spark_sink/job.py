@@ -25,6 +25,7 @@ from pyspark.sql.streaming.readwriter import DataStreamWriter
 
 from binlake.shared.config.settings import KafkaSettings
 from binlake.spark_sink import delta
+from binlake.spark_sink.batch_error import guarded
 from binlake.spark_sink.changelog.batch import BatchReport, process
 from binlake.spark_sink.changelog.dedup import Frontier
 from binlake.spark_sink.changelog.table import ensure_table
@@ -321,7 +322,7 @@ def start_changelog(
 
     writer = (
         read_stream(spark, settings, kafka, starting_offsets=starting_offsets)
-        .writeStream.foreachBatch(each_batch)
+        .writeStream.foreachBatch(guarded(QUERY_NAME, each_batch))
         .option("checkpointLocation", settings.checkpoint())
         .queryName(QUERY_NAME)
     )
@@ -353,7 +354,7 @@ def start_mirrors(
         reader = reader.option("maxFilesPerTrigger", str(settings.mirror_max_files_per_trigger))
     writer = (
         reader.load(settings.changelog_uri())
-        .writeStream.foreachBatch(each_batch)
+        .writeStream.foreachBatch(guarded(MIRROR_QUERY_NAME, each_batch))
         .option("checkpointLocation", settings.mirror_checkpoint())
         .queryName(MIRROR_QUERY_NAME)
     )
