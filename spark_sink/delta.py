@@ -105,22 +105,27 @@ def file_count(spark: SparkSession, uri: str) -> int:
     per call measured, per table and batch) even where the checksum is there. Without a checksum
     (written by another writer, or disabled) that job is the fallback.
     """
-    snapshot = _snapshot(spark, uri)
-    if int(snapshot.version()) < 0:
+    found = _checksum(spark, uri)
+    if found is None:
         return 0
-    checksum = snapshot.checksumOpt()
-    files = checksum.get().numFiles() if checksum.isDefined() else snapshot.numOfFiles()
-    return int(files)
+    snapshot, checksum = found
+    return int(snapshot.numOfFiles() if checksum is None else checksum.numFiles())
 
 
 def size_bytes(spark: SparkSession, uri: str) -> int | None:
     """The bytes of the table's current data files, from the version's checksum (``file_count``); None when
     there is no table or no checksum (no Spark job is run to find out)."""
+    found = _checksum(spark, uri)
+    return None if found is None or found[1] is None else int(found[1].tableSizeBytes())
+
+
+def _checksum(spark: SparkSession, uri: str) -> tuple[Any, Any] | None:
+    """The table's current snapshot and its version's checksum (None: no checksum file); None: no table."""
     snapshot = _snapshot(spark, uri)
     if int(snapshot.version()) < 0:
         return None
     checksum = snapshot.checksumOpt()
-    return int(checksum.get().tableSizeBytes()) if checksum.isDefined() else None
+    return snapshot, (checksum.get() if checksum.isDefined() else None)
 
 
 def partition_values(spark: SparkSession, uri: str, column: str) -> set[str]:
@@ -143,13 +148,13 @@ def transactions(spark: SparkSession, uri: str) -> dict[str, int]:
     From the version's checksum file where it lists them (Delta writes them there unless a table has very
     many): ``Snapshot.transactions`` rebuilds the table's state with a Spark job, about a second per table.
     """
-    snapshot = _snapshot(spark, uri)
-    if int(snapshot.version()) < 0:
+    found = _checksum(spark, uri)
+    if found is None:
         return {}
+    snapshot, checksum = found
     jvm: Any = spark.sparkContext._jvm
     convert = jvm.scala.jdk.javaapi.CollectionConverters
-    checksum = snapshot.checksumOpt()
-    listed = checksum.get().setTransactions() if checksum.isDefined() else None
+    listed = None if checksum is None else checksum.setTransactions()
     if listed is not None and listed.isDefined():
         return {str(txn.appId()): int(txn.version()) for txn in convert.asJava(listed.get())}
     found = convert.asJava(snapshot.transactions())

@@ -216,13 +216,16 @@ def _recompute(
         replay = replay.withColumn("_closes", closes).where(F.col("_closes")).drop("_closes")
     rows = versions(replay, physical, key_index)
     # A stored closing row the replay dropped goes: a DELETE older than its TRUNCATE came in a later batch than
-    # the TRUNCATE (which closed the version the DELETE now closes).
-    stale = (
-        stored.where(F.col(OP) == "TRUNCATE")
-        .select(*keys, ORDER_KEY)
-        .join(replay.select(*keys, ORDER_KEY), on=[*keys, ORDER_KEY], how="left_anti")
-        .select(*[F.col(f"_v{i}").alias(physical[i]) for i in key_index], ORDER_KEY)
-    )
+    # the TRUNCATE (which closed the version the DELETE now closes). A table with no TRUNCATE known (no
+    # ``closings``: not even the mirror's last one) stores no closing row, so the anti-join is skipped.
+    stale = None
+    if closings:
+        stale = (
+            stored.where(F.col(OP) == "TRUNCATE")
+            .select(*keys, ORDER_KEY)
+            .join(replay.select(*keys, ORDER_KEY), on=[*keys, ORDER_KEY], how="left_anti")
+            .select(*[F.col(f"_v{i}").alias(physical[i]) for i in key_index], ORDER_KEY)
+        )
     _upsert(spark, uri, rows, key_names, stale=stale, app_id=app_id, batch_id=batch_id)
 
 
@@ -255,7 +258,14 @@ _DROP: Final = "_drop"
 
 
 def _upsert(
-    spark: SparkSession, uri: str, rows: DataFrame, key: list[str], *, stale: DataFrame, app_id: str, batch_id: int
+    spark: SparkSession,
+    uri: str,
+    rows: DataFrame,
+    key: list[str],
+    *,
+    stale: DataFrame | None,
+    app_id: str,
+    batch_id: int,
 ) -> None:
     """MERGE on (key, ``_binlake_order_key``): a stored version is rewritten, a new one inserted, a ``stale``
     one (its key and order key) deleted.
@@ -264,9 +274,9 @@ def _upsert(
     (which the session tells not to materialize its source) reads it twice.
     """
     columns = rows.columns
-    source = rows.withColumn(_DROP, F.lit(False)).unionByName(
-        stale.withColumn(_DROP, F.lit(True)), allowMissingColumns=True
-    )
+    source = rows.withColumn(_DROP, F.lit(False))
+    if stale is not None:
+        source = source.unionByName(stale.withColumn(_DROP, F.lit(True)), allowMissingColumns=True)
     source = source.localCheckpoint(eager=True)
     try:
         _merge(spark, uri, source, key, columns, app_id=app_id, batch_id=batch_id)
