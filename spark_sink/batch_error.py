@@ -36,9 +36,8 @@ _PROXY_PREFIX: Final = "py4j.protocol.Py4JJavaError: An error occurred while cal
 
 class BatchError(BinlakeError):
     """A micro-batch failed: the query stops, and a restart replays the batch (exactly once: every commit is
-    under the batch's id). The message names the JVM or Python error; the sink's log has it whole."""
-
-    retriable = True
+    under the batch's id). The message names the JVM or Python error; the sink's log has it whole. Not
+    ``retriable``: whether the replay can succeed depends on the cause (a lost file server, or a bug)."""
 
 
 def guarded(query: str, each: Callable[[DataFrame, int], None]) -> Callable[[DataFrame, int], None]:
@@ -69,7 +68,7 @@ def summary(query: str, batch_id: int, error: BaseException) -> str:
 
 
 def _causes(error: BaseException) -> list[str]:
-    """ "class: first line of the message" of the error and its causes (at most 8), from the JVM's throwable
+    """Each of the error and its causes (at most 8) as "class: first line of its message", from the JVM's throwable
     where the error carries one (py4j's ``java_exception``; PySpark's converted errors keep it as ``_origin``)."""
     java = getattr(error, "java_exception", None) or getattr(error, "_origin", None)
     if java is not None:
@@ -87,7 +86,7 @@ def _causes(error: BaseException) -> list[str]:
 
 
 def _java_chain(throwable: Any) -> Iterator[str]:
-    """ "class: first line of the message" of a Java throwable and its causes (at most 8)."""
+    """A Java throwable and its causes (at most 8), each as "class: first line of its message"."""
     seen = 0
     while throwable is not None and seen < _MAX_CAUSES:
         yield f"{throwable.getClass().getName()}: {_first_line(str(throwable.getMessage() or ''))}"
