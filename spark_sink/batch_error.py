@@ -1,13 +1,14 @@
 """A failed micro-batch, reported in a few lines: logged whole, raised to Spark short.
 
-Spark tests the text of a ``foreachBatch`` function's error against a regex
-(``StreamExecution.PROXY_ERROR``: was the query stopped?) that recurses once per
-character after "Py4JJavaError: An error occurred while calling". A JVM error
-carrying a query plan (tens of KB) then kills the query's thread with a
-``StackOverflowError`` that hides the real cause (seen in the sustained bench).
-So the batch function logs its error whole and raises a ``BatchError`` of at
-most ``MESSAGE_CHARS`` characters: the query fails with the cause in its
-message, and a stop (an interrupted JVM call) still reads as a stop.
+When a query is stopped, Spark tests the text of its ``foreachBatch`` function's
+error against a regex (``StreamExecution.PROXY_ERROR``: was it the stop?) that
+recurses once per character after "Py4JJavaError: An error occurred while
+calling". The error of an interrupted JVM call carries its Java stack trace (a
+few KB), enough to kill the query's thread with a ``StackOverflowError`` (seen
+in the sustained bench, and at any stop during a JVM call). So the batch
+function logs its error whole and raises a ``BatchError`` of at most
+``MESSAGE_CHARS`` characters: a failure names its cause in a few lines, and a
+stop still reads as a stop.
 """
 
 from __future__ import annotations

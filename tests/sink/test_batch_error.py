@@ -2,8 +2,10 @@
 cause in a short message, even when the JVM's error text is huge, and a stop inside a JVM call still stops
 the query cleanly.
 
-Without the guard, a JVM error of 200,000 characters raised from ``foreachBatch`` kills the query's thread
-with a ``StackOverflowError`` in Spark's "was it stopped?" regex, and the cause is lost.
+Why: when a query is stopped, Spark reads the text of its batch function's error with a regex that recurses
+once per character (``StreamExecution.isInterruptionException``). Without the guard, a stop during a JVM call
+killed the query's thread with a ``StackOverflowError`` (the text carried the Java stack trace); the last test
+runs Spark's check itself on both texts.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pyspark.errors import StreamingQueryException
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from binlake.spark_sink.batch_error import guarded
+from binlake.spark_sink.batch_error import guarded, summary
 from tests.support.spark_fixtures import spark
 
 pytestmark = [pytest.mark.integration]
@@ -77,3 +79,30 @@ def test_a_stop_inside_a_jvm_call_stops_the_query_without_error(spark: SparkSess
     query.stop()
     assert not query.isActive
     assert query.exception() is None
+
+
+class _Interrupted(Exception):
+    """A py4j error's shape: the JVM's throwable as ``java_exception``."""
+
+    def __init__(self, java_exception: object) -> None:
+        super().__init__("An error occurred while calling z:java.lang.Thread.sleep.")
+        self.java_exception = java_exception
+
+
+def test_spark_reads_the_guarded_text_of_a_stop_as_a_stop(spark: SparkSession) -> None:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    stream_execution = getattr(jvm, "org.apache.spark.sql.execution.streaming.runtime.StreamExecution")
+    context = spark.sparkContext._jsc.sc()
+    proxy = "An exception was raised by the Python Proxy. Return Message: Traceback (most recent call last):\n"
+    error = _Interrupted(jvm.java.lang.InterruptedException("sleep interrupted"))
+    guarded_text = f"{proxy}binlake.spark_sink.batch_error.BatchError: {summary('q', 0, error)}\n"
+    assert stream_execution.isInterruptionException(jvm.py4j.Py4JException(guarded_text), context)
+    # What py4j sent before: the error with the Java stack trace of the interrupted call.
+    frames = "".join(f"\tat org.example.Frame{i}.call(Frame{i}.java:{i})\n" for i in range(200))
+    unguarded = (
+        f"{proxy}py4j.protocol.Py4JJavaError: An error occurred while calling z:java.lang.Thread.sleep.\n"
+        f": java.lang.InterruptedException: sleep interrupted\n{frames}"
+    )
+    with pytest.raises(Exception, match="StackOverflowError"):
+        stream_execution.isInterruptionException(jvm.py4j.Py4JException(unguarded), context)
