@@ -55,12 +55,11 @@ def guarded(query: str, each: Callable[[DataFrame, int], None]) -> Callable[[Dat
 
 
 def summary(query: str, batch_id: int, error: BaseException) -> str:
-    """The error in at most ``MESSAGE_CHARS`` characters; logged whole, with its traceback (a stop's
-    interruption: one INFO line)."""
+    """The error in at most ``MESSAGE_CHARS`` characters, logged whole with its traceback. A stop's interruption
+    is not logged here: py4j logs the raised error, which ``cli.InterruptedAtStop`` turns into one INFO line."""
     chain = _causes(error)
     interrupted = next((name for name in _INTERRUPTS for cause in chain if name in cause), None)
     if interrupted is not None:
-        log.info("%s batch %d was interrupted (%s); it runs again at the next start", query, batch_id, interrupted)
         # Short, and still Spark's "stopped" text: the stop is not reported as a failure.
         return f"{query} batch {batch_id} interrupted: {_PROXY_PREFIX} the JVM\n: {interrupted}"
     log.error("%s batch %d failed", query, batch_id, exc_info=error)
