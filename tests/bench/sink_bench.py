@@ -762,6 +762,12 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         "mirror_batch_s": [
             round(r.visible_at_s - r.started_at_s, 1) for r in mirror_reports if r.visible_at_s is not None
         ],
+        # Where each mirror batch went: its changelog rows and wall seconds per step (summed over the tables'
+        # threads, so they may add up to more than the batch).
+        "mirror_batch_steps": [
+            {"rows": r.rows, **{name: round(s, 1) for name, s in sorted(r.steps.seconds.items())}}
+            for r in mirror_reports
+        ],
     }
 
 
