@@ -117,6 +117,14 @@ class SinkSettings(BaseSettings):
         ge=1,
         description="Mirror tables a micro-batch MERGEs at the same time (Spark runs their jobs side by side).",
     )
+    mirror_rewrite_bytes_per_key: int = Field(
+        4096,
+        ge=0,
+        description="A keyed mirror holding at most this many bytes of files per key of a batch (counted as the "
+        "batch's row events of the table) is rewritten whole with the batch applied, in one commit, instead of "
+        "MERGEd: a rewrite costs what the mirror holds, a MERGE what the batch changes, and they break even near "
+        "5 KiB a key on 2 cores (a small or busy table takes the rewrite). 0: always MERGE.",
+    )
     merge_key_filter_max: int = Field(
         20_000,
         ge=0,

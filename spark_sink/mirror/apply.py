@@ -439,4 +439,6 @@ def _apply_folded(
             new=work.new,
             legacy_width=work.result.legacy_width,
             key_limit=settings.merge_key_filter_max,
+            batch_keys=work.counts.rows,
+            rewrite_bytes_per_key=settings.mirror_rewrite_bytes_per_key,
         )

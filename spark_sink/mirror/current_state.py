@@ -46,7 +46,7 @@ from binlake.spark_sink.checkpoint import offset_log
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.hadoop_files import HadoopFiles
 from binlake.spark_sink.layout import COLUMN_ORDER, HIDDEN, ORDER_KEY, ORIGIN, PROP_KEY, PROP_TRUNCATED
-from binlake.spark_sink.mirror import apply, batch_facts, fold, merge, merge_rules, mirror_state, tombstones
+from binlake.spark_sink.mirror import apply, batch_facts, fold, merge, mirror_state, tombstones
 from binlake.spark_sink.mirror.control_events import TableControl
 from binlake.spark_sink.mirror.fold import FoldTable
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
@@ -202,7 +202,7 @@ def _from_fold(
     source = merge.with_floors(
         spark, settings, rows, table=state.table, key=state.key, result=state.result, pinned=pinned
     )
-    return merged(
+    return merge.merged(
         state.held,
         source,
         schema=state.schema,
@@ -228,25 +228,3 @@ def _mirror_or_empty(spark: SparkSession, uri: str, schema: StructType | None) -
             for f in schema.fields
         ]
     )
-
-
-def merged(
-    held: DataFrame,
-    folded: DataFrame,
-    *,
-    schema: StructType,
-    physical: list[str],
-    key: list[str],
-    legacy_width: int,
-) -> DataFrame:
-    """The mirror's rows (``held``, with ``schema``) after the MERGE of ``folded`` (its folded events with
-    their floors), computed as a full outer join (``merge_rules.merged_read``): what ``merge.merge`` would leave
-    in the table."""
-    read = merge_rules.merged_read(
-        [(f.name, f.dataType.simpleString()) for f in schema.fields],
-        physical=physical,
-        key_index=[physical.index(k) for k in key],
-        legacy_width=legacy_width,
-    )
-    joined = held.alias("t").join(folded.alias("s"), on=F.expr(read.condition), how="full_outer")
-    return joined.where(read.keep).selectExpr(*read.columns)

@@ -6,8 +6,9 @@ images, partial UPDATEs, key moves, deletes and re-inserts, late events (older t
 (two changes with one ``order_key``, told apart by their origin), TRUNCATEs and an ``ALTER TABLE ... ADD
 COLUMN`` followed by rows that carry the column. Each lake gets its own topic and the same events, sent in
 chunks cut at random places, and the real sink (Kafka, Spark, Delta) runs after every chunk, with
-``mirrors=follow`` or ``inline``, and some with
-``max_offsets_per_trigger`` cutting a run into several micro-batches. Then every lake must hold the same:
+``mirrors=follow`` or ``inline``, some with
+``max_offsets_per_trigger`` cutting a run into several micro-batches, one rewriting each mirror whole instead
+of MERGEing it (``merge.rewrite``). Then every lake must hold the same:
 
 - mirrors: every column, the row's sequence and each column's sequence (``mirror_state.column_sequences``);
 - tombstones: each deleted key's newest delete (compaction keeps only that one);
@@ -161,13 +162,18 @@ def _ways(seed: int, count: int) -> list[_Way]:
     return [
         _Way("whole", [count], {"mirrors": "inline"}),
         # MERGEs without their key condition (``mirror.key_filter``); "inline" MERGEs with it (the test makes
-        # every mirror big enough for one).
-        _Way("follow", _cuts(rng, count, 3), {"mirrors": "follow", "merge_key_filter_max": 0}),
+        # every mirror big enough for one); "rewrite" rewrites each mirror whole instead (``merge.rewrite``).
+        _Way(
+            "follow",
+            _cuts(rng, count, 3),
+            {"mirrors": "follow", "merge_key_filter_max": 0, "mirror_rewrite_bytes_per_key": 0},
+        ),
         _Way(
             "inline",
             _cuts(rng, count, 2),
-            {"mirrors": "inline", "max_offsets_per_trigger": rng.randint(6, 12)},
+            {"mirrors": "inline", "max_offsets_per_trigger": rng.randint(6, 12), "mirror_rewrite_bytes_per_key": 0},
         ),
+        _Way("rewrite", _cuts(rng, count, 3), {"mirrors": "follow", "mirror_rewrite_bytes_per_key": 1 << 40}),
     ]
 
 
@@ -239,6 +245,16 @@ def _merges_naming_keys(spark: SparkSession, settings: SinkSettings) -> int:
     return count
 
 
+def _rewrites(spark: SparkSession, settings: SinkSettings) -> int:
+    """The lake's keyed mirror commits that rewrote the mirror whole (``merge.rewrite``)."""
+    count = 0
+    for table in (HISTORY, PLAIN):
+        if delta.exists(spark, settings.mirror_uri(table)):
+            writes = DeltaTable.forPath(spark, settings.mirror_uri(table)).history().where("operation = 'WRITE'")
+            count += sum(row["operationParameters"]["mode"] == "Overwrite" for row in writes.collect())
+    return count
+
+
 def _seeds() -> list[int]:
     wanted = os.environ.get("BINLAKE_TEST_BATCHING_SEEDS", "")
     # Seed 3: a DELETE older than a TRUNCATE arrives in a later batch than it (the history's closing row goes).
@@ -262,6 +278,9 @@ async def test_the_same_events_make_the_same_lake_however_batched(
     # Only "inline" named the keys in its MERGEs' conditions (and its lake equals the others).
     assert _merges_naming_keys(spark, lakes["inline"][0]) > 0
     assert _merges_naming_keys(spark, lakes["follow"][0]) == 0
+    # Only "rewrite" rewrote mirrors whole (and its lake equals the MERGEs').
+    assert _rewrites(spark, lakes["rewrite"][0]) > 0
+    assert _rewrites(spark, lakes["follow"][0]) == _rewrites(spark, lakes["inline"][0]) == 0
     # The current state read before the last mirror batch equals the mirror that batch made.
     settings, read = lakes["follow"]
     assert sorted(read) == [HISTORY, PLAIN]
