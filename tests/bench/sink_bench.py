@@ -38,7 +38,7 @@ keyed and partitioned like the normalizer does (``event_key``,
    events/s when the throughput part ran, else 10,000/s) for
    ``BINLAKE_BENCH_SINK_SECONDS`` (default 300 s), each with ``ts_ms`` = its
    send time, while the sink runs with the processing-time trigger
-   (``BINLAKE_BENCH_SINK_TRIGGER_S``, default 1 s) and a reader thread reads
+   (``BINLAKE_BENCH_SINK_TRIGGER_S``, default 1 s) and a reader reads
    every table's current state with Spark (``current_state``),
    ``BINLAKE_BENCH_SINK_READ_PAUSE_S`` (default 5 s) after its previous read
    ended (``sink_sustained``). An
@@ -65,10 +65,13 @@ keyed and partitioned like the normalizer does (``event_key``,
    freshness this machine gives a query that only copies, with the producer
    and the broker on the same cores. Both are also measured by when each
    trigger ended (``freshness_steady_by_commits``, from the queries'
-   progress), the one measure they share. ``BINLAKE_BENCH_SINK_MIRRORS_APART=1``
-   runs the mirror query as its own ``binlake sink`` process at nice 10
-   (``BINLAKE_SINK_QUERIES``; its freshness is then polled from that
-   process' ``/metrics``).
+   progress), the one measure they share. ``machine_cpu_while_sending``: the
+   whole machine's busy share and CPU per event while the input was sent.
+   ``BINLAKE_BENCH_SINK_MIRRORS_APART=1`` runs the mirror query as its own
+   ``binlake sink`` process at nice 10 (``BINLAKE_SINK_QUERIES``; its
+   freshness is then polled from that process' ``/metrics``);
+   ``BINLAKE_BENCH_SINK_READS_APART=1`` the reads in a Spark application of
+   their own at nice 10 (``current_reads``), as a dashboard elsewhere.
 
 3. **Scale**: ``BINLAKE_BENCH_SINK_SCALE_EVENTS`` events (default 20,000) of
    1, 10 and 100 tables, each case one changelog batch and one mirror batch
@@ -154,6 +157,7 @@ class BenchConfig:
     warmup_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_WARMUP_S", 10.0))
     read_pause_s: float = field(default_factory=lambda: _env_float("BINLAKE_BENCH_SINK_READ_PAUSE_S", 5.0))
     mirrors_apart: bool = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_MIRRORS_APART") == "1")
+    reads_apart: bool = field(default_factory=lambda: os.environ.get("BINLAKE_BENCH_SINK_READS_APART") == "1")
     shuffle_partitions: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS", CORES))
     warmup_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_WARMUP_EVENTS", 5_000))
     scale_events: int = field(default_factory=lambda: _env_int("BINLAKE_BENCH_SINK_SCALE_EVENTS", 20_000))
@@ -557,8 +561,10 @@ def bare_freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic:
     )
     producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
     try:
+        cpu_from = sink_sustained.MachineCpu.now()
         producer.start()
         producer.join()
+        cpu = sink_sustained.MachineCpu.now().since(cpu_from, producer.sent)
         deadline = time.monotonic() + max(120.0, config.seconds)
         while time.monotonic() < deadline and query.isActive:
             if _progress_rows(query) >= producer.sent:
@@ -584,6 +590,7 @@ def bare_freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic:
         },
         "batches": len(durations),
         "batch_ms_p50_p90_max": _p50_p90_max(durations),
+        "machine_cpu_while_sending": cpu,
     }
 
 
@@ -643,13 +650,21 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         apart.start()
         poller.start()
     producer = PacedProducer(kafka.bootstrap_servers, topic, items, config.rate)
-    reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s)
+    reader: sink_sustained.CurrentReader | sink_sustained.ReaderProcess
+    if config.reads_apart:
+        reader = sink_sustained.ReaderProcess(
+            spark, settings, kafka.bootstrap_servers, tables, pause_s=config.read_pause_s
+        )
+    else:
+        reader = sink_sustained.CurrentReader(spark, settings, tables, pause_s=config.read_pause_s)
     rss = sink_sustained.RssSampler()
     rss.start()
     try:
         reader.start()
+        cpu_from = sink_sustained.MachineCpu.now()
         producer.start()
         producer.join()
+        cpu = sink_sustained.MachineCpu.now().since(cpu_from, producer.sent)
         with committed:
             lag_at_end = producer.sent - rows()
         deadline = time.monotonic() + max(120.0, config.seconds)
@@ -747,6 +762,9 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
         "mirror_freshness_second_half": _summary(second_half),
         "current_state": {
             "reader": "spark",
+            # In a Spark application of its own at nice 10 (a dashboard elsewhere), or a thread of this one.
+            "reads_apart": config.reads_apart,
+            "reader_process_peak_rss_mib": getattr(reader, "peak_rss_mib", None),
             "reads": len(reader.reads),
             "read_s_p50_max": [round(read_seconds[len(read_seconds) // 2], 2), round(read_seconds[-1], 2)]
             if read_seconds
@@ -757,6 +775,9 @@ def freshness(spark: Any, kafka: KafkaSettings, config: BenchConfig, topic: str,
             "events_no_read_saw": sink_sustained.unseen_events(reports, reader.reads),
             "tables_not_equal_to_truth": wrong,
         },
+        # The whole machine while the input was sent (the bare copy's is under bare_copy): a share near 1
+        # means the cores were the limit.
+        "machine_cpu_while_sending": cpu,
         "rss": memory,
         "mirror_batches": len(mirror_reports),
         "mirror_batch_s": [

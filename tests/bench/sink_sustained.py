@@ -15,15 +15,20 @@
   (``BINLAKE_SINK_QUERIES=mirrors``) at nice 10, the bench's session runs the
   changelog query alone; the mirrors' freshness is then polled from that
   process' ``/metrics`` (``MirrorPoller``, ``mirror_freshness``).
+- **The reads apart** (``ReaderProcess``, ``BINLAKE_BENCH_SINK_READS_APART=1``): the
+  same reads from a Spark application of their own at nice 10 (``current_reads``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime
+import json
 import math
 import os
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -59,6 +64,32 @@ def tree_rss_bytes(pid: int) -> int:
         except (OSError, ValueError, IndexError):
             continue  # the process ended meanwhile
     return total
+
+
+@dataclass(frozen=True, slots=True)
+class MachineCpu:
+    """The whole machine's CPU time so far (``/proc/stat``), in seconds summed over cores: every process counts,
+    the broker's and the producer's too, as they share the cores with the query measured."""
+
+    busy_s: float
+    total_s: float
+
+    @staticmethod
+    def now() -> MachineCpu:
+        fields = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:9]]
+        ticks = os.sysconf("SC_CLK_TCK")
+        idle = fields[3] + fields[4]  # idle, iowait
+        return MachineCpu((sum(fields) - idle) / ticks, sum(fields) / ticks)
+
+    def since(self, start: MachineCpu, events: int) -> dict[str, Any]:
+        """What the machine spent between ``start`` and this: busy core-seconds, the share of all cores busy,
+        and busy CPU milliseconds per event of ``events``."""
+        busy, total = self.busy_s - start.busy_s, self.total_s - start.total_s
+        return {
+            "busy_core_s": round(busy, 1),
+            "busy_share": round(busy / total, 3) if total else None,
+            "cpu_ms_per_event": round(busy * 1000 / events, 4) if events else None,
+        }
 
 
 def read_in_full(frame: Any) -> int:
@@ -202,6 +233,81 @@ class CurrentReader:
     def check(self) -> None:
         if self.error is not None:
             raise RuntimeError(f"a current-state read failed: {self.error!r}") from self.error
+
+
+@dataclass
+class ReaderProcess:
+    """``CurrentReader``'s reads in a Spark application of their own (``tests.bench.current_reads``) at nice
+    ``nice``: a dashboard on other cores, which on the bench's 2 shared cores must not take the changelog's CPU.
+    ``ids`` reads the final state on the bench's own ``spark`` session, once the input is in."""
+
+    spark: Any
+    settings: Any
+    bootstrap: str
+    tables: list[str]
+    pause_s: float = 5.0
+    nice: int = 10
+    reads: list[tuple[float, float, int]] = field(default_factory=list)
+    peak_rss_mib: int | None = None
+    log: Path | None = None
+    _out: Path | None = None
+    _process: subprocess.Popen[bytes] | None = None
+
+    def start(self, ready_within_s: float = 300.0) -> None:
+        """Start the process and wait until its Spark session is up (so its start-up is not in the run)."""
+        self._out = Path(tempfile.mkstemp(prefix="bench-reads-", suffix=".jsonl")[1])
+        self._out.unlink()
+        self.log = Path(tempfile.mkstemp(prefix="bench-reads-", suffix=".log")[1])
+        command = [sys.executable, "-m", "tests.bench.current_reads", "--out", str(self._out)]
+        command += ["--pause", str(self.pause_s), *self.tables]
+        with self.log.open("wb") as out:
+            self._process = subprocess.Popen(
+                ["nice", "-n", str(self.nice), *command],
+                env=sink_env(self.settings, self.bootstrap),
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its JVM too is stopped by the process group at the end
+            )
+        deadline = time.monotonic() + ready_within_s
+        while not self._out.exists():
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self._stop_group()
+                raise RuntimeError(f"the reader process did not start:\n{self._tail()}")
+            time.sleep(0.5)
+
+    def stop(self) -> None:
+        """Stop it (a read in progress is abandoned after 10 s: only completed reads count) and load its reads."""
+        if self._process is None:
+            return
+        self.peak_rss_mib = _peak_rss_mib(self._process.pid)
+        failed = self._process.poll() not in (None, 0)
+        self._process.send_signal(signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self._process.wait(10)
+        self._stop_group()
+        if failed:
+            raise RuntimeError(f"the reader process failed:\n{self._tail()}")
+        if self._out is not None and self._out.exists():
+            lines = [json.loads(line) for line in self._out.read_text().splitlines() if line]
+            self.reads = [(r["started"], r["ended"], r["rows"]) for r in lines]
+
+    def _stop_group(self) -> None:
+        assert self._process is not None
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._process.pid, signal.SIGKILL)
+        self._process.wait()
+
+    def _tail(self) -> str:
+        return "" if self.log is None else self.log.read_text(errors="replace")[-3000:]
+
+    def ids(self) -> dict[str, set[int]]:
+        """Every table's keys (its ``id`` column) in a current-state read now, on the bench's session."""
+        from binlake.spark_sink.mirror import current_state
+
+        return frame_ids(current_state.current_tables(self.spark, self.settings, self.tables))
+
+    def check(self) -> None:
+        """Reads' failures are raised by ``stop``."""
 
 
 def _peak_rss_mib(pid: int) -> int | None:
