@@ -77,6 +77,13 @@ keyed and partitioned like the normalizer does (``event_key``,
    1, 10 and 100 tables, each case one changelog batch and one mirror batch
    (``scale``): how the sink's time grows with the tables a batch touches.
 
+4. **Cost**: rounds of input into one lake, each applied by one mirror batch
+   (``BINLAKE_BENCH_SINK_COST_ROUNDS``, default 150,000, 150,000, 600,000
+   events), the whole machine's busy CPU per query and round; through the
+   rounds into existing mirrors, a mirror batch's CPU as a fixed part per
+   batch and a part per event (``sink_cost``): the cores a sustained input
+   needs for its mirrors.
+
 Session (the same for both contenders, reported under ``session``):
 ``local[*]``, 4 GB driver, shuffle partitions and default parallelism = the
 core count (``BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS``; the sink's own default
@@ -119,7 +126,7 @@ from binlake.shared.kafka.records import event_key, partition_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Parsed
-from tests.bench import sink_floors, sink_peer, sink_sustained
+from tests.bench import sink_cost, sink_floors, sink_peer, sink_sustained
 
 PARTITIONS: Final = 4
 TABLES: Final = 8
@@ -920,7 +927,28 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
     }
 
 
-PARTS: Final = ("throughput", "freshness", "scale")
+def cost(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> dict[str, Any]:
+    """A mirror batch's CPU: fixed per batch and per event (``sink_cost``)."""
+    bootstrap = kafka.bootstrap_servers
+
+    def settings_of(*, topic: str, queries: str) -> Any:
+        return _sink_settings(config, lake=(tmp / "cost").as_uri(), topic=topic, queries=queries)
+
+    found = sink_cost.cost(
+        spark,
+        kafka,
+        tmp / "cost",
+        rounds=sink_cost.rounds_from_env(),
+        settings_of=settings_of,
+        generate=lambda events: generate(events, seed=29),
+        produce=lambda topic, items: produce(bootstrap, topic, items),
+        create_topic=lambda topic: create_topic(bootstrap, topic),
+    )
+    shutil.rmtree(tmp / "cost", ignore_errors=True)
+    return found
+
+
+PARTS: Final = ("throughput", "freshness", "scale", "cost")
 
 
 def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] = PARTS) -> dict[str, Any]:
@@ -955,6 +983,8 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
             del items
             if "scale" in parts:
                 report["scale"] = scale(spark, kafka, config, tmp)
+            if "cost" in parts:
+                report["cost"] = cost(spark, kafka, config, tmp)
             fresh_config = config if rate is None else replace(config, rate=rate)
             # The sustained part's JVM warmed up as the throughput part's contenders are (its reads too).
             if "throughput" not in parts and "freshness" in parts:
