@@ -927,27 +927,6 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
     }
 
 
-def cost(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> dict[str, Any]:
-    """A mirror batch's CPU: fixed per batch and per event (``sink_cost``)."""
-    bootstrap = kafka.bootstrap_servers
-
-    def settings_of(*, topic: str, queries: str) -> Any:
-        return _sink_settings(config, lake=(tmp / "cost").as_uri(), topic=topic, queries=queries)
-
-    found = sink_cost.cost(
-        spark,
-        kafka,
-        tmp / "cost",
-        rounds=sink_cost.rounds_from_env(),
-        settings_of=settings_of,
-        generate=lambda events: generate(events, seed=29),
-        produce=lambda topic, items: produce(bootstrap, topic, items),
-        create_topic=lambda topic: create_topic(bootstrap, topic),
-    )
-    shutil.rmtree(tmp / "cost", ignore_errors=True)
-    return found
-
-
 PARTS: Final = ("throughput", "freshness", "scale", "cost")
 
 
@@ -984,7 +963,7 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
             if "scale" in parts:
                 report["scale"] = scale(spark, kafka, config, tmp)
             if "cost" in parts:
-                report["cost"] = cost(spark, kafka, config, tmp)
+                report["cost"] = sink_cost.cost(spark, kafka, config, tmp)
             fresh_config = config if rate is None else replace(config, rate=rate)
             # The sustained part's JVM warmed up as the throughput part's contenders are (its reads too).
             if "throughput" not in parts and "freshness" in parts:

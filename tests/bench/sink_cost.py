@@ -1,4 +1,4 @@
-"""What a mirror batch costs in CPU, split into a fixed part per batch and a part per event (``sink_bench.cost``).
+"""What a mirror batch costs in CPU, split into a fixed part per batch and a part per event (``sink_bench`` cost part).
 
 One lake, rounds of input (``BINLAKE_BENCH_SINK_COST_ROUNDS``, events per round; default 150,000, 150,000 and
 600,000): each round is produced, then the changelog query and then the mirror query run available-now,
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import time
 from collections.abc import Callable
 from functools import partial
@@ -49,43 +50,30 @@ def line_through(points: list[tuple[int, float]]) -> dict[str, float | None]:
     return {"fixed_core_s": round(c1 - slope * n1, 1), "per_event_ms": round(slope * 1000, 4)}
 
 
-def _run_query(spark: Any, kafka: KafkaSettings, settings: Any, on_mirror_batch: Any = None) -> None:
-    """Run the sink's query of ``settings.queries`` to its end (available-now)."""
+def cost(spark: Any, kafka: KafkaSettings, config: Any, tmp: Path) -> dict[str, Any]:
+    """The rounds (see the module's doc) on a fresh topic and a lake under ``tmp``, with ``sink_bench``'s input
+    and settings (``config``: its ``BenchConfig``)."""
     from binlake.spark_sink import job
+    from tests.bench import sink_bench  # not at the top: sink_bench imports this module
 
-    started = job.start(spark, settings, kafka, on_mirror_batch=on_mirror_batch)
-    while not started.wait(1):
-        pass
-    if started.error() is not None:
-        raise RuntimeError(f"the sink's {settings.queries} query failed: {started.error()}")
-
-
-def cost(
-    spark: Any,
-    kafka: KafkaSettings,
-    lake: Path,
-    *,
-    rounds: tuple[int, ...],
-    settings_of: Callable[..., Any],
-    generate: Callable[[int], list[Any]],
-    produce: Callable[[str, list[Any]], Any],
-    create_topic: Callable[[str], Any],
-) -> dict[str, Any]:
-    """The rounds (see the module's doc) on a fresh topic and ``lake``; ``settings_of(topic=, queries=)``
-    gives the sink's settings. The callables are ``sink_bench``'s (a cycle of imports otherwise)."""
+    bootstrap = kafka.bootstrap_servers
+    lake = tmp / "cost"
     topic = f"bench-sink-cost-{os.urandom(4).hex()}"
-    asyncio.run(create_topic(topic))
-    items = generate(sum(rounds))
+    asyncio.run(sink_bench.create_topic(bootstrap, topic))
+    rounds = rounds_from_env()
+    items = sink_bench.generate(sum(rounds), seed=29)
+
+    def settings_of(queries: str) -> Any:
+        return sink_bench._sink_settings(config, lake=lake.as_uri(), topic=topic, queries=queries)
+
     found: list[dict[str, Any]] = []
     sent = 0
     for events in rounds:
-        asyncio.run(produce(topic, items[sent : sent + events]))
+        asyncio.run(sink_bench.produce(bootstrap, topic, items[sent : sent + events]))
         sent += events
         reports: list[Any] = []
-        changelog = _timed(partial(_run_query, spark, kafka, settings_of(topic=topic, queries="changelog")), events)
-        mirrors = _timed(
-            partial(_run_query, spark, kafka, settings_of(topic=topic, queries="mirrors"), reports.append), events
-        )
+        changelog = _timed(partial(job.run, spark, settings_of("changelog"), kafka), events)
+        mirrors = _timed(partial(job.run, spark, settings_of("mirrors"), kafka, on_mirror_batch=reports.append), events)
         applied = sum(r.rows for r in reports)
         if applied != events:
             raise RuntimeError(f"the mirror query read {applied} changelog rows of a round of {events} events")
@@ -103,6 +91,7 @@ def cost(
             }
         )
     del items
+    shutil.rmtree(lake, ignore_errors=True)
     existing = [(r["events"], r["mirrors"]["busy_core_s"]) for r in found[1:]]
     return {
         "rounds": found,

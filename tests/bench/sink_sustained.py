@@ -302,9 +302,7 @@ class ReaderProcess:
 
     def ids(self) -> dict[str, set[int]]:
         """Every table's keys (its ``id`` column) in a current-state read now, on the bench's session."""
-        from binlake.spark_sink.mirror import current_state
-
-        return frame_ids(current_state.current_tables(self.spark, self.settings, self.tables))
+        return CurrentReader(self.spark, self.settings, self.tables).ids()
 
     def check(self) -> None:
         """Reads' failures are raised by ``stop``."""
