@@ -24,6 +24,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import DataType, StructType
 
+from binlake.spark_sink import txn_append
 from binlake.spark_sink.hadoop_files import HadoopFiles
 from binlake.spark_sink.layout import COMMITTED_LOG_FILE, DELTA_LOG
 
@@ -351,10 +352,14 @@ def append(
     partition_by: list[str] | None = None,
     options: dict[str, str] | None = None,
 ) -> None:
-    """Append exactly once: Delta skips the write if the table already has (app_id, version).
+    """Append exactly once: the write is skipped if the table already has (app_id, version).
 
+    Into an existing table, without ``options``, by ``txn_append`` where the table's checksum lists its
+    transactions (no rebuild of the table's state); else by Delta's writer, which checks the id itself.
     ``options``: more writer options; ``delta.*`` ones become table properties when the append creates the table.
     """
+    if not options and txn_append.append(frame, uri, app_id, version, partition_by=partition_by) is not None:
+        return
     writer = frame.write.format("delta").mode("append").option("txnAppId", app_id).option("txnVersion", str(version))
     for name, value in (options or {}).items():
         writer = writer.option(name, value)

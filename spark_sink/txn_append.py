@@ -1,0 +1,93 @@
+"""An exactly-once Delta append that does not rebuild the table's state on every commit.
+
+Delta's own idempotent append (the writer options ``txnAppId`` / ``txnVersion``) first asks the table's
+snapshot which transaction versions it holds (``OptimisticTransaction.txnVersion``). delta-spark 4.4
+answers from the snapshot's whole state: three Spark jobs over the last checkpoint and the commits after
+it, once per snapshot, and every append makes a new snapshot. On the changelog query, with its 1 s
+triggers, that was the largest part of a micro-batch's fixed cost (``bench/results``).
+
+The version's checksum file lists the same transactions (Delta writes them there unless a table has very
+many). ``append`` reads them from the checksum of the snapshot its transaction starts from, skips a batch
+the table already holds, and otherwise writes the rows with Delta's own writer of a transaction
+(``OptimisticTransaction.writeFiles``: the files, their statistics, the table's constraints) and commits
+them with the ``txn`` action, as Delta's writer does. The transaction marks the whole table as read, so
+a commit by any other writer between its start and its commit fails it (Delta's conflict check), where
+Delta's own check would have failed it on the transaction id: the sink is each of its tables' one writer,
+and a replayed batch then finds its commit or makes it.
+
+Where the checksum cannot answer (no checksum, or one without transactions), there is no table yet, or
+the rows' columns are not the table's (names and types; a schema change goes through Delta's writer),
+``append`` does nothing and says so: the caller appends with Delta's writer.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Final
+
+from py4j.protocol import Py4JJavaError
+from pyspark.errors.exceptions.captured import convert_exception
+from pyspark.sql import DataFrame
+from pyspark.sql.types import StructType
+
+DELTA: Final = "org.apache.spark.sql.delta"
+
+
+def append(frame: DataFrame, uri: str, app_id: str, version: int, *, partition_by: list[str] | None) -> bool | None:
+    """Append ``frame`` to the table at ``uri`` in one commit under (``app_id``, ``version``): True when
+    committed, False when the table already held that commit (nothing written), None when this path cannot
+    tell or cannot write (module doc; nothing written)."""
+    spark = frame.sparkSession
+    jvm: Any = spark.sparkContext._jvm
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
+    txn = log.startTransaction()
+    if int(txn.readVersion()) < 0:
+        return None
+    held = _checksum_transactions(jvm, txn.snapshot())
+    if held is None or not _same_columns(frame.schema, txn.metadata(), partition_by, jvm):
+        return None
+    if held.get(app_id, -1) >= version:
+        return False
+    try:
+        files = txn.writeFiles(frame._jdf)
+        txn.readWholeTable()
+        now_ms = int(time.time() * 1000)  # beyond 32 bits: py4j passes a java.lang.Long, as Option[Long] holds
+        done = getattr(jvm, f"{DELTA}.actions.SetTransaction")(app_id, version, jvm.scala.Some(now_ms))
+        txn.commit(files.appended(done), _write_operation(jvm, txn.metadata()))
+    except Py4JJavaError as error:
+        # As PySpark raises a JVM error of a DataFrame call (a conflict: io.delta.exceptions.*, in its text).
+        raise convert_exception(error.java_exception) from None
+    return True
+
+
+def _checksum_transactions(jvm: Any, snapshot: Any) -> dict[str, int] | None:
+    """App id -> last version, as the snapshot's checksum lists them; None if it lists none (or has none)."""
+    found = snapshot.checksumOpt()
+    if not found.isDefined():
+        return None
+    listed = found.get().setTransactions()
+    if not listed.isDefined():
+        return None
+    convert = jvm.scala.jdk.javaapi.CollectionConverters
+    return {str(t.appId()): int(t.version()) for t in convert.asJava(listed.get())}
+
+
+def _same_columns(schema: StructType, metadata: Any, partition_by: list[str] | None, jvm: Any) -> bool:
+    """Whether the rows have exactly the table's columns, of its types (nullability aside), and the partition
+    columns asked for (if any) are the table's."""
+    table = StructType.fromJson(json.loads(metadata.schemaString()))
+    if {f.name: f.dataType.simpleString() for f in schema.fields} != {
+        f.name: f.dataType.simpleString() for f in table.fields
+    }:
+        return False
+    partitions = list(jvm.scala.jdk.javaapi.CollectionConverters.asJava(metadata.partitionColumns()))
+    return partition_by is None or list(partition_by) == [str(c) for c in partitions]
+
+
+def _write_operation(jvm: Any, metadata: Any) -> Any:
+    """Delta's ``WRITE`` operation of an append (what its writer records in the commit), with its defaults."""
+    companion = getattr(getattr(jvm, f"{DELTA}.DeltaOperations$Write$"), "MODULE$")
+    defaults = [getattr(companion, f"apply$default${i}")() for i in range(3, 10)]
+    mode = jvm.org.apache.spark.sql.SaveMode.Append
+    return companion.apply(mode, jvm.scala.Some(metadata.partitionColumns()), *defaults)

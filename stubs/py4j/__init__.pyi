@@ -1,0 +1,1 @@
+# py4j ships no types: the parts binlake uses.
