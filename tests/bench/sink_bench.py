@@ -84,6 +84,10 @@ keyed and partitioned like the normalizer does (``event_key``,
    batch and a part per event (``sink_cost``): the cores a sustained input
    needs for its mirrors.
 
+5. **Triggers**: the changelog query and the bare copy over the same topic in
+   small batches (2,500 events), the driver JVM's CPU per batch
+   (``sink_triggers``): what each 1 s trigger of a sustained input costs.
+
 Session (the same for both contenders, reported under ``session``):
 ``local[*]``, 4 GB driver, shuffle partitions and default parallelism = the
 core count (``BINLAKE_BENCH_SINK_SHUFFLE_PARTITIONS``; the sink's own default
@@ -126,7 +130,7 @@ from binlake.shared.kafka.records import event_key, partition_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Parsed
-from tests.bench import sink_cost, sink_floors, sink_peer, sink_sustained
+from tests.bench import sink_cost, sink_floors, sink_peer, sink_sustained, sink_triggers
 
 PARTITIONS: Final = 4
 TABLES: Final = 8
@@ -927,7 +931,7 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
     }
 
 
-PARTS: Final = ("throughput", "freshness", "scale", "cost")
+PARTS: Final = ("throughput", "freshness", "scale", "cost", "triggers")
 
 
 def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] = PARTS) -> dict[str, Any]:
@@ -964,6 +968,8 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
                 report["scale"] = scale(spark, kafka, config, tmp)
             if "cost" in parts:
                 report["cost"] = sink_cost.cost(spark, kafka, config, tmp)
+            if "triggers" in parts:
+                report["triggers"] = sink_triggers.triggers(spark, kafka, config, tmp)
             fresh_config = config if rate is None else replace(config, rate=rate)
             # The sustained part's JVM warmed up as the throughput part's contenders are (its reads too).
             if "throughput" not in parts and "freshness" in parts:
