@@ -29,6 +29,7 @@ COMPILED: Final = (
     "binlake.shared.event.values",
     "binlake.shared.event.model",
     "binlake.shared.kafka.records",
+    "binlake.shared.normalize.python_codec",
     "binlake.shared.parsing.binary",
     "binlake.shared.parsing.common",
     "binlake.shared.parsing.context",

@@ -35,6 +35,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
 
 use crate::avro_reader::Reader;
 use crate::json::{self, Json};
+use crate::json_load;
 
 /// Records, arrays and maps nested deeper than this raise ValueError (a recursive schema).
 pub const MAX_DEPTH: usize = 512;
@@ -238,7 +239,7 @@ impl<'a, 'py> Run<'a, 'py> {
                 PyFloat::new(py, value).into_any()
             }
             Node::Bytes => PyBytes::new(py, self.sized("a bytes value")?.1).into_any(),
-            Node::Str => PyString::new(py, self.text("a string")?).into_any(),
+            Node::Str => json_load::new_str(py, self.text("a string")?).into_any(),
             Node::Fixed(size) => PyBytes::new(py, self.exactly(*size, "a fixed")?).into_any(),
             Node::Enum(symbols) => {
                 let i = self.index(symbols.len(), "an enum symbol index")?;
@@ -294,7 +295,8 @@ impl<'a, 'py> Run<'a, 'py> {
                     }
                     self.room(at, n, least, "a map")?;
                     for _ in 0..n {
-                        let key = PyString::new(py, self.text("a map key")?);
+                        // Map keys repeat from datum to datum (column names): shared, as JSON object keys.
+                        let key = json_load::key(py, self.text("a map key")?);
                         map.set_item(key, self.value(*values, depth)?)?;
                     }
                 }

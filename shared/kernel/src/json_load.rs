@@ -28,7 +28,7 @@ use crate::json::plain_run;
 /// Nesting the reader refuses past (the caller's own limit, `jsondoc.MAX_DEPTH`, is lower).
 const MAX_DEPTH: usize = 4096;
 
-/// Object keys, made once as Python strings and shared by every document: a vendor's messages repeat
+/// Object keys (and the Avro decoder's map keys), made once as Python strings and shared by every document: a vendor's messages repeat
 /// the same few hundred keys, and a cached string is neither decoded nor hashed again (its hash is kept
 /// in it). Keys up to `KEY_CACHED_LEN` bytes; the cache starts over past `KEYS_CACHED` of them.
 static KEYS: PyOnceLock<Mutex<HashMap<Box<str>, Py<PyString>, BuildHasherDefault<Fnv>>>> = PyOnceLock::new();
@@ -53,13 +53,13 @@ impl Hasher for Fnv {
     }
 }
 
-fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+pub(crate) fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
     if text.len() > KEY_CACHED_LEN {
-        return PyString::new(py, text);
+        return new_str(py, text);
     }
     let keys = KEYS.get_or_init(py, || Mutex::new(HashMap::default()));
     let Ok(mut keys) = keys.lock() else {
-        return PyString::new(py, text);
+        return new_str(py, text);
     };
     if let Some(cached) = keys.get(text) {
         return cached.bind(py).clone();
@@ -67,21 +67,43 @@ fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
     if keys.len() >= KEYS_CACHED {
         keys.clear();
     }
-    let made = PyString::new(py, text);
+    let made = new_str(py, text);
     keys.insert(text.into(), made.clone().unbind());
     made
+}
+
+/// A Python `str` of `text`. ASCII (nearly every key and value) is copied into a compact string made
+/// for it, which the general UTF-8 decoder behind `PyString::new` would check byte by byte first.
+pub(crate) fn new_str<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+    if text.len() > 1 && text.is_ascii() {
+        if let Ok(len) = isize::try_from(text.len()) {
+            // SAFETY: PyUnicode_New(len, 127) makes a compact ASCII string of `len` bytes (or NULL with an
+            // error set); its data is written once, here, before anything else sees the object.
+            unsafe {
+                let made = ffi::PyUnicode_New(len, 127);
+                if !made.is_null() {
+                    let data = ffi::PyUnicode_DATA(made).cast::<u8>();
+                    std::ptr::copy_nonoverlapping(text.as_ptr(), data, text.len());
+                    return Bound::from_owned_ptr(py, made).cast_into_unchecked();
+                }
+                ffi::PyErr_Clear();
+            }
+        }
+    }
+    PyString::new(py, text)
 }
 
 /// Why a document is not read: a rule at a byte position, or a reason without one.
 enum Stop {
     At(&'static str, usize),
     Reason(&'static str),
-    Py(PyErr),
+    /// Boxed: a `Read` travels back through every level of a document, and stays two words wide.
+    Py(Box<PyErr>),
 }
 
 impl From<PyErr> for Stop {
     fn from(e: PyErr) -> Self {
-        Stop::Py(e)
+        Stop::Py(Box::new(e))
     }
 }
 
@@ -102,7 +124,7 @@ enum Text<'a> {
 impl Text<'_> {
     fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyString>> {
         match self {
-            Text::Plain(text) => Ok(PyString::new(py, &text)),
+            Text::Plain(text) => Ok(new_str(py, &text)),
             Text::Surrogates(bytes) => {
                 let len = isize::try_from(bytes.len()).map_err(|_| PyOverflowError::new_err("a string beyond isize"))?;
                 // SAFETY: a valid pointer and length; the call returns a new reference or NULL with an error set.
@@ -438,7 +460,7 @@ pub fn load<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<(Bound<'py, PyAny>, Op
         Ok(value) => Ok((value, None)),
         Err(Stop::At(rule, at)) => Ok((none(), Some((rule, char_index(raw, at) as isize)))),
         Err(Stop::Reason(reason)) => Ok((none(), Some((reason, -1)))),
-        Err(Stop::Py(e)) => Err(e),
+        Err(Stop::Py(e)) => Err(*e),
     }
 }
 
