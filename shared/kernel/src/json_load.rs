@@ -23,6 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
 
 use crate::conversion::py_objects;
+use crate::objects::new_str;
 use crate::json::plain_run;
 
 /// Nesting the reader refuses past (the caller's own limit, `jsondoc.MAX_DEPTH`, is lower).
@@ -70,27 +71,6 @@ pub(crate) fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
     let made = new_str(py, text);
     keys.insert(text.into(), made.clone().unbind());
     made
-}
-
-/// A Python `str` of `text`. ASCII (nearly every key and value) is copied into a compact string made
-/// for it, which the general UTF-8 decoder behind `PyString::new` would check byte by byte first.
-pub(crate) fn new_str<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
-    if text.len() > 1 && text.is_ascii() {
-        if let Ok(len) = isize::try_from(text.len()) {
-            // SAFETY: PyUnicode_New(len, 127) makes a compact ASCII string of `len` bytes (or NULL with an
-            // error set); its data is written once, here, before anything else sees the object.
-            unsafe {
-                let made = ffi::PyUnicode_New(len, 127);
-                if !made.is_null() {
-                    let data = ffi::PyUnicode_DATA(made).cast::<u8>();
-                    std::ptr::copy_nonoverlapping(text.as_ptr(), data, text.len());
-                    return Bound::from_owned_ptr(py, made).cast_into_unchecked();
-                }
-                ffi::PyErr_Clear();
-            }
-        }
-    }
-    PyString::new(py, text)
 }
 
 /// Why a document is not read: a rule at a byte position, or a reason without one.
