@@ -42,6 +42,7 @@ COMPILED: Final = (
     "binlake.shared.parsing.sqltypes",
     "binlake.shared.parsing.temporal",
     "binlake.shared.parsing.validate",
+    "binlake.services.auto.parser",
     "binlake.services.canal_json.flat",
     "binlake.services.canal_json.parser",
     "binlake.services.ckafka_v1.parser",
