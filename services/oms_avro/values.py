@@ -236,16 +236,16 @@ def _date_time(fields: dict[str, Any], code: int, zone_: _dt.tzinfo) -> Value:
 def _local(fields: dict[str, Any], with_time: bool) -> _dt.date | Unparsed:
     """A date, or a local date-time (a ``datetime``) when ``with_time``."""
     year, month, day = _part(fields, "year"), _part(fields, "month"), _part(fields, "day")
-    clock = (0, 0, 0, 0)
+    hour = minute = second = micros = 0
     if with_time:
-        clock = (_part(fields, "hour"), _part(fields, "minute"), _part(fields, "second"), fields.get("millis") or 0)
-        hour, minute, second, micros = clock
+        hour, minute, second = _part(fields, "hour"), _part(fields, "minute"), _part(fields, "second")
+        micros = fields.get("millis") or 0
         if not (0 <= hour < 24 and 0 <= minute < 60 and 0 <= second < 60 and 0 <= micros < 1_000_000):
             raise UnreadableValue("DateTime time of day is out of range")
     try:
         if not with_time:
             return _dt.date(year, month, day)
-        return _dt.datetime(year, month, day, *clock)
+        return _dt.datetime(year, month, day, hour, minute, second, micros)
     except ValueError:
         # Zero dates (0000-00-00) and other invalid dates MySQL can hold: kept as their text.
         return Unparsed(_render(fields, True, with_time))

@@ -11,8 +11,6 @@
 //! document holds one: the caller looks for it in what remains (a repeated key may have replaced it).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
 use pyo3::sync::PyOnceLock;
@@ -29,47 +27,47 @@ use crate::json::plain_run;
 /// Nesting the reader refuses past (the caller's own limit, `jsondoc.MAX_DEPTH`, is lower).
 const MAX_DEPTH: usize = 4096;
 
-/// Object keys (and the Avro decoder's map keys), made once as Python strings and shared by every document: a vendor's messages repeat
-/// the same few hundred keys, and a cached string is neither decoded nor hashed again (its hash is kept
-/// in it). Keys up to `KEY_CACHED_LEN` bytes; the cache starts over past `KEYS_CACHED` of them.
-static KEYS: PyOnceLock<Mutex<HashMap<Box<str>, Py<PyString>, BuildHasherDefault<Fnv>>>> = PyOnceLock::new();
+/// Object keys (and the Avro decoder's map keys), made once as Python strings and shared by every
+/// document: a vendor's messages repeat the same few hundred keys, and a cached string is neither decoded
+/// nor hashed again (its hash is kept in it). A direct-mapped table: a key's hash picks one slot, which
+/// holds the last key that hashed there (a miss replaces it). Keys up to `KEY_CACHED_LEN` bytes.
+static KEYS: PyOnceLock<Mutex<Vec<Option<(Box<str>, Py<PyString>)>>>> = PyOnceLock::new();
 const KEY_CACHED_LEN: usize = 64;
-const KEYS_CACHED: usize = 16_384;
+const KEY_SLOTS: usize = 1 << 14;
 
-/// FNV-1a: keys are short, and the map needs no defence against chosen collisions (it is bounded).
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
+/// A key's slot: 8 bytes at a time, multiplied and folded (keys are short; a bounded table needs no
+/// defence against chosen collisions).
+fn slot(text: &str) -> usize {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = text.len() as u64;
+    let mut chunks = text.as_bytes().chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        h = (h.rotate_left(5) ^ word).wrapping_mul(K);
     }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
+    let mut tail = [0u8; 8];
+    let rest = chunks.remainder();
+    tail[..rest.len()].copy_from_slice(rest);
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    (h >> 40) as usize % KEY_SLOTS
 }
 
 pub(crate) fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
     if text.len() > KEY_CACHED_LEN {
         return new_str(py, text);
     }
-    let keys = KEYS.get_or_init(py, || Mutex::new(HashMap::default()));
+    let keys = KEYS.get_or_init(py, || Mutex::new((0..KEY_SLOTS).map(|_| None).collect()));
     let Ok(mut keys) = keys.lock() else {
         return new_str(py, text);
     };
-    if let Some(cached) = keys.get(text) {
-        return cached.bind(py).clone();
-    }
-    if keys.len() >= KEYS_CACHED {
-        keys.clear();
+    let entry = &mut keys[slot(text)];
+    if let Some((cached, string)) = entry {
+        if **cached == *text {
+            return string.bind(py).clone();
+        }
     }
     let made = new_str(py, text);
-    keys.insert(text.into(), made.clone().unbind());
+    *entry = Some((text.into(), made.clone().unbind()));
     made
 }
 
