@@ -85,7 +85,15 @@ impl From<PyErr> for Stop {
     }
 }
 
-type Read<'py> = Result<Bound<'py, PyAny>, Stop>;
+impl From<PyErr> for Box<Stop> {
+    fn from(e: PyErr) -> Self {
+        Box::new(Stop::Py(Box::new(e)))
+    }
+}
+
+/// A value read, or why not. The reason is boxed: a `Read` comes back from every level of a document,
+/// and at two words it travels in registers.
+type Read<'py> = Result<Bound<'py, PyAny>, Box<Stop>>;
 
 const UNTERMINATED: &str = "Unterminated string starting at";
 const CONTROL: &str = "Invalid control character at";
@@ -157,9 +165,9 @@ impl<'a, 'py> Loader<'a, 'py> {
             Some(b'n') if rest.starts_with(b"null") => self.literal(4, py.None().into_bound(py)),
             Some(b't') if rest.starts_with(b"true") => self.literal(4, PyBool::new(py, true).to_owned().into_any()),
             Some(b'f') if rest.starts_with(b"false") => self.literal(5, PyBool::new(py, false).to_owned().into_any()),
-            Some(b'N') if rest.starts_with(b"NaN") => Err(Stop::Reason("NaN is not valid JSON")),
-            Some(b'I') if rest.starts_with(b"Infinity") => Err(Stop::Reason("Infinity is not valid JSON")),
-            Some(b'-') if rest.starts_with(b"-Infinity") => Err(Stop::Reason("-Infinity is not valid JSON")),
+            Some(b'N') if rest.starts_with(b"NaN") => Err(Box::new(Stop::Reason("NaN is not valid JSON"))),
+            Some(b'I') if rest.starts_with(b"Infinity") => Err(Box::new(Stop::Reason("Infinity is not valid JSON"))),
+            Some(b'-') if rest.starts_with(b"-Infinity") => Err(Box::new(Stop::Reason("-Infinity is not valid JSON"))),
             _ => self.number(i),
         }
     }
@@ -187,7 +195,7 @@ impl<'a, 'py> Loader<'a, 'py> {
         match b.get(i) {
             Some(b'0') => i += 1,
             Some(b'1'..=b'9') => i = self.digits(i + 1),
-            _ => return Err(Stop::At(EXPECTING_VALUE, start)),
+            _ => return Err(Box::new(Stop::At(EXPECTING_VALUE, start))),
         }
         let mut exact = false;
         if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
@@ -326,7 +334,7 @@ impl<'a, 'py> Loader<'a, 'py> {
 
     fn object(&mut self, depth: usize) -> Read<'py> {
         if depth > MAX_DEPTH {
-            return Err(Stop::Reason("the document nests too deeply"));
+            return Err(Box::new(Stop::Reason("the document nests too deeply")));
         }
         self.pos += 1;
         let dict = PyDict::new(self.py);
@@ -337,14 +345,14 @@ impl<'a, 'py> Loader<'a, 'py> {
         }
         loop {
             if self.peek() != Some(b'"') {
-                return Err(Stop::At("Expecting property name enclosed in double quotes", self.pos));
+                return Err(Box::new(Stop::At("Expecting property name enclosed in double quotes", self.pos)));
             }
             let begin = self.pos;
             self.pos += 1;
             let name = self.string(begin)?;
             self.skip_ws();
             if self.peek() != Some(b':') {
-                return Err(Stop::At("Expecting ':' delimiter", self.pos));
+                return Err(Box::new(Stop::At("Expecting ':' delimiter", self.pos)));
             }
             self.pos += 1;
             self.skip_ws();
@@ -364,14 +372,14 @@ impl<'a, 'py> Loader<'a, 'py> {
                     self.pos += 1;
                     self.skip_ws();
                 }
-                _ => return Err(Stop::At("Expecting ',' delimiter", self.pos)),
+                _ => return Err(Box::new(Stop::At("Expecting ',' delimiter", self.pos))),
             }
         }
     }
 
     fn array(&mut self, depth: usize) -> Read<'py> {
         if depth > MAX_DEPTH {
-            return Err(Stop::Reason("the document nests too deeply"));
+            return Err(Box::new(Stop::Reason("the document nests too deeply")));
         }
         self.pos += 1;
         let mut items: Vec<Bound<'py, PyAny>> = Vec::new();
@@ -392,7 +400,7 @@ impl<'a, 'py> Loader<'a, 'py> {
                     self.pos += 1;
                     self.skip_ws();
                 }
-                _ => return Err(Stop::At("Expecting ',' delimiter", self.pos)),
+                _ => return Err(Box::new(Stop::At("Expecting ',' delimiter", self.pos))),
             }
         }
     }
@@ -400,13 +408,13 @@ impl<'a, 'py> Loader<'a, 'py> {
     /// The document: one value between optional white space.
     fn document(&mut self) -> Read<'py> {
         if self.b.starts_with(b"\xEF\xBB\xBF") {
-            return Err(Stop::At("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+            return Err(Box::new(Stop::At("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)));
         }
         self.skip_ws();
         let value = self.value(0)?;
         self.skip_ws();
         if self.pos != self.b.len() {
-            return Err(Stop::At("Extra data", self.pos));
+            return Err(Box::new(Stop::At("Extra data", self.pos)));
         }
         Ok(value)
     }
@@ -436,9 +444,11 @@ pub fn load<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<(Bound<'py, PyAny>, Op
     match loader.document() {
         Ok(value) if loader.lone_surrogate => Ok((value, Some(("surrogate", -1)))),
         Ok(value) => Ok((value, None)),
-        Err(Stop::At(rule, at)) => Ok((none(), Some((rule, char_index(raw, at) as isize)))),
-        Err(Stop::Reason(reason)) => Ok((none(), Some((reason, -1)))),
-        Err(Stop::Py(e)) => Err(*e),
+        Err(stop) => match *stop {
+            Stop::At(rule, at) => Ok((none(), Some((rule, char_index(raw, at) as isize)))),
+            Stop::Reason(reason) => Ok((none(), Some((reason, -1)))),
+            Stop::Py(e) => Err(*e),
+        },
     }
 }
 
