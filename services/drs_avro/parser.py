@@ -65,6 +65,11 @@ _FLAT_NAMES: Final = {
     )
 }  # fmt: skip
 _CACHE_LIMIT: Final = 64
+_DTS: Final = "dts"
+_FLAT: Final = "flat"
+_NEITHER: Final = "neither"
+_LAYOUTS: dict[tuple[Any, ...], tuple[str, tuple[str, ...]]] = {}
+"""``_layout`` by a record's field names."""
 _by_identity: dict[int, tuple[Any, Any]] = {}
 _by_text: dict[bytes, Any] = {}
 _decoders: dict[int, tuple[Any, AvroDecoder | None]] = {}
@@ -75,20 +80,55 @@ def parse(raw: bytes, ctx: ParseContext) -> Parsed:
     record = decode(raw, writer_schema(ctx))
     if not isinstance(record, dict):
         raise RejectError(WRONG_FORMAT, "the configured Avro schema does not decode to a record")
-    lowered = {str(key).lower(): value for key, value in record.items()}
+    layout = _LAYOUTS.get(tuple(record))
+    if layout is None:
+        layout = _layout(record)
+    shape, names = layout
+    if shape == _DTS:
+        return parse_dts_record(dict(zip(names, record.values(), strict=True)), ctx, FORMAT_ID)
+    if shape == _FLAT:
+        doc: dict[str, Any] = {}
+        for index, value in enumerate(record.values()):
+            doc[names[index]] = value if _as_is(value) else _plain(value)
+        return _parse_flat(doc, ctx)
+    return _parse_lowered({str(key).lower(): value for key, value in record.items()}, ctx)
+
+
+def _parse_lowered(lowered: dict[str, Any], ctx: ParseContext) -> Parsed:
+    """A record by its lower-cased field names (what ``_layout`` decides once per schema, for any record)."""
     if ("operation" in lowered or "optype" in lowered) and not _DTS_MARKERS.isdisjoint(lowered):
         return parse_dts_record(lowered, ctx, FORMAT_ID)
     if ("type" in lowered or "optype" in lowered) and not _FLAT_MARKERS.isdisjoint(lowered):
-        doc = {_FLAT_NAMES.get(key, key): _plain(value) for key, value in lowered.items()}
-        try:
-            return parse_drs_doc(doc, ctx, FORMAT_ID, "either")
-        except InexactNumber as exc:  # cannot happen: _plain turns every float into a Decimal
-            raise RejectError(MALFORMED, f"inexact number in field {exc}") from None
+        return _parse_flat({_FLAT_NAMES.get(key, key): _plain(value) for key, value in lowered.items()}, ctx)
     raise RejectError(
         WRONG_FORMAT,
         "the decoded record has neither 'operation' with 'objectName'/'fields'/'afterImages' (DTS-like) nor "
         f"'type' with 'data'/'old' (flat); its fields are {sorted(lowered)[:20]}",
     )
+
+
+def _parse_flat(doc: dict[str, Any], ctx: ParseContext) -> Parsed:
+    try:
+        return parse_drs_doc(doc, ctx, FORMAT_ID, "either")
+    except InexactNumber as exc:  # cannot happen: _plain turns every float into a Decimal
+        raise RejectError(MALFORMED, f"inexact number in field {exc}") from None
+
+
+def _layout(record: dict[Any, Any]) -> tuple[str, tuple[str, ...]]:
+    """``_parse_lowered``'s decision for a record with these field names, made once (a schema's records all
+    have the same): DTS-like with the lower-cased names, flat with the flat shape's names, or neither
+    (also when two names fold to one, ``Type`` and ``type``: ``_parse_lowered`` reads each such record)."""
+    lowered = [str(key).lower() for key in record]
+    layout: tuple[str, tuple[str, ...]] = (_NEITHER, ())
+    if len(set(lowered)) == len(lowered):
+        if ("operation" in lowered or "optype" in lowered) and not _DTS_MARKERS.isdisjoint(lowered):
+            layout = (_DTS, tuple(lowered))
+        elif ("type" in lowered or "optype" in lowered) and not _FLAT_MARKERS.isdisjoint(lowered):
+            layout = (_FLAT, tuple(_FLAT_NAMES.get(key, key) for key in lowered))
+    if len(_LAYOUTS) >= _CACHE_LIMIT:
+        _LAYOUTS.clear()
+    _LAYOUTS[tuple(record)] = layout
+    return layout
 
 
 # ------------------------------------------------------------------ the schema
@@ -216,21 +256,32 @@ def _framing_hint(raw: bytes) -> str:
     return ""
 
 
-_AS_IS: Final = frozenset({str, int, bool, type(None)})
-"""Exact types ``_plain`` returns unchanged; checked first, inline, since nearly every value is one."""
+_BYTE_TEXTS: Final = tuple(str(byte) for byte in range(256))
+"""Each byte value's decimal text (``_plain``'s byte lists)."""
 
 
 def _plain(value: Any) -> Any:
-    """A decoded Avro value as the JSON the drs-json reader expects."""
+    """A decoded Avro value as the JSON the drs-json reader expects. A map, record or array whose items are
+    all as they are is returned itself: only what changes is copied (the decoder's objects are this
+    message's own)."""
     kind = type(value)
-    if kind in _AS_IS:
+    if kind is str or kind is int or kind is bool or value is None:
         return value
     if kind is dict:
-        return {str(key): item if type(item) in _AS_IS else _plain(item) for key, item in value.items()}
+        mapping: dict[Any, Any] = value
+        for key, item in mapping.items():
+            if not _as_is(item) or type(key) is not str:
+                return {str(key): item if _as_is(item) else _plain(item) for key, item in mapping.items()}
+        return mapping
     if kind is list:
-        return [item if type(item) in _AS_IS else _plain(item) for item in value]
+        items: list[Any] = value
+        for item in items:
+            if not _as_is(item):
+                return [item if _as_is(item) else _plain(item) for item in items]
+        return items
     if kind is bytes:
-        return "[" + ", ".join(map(str, value)) + "]"
+        data: bytes = value
+        return "[" + ", ".join([_BYTE_TEXTS[byte] for byte in data]) + "]"  # DRS's byte list: "[106, 103]"
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
         return _plain(value[1])  # a named union branch: (type name, value)
     if isinstance(value, float):
@@ -244,3 +295,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, _dt.date | _dt.time | uuid.UUID):
         return str(value) if isinstance(value, uuid.UUID) else value.isoformat()  # Avro logical types
     return value
+
+
+def _as_is(value: Any) -> bool:
+    """Whether ``_plain`` returns ``value`` unchanged by its exact type (nearly every value)."""
+    kind = type(value)
+    return kind is str or kind is int or kind is bool or value is None

@@ -59,7 +59,7 @@ from binlake.services.oms_avro.values import (
     Absent,
     convert,
 )
-from binlake.shared.event.model import ChangeEvent, Column, Op, Source
+from binlake.shared.event.model import ChangeEvent, Column, Columns, Op, Source
 from binlake.shared.event.values import INT64_MAX, INT64_MIN, BigInt, Image, SqlTime, Value
 from binlake.shared.kernel._kernel import AvroDecoder
 from binlake.shared.parsing.common import blank_to_none, ddl_event, origin
@@ -87,6 +87,17 @@ RECORD_VERSION: Final = 1
 _ESCAPED_DOT: Final = ("\\u002E", "\\u002e")
 
 _ROW_OPS: Final[dict[str, Op]] = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "SNAPSHOT"}
+_CACHE_LIMIT: Final = 4096
+_PRIMARY_KEYS: dict[str, tuple[str, ...]] = {}
+"""``pk_uk_info`` texts read, by text."""
+_COLUMNS: dict[tuple[Any, ...], Columns] = {}
+"""Column descriptors by table shape (``_columns``)."""
+_SETTLED_CODES: Final = frozenset(
+    code
+    for code, (_, logical) in TYPE_CODES.items()
+    if logical not in ("unknown", "decimal") and code not in STRING_CODES and code not in BLOB_CODES
+)
+"""Type codes whose column descriptor no value changes."""
 _CONTROL_OPS: Final = {
     "BEGIN": "transaction_begin",
     "COMMIT": "transaction_commit",
@@ -207,6 +218,9 @@ def _primary_key(tags: dict[str, str]) -> list[str]:
     text = tags.get("pk_uk_info")
     if not text:
         return []
+    known = _PRIMARY_KEYS.get(text)  # a table's records repeat the same text: read once
+    if known is not None:
+        return list(known)
     try:
         info = json.loads(text)
     except ValueError:
@@ -218,6 +232,9 @@ def _primary_key(tags: dict[str, str]) -> list[str]:
         return []
     if not isinstance(primary, list) or not all(isinstance(name, str) for name in primary):
         raise RejectError(BAD_FIELD, "tags.pk_uk_info PRIMARY must be an array of column names")
+    if len(_PRIMARY_KEYS) >= _CACHE_LIMIT:
+        _PRIMARY_KEYS.clear()
+    _PRIMARY_KEYS[text] = tuple(primary)
     return primary
 
 
@@ -282,27 +299,44 @@ def _inferred_logical(value: Value) -> str:
 
 
 def _columns(fields: list[tuple[str, int]], images: list[tuple[Image, dict[str, Any]]]) -> list[Column]:
-    columns: list[Column] = []
-    for name, code in fields:
-        logical = TYPE_CODES[code][1] if code in TYPE_CODES else "unknown"
-        value: Value = None
-        item: Any = None
-        for image, raw in images:
-            if image.get(name) is not None:
-                value, item = image[name], raw[name]
-                break
-        precision = scale = None
-        inferred = False
-        if logical == "unknown" and value is not None:
-            logical, inferred = _inferred_logical(value), True
-        elif code in STRING_CODES and isinstance(value, bytes):
-            logical = "bytes"  # BINARY / VARBINARY (Character in the binary charset)
-        elif code in BLOB_CODES and isinstance(value, str):
-            logical = "string"  # TEXT types share the BLOB codes
-        if logical == "decimal" and item is not None and item[0].endswith(".Decimal"):
-            precision, scale = item[1]["precision"], item[1]["scale"]
-        columns.append(Column(name, f"mysql:{code}", logical, precision, scale, inferred))
+    """The column descriptors, built once per table shape and shared (a ``Columns``, whose Avro the encoder
+    keeps): the shape is the fields, and what the values say of the columns whose type code leaves it open."""
+    refined = tuple([_descriptor(name, code, images) for name, code in fields if code not in _SETTLED_CODES])
+    key = (tuple(fields), refined)
+    columns = _COLUMNS.get(key)
+    if columns is None:
+        columns = Columns(Column(name, f"mysql:{code}", *_descriptor(name, code, images)) for name, code in fields)
+        if len(_COLUMNS) >= _CACHE_LIMIT:
+            _COLUMNS.clear()
+        _COLUMNS[key] = columns
     return columns
+
+
+def _descriptor(
+    name: str, code: int, images: list[tuple[Image, dict[str, Any]]]
+) -> tuple[str, int | None, int | None, bool]:
+    """(logical type, precision, scale, inferred) of a column, from its type code refined by its first
+    non-null value across the images."""
+    logical = TYPE_CODES[code][1] if code in TYPE_CODES else "unknown"
+    if code in _SETTLED_CODES:
+        return logical, None, None, False
+    value: Value = None
+    item: Any = None
+    for image, raw in images:
+        if image.get(name) is not None:
+            value, item = image[name], raw[name]
+            break
+    precision = scale = None
+    inferred = False
+    if logical == "unknown" and value is not None:
+        logical, inferred = _inferred_logical(value), True
+    elif code in STRING_CODES and isinstance(value, bytes):
+        logical = "bytes"  # BINARY / VARBINARY (Character in the binary charset)
+    elif code in BLOB_CODES and isinstance(value, str):
+        logical = "string"  # TEXT types share the BLOB codes
+    if logical == "decimal" and item is not None and item[0].endswith(".Decimal"):
+        precision, scale = item[1]["precision"], item[1]["scale"]
+    return logical, precision, scale, inferred
 
 
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:

@@ -100,18 +100,26 @@ _CHARSETS: Final[dict[str, str]] = {
     "cp1256": "cp1256", "cp1257": "cp1257", "koi8r": "koi8_r", "koi8u": "koi8_u", "cp850": "cp850",
     "cp852": "cp852", "cp866": "cp866", "tis620": "tis_620", "macroman": "mac_roman", "macce": "mac_latin2",
 }  # fmt: skip
-_INTEGER_TEXT: Final = re.compile(r"-?\d+")
+_BINARY: Final = "binary"
+_CODEC_OF: dict[str, str] = {}
+"""Codecs by charset name as sent (``decode_text``): a table sends the same few names."""
+_CODECS_REMEMBERED: Final = 256
+_KINDS: Final = (
+    "EmptyObject", "Integer", "Character", "Decimal", "Float", "Timestamp", "DateTime", "TimestampWithTimeZone",
+    "BinaryGeometry", "BinaryObject", "TextGeometry", "TextObject",
+)  # fmt: skip
+_KIND_OF: Final[dict[str, str]] = {name: name for name in _KINDS} | {NS + name: name for name in _KINDS}
+"""An image item's record name (full, or bare) to its kind: one lookup, no new string per value."""
 _OFFSET: Final = re.compile(r"(?:GMT|UTC)?([+-])(\d{1,2}):?(\d{2})?")
 
 
 def decode_text(raw: bytes, charset: str) -> str | bytes:
     """Character bytes in a MySQL charset as text; the ``binary`` charset stays bytes."""
-    key = charset.lower().replace("-", "").replace("_", "")
-    if key == "binary":
-        return raw
-    codec = _CHARSETS.get(key)
+    codec = _CODEC_OF.get(charset)
     if codec is None:
-        raise UnreadableValue(f"unknown character set {charset[:40]!r}")  # the column's, not row data
+        codec = _codec_of(charset)
+    if codec == _BINARY:
+        return raw
     if codec == _MYSQL_LATIN1:
         return codecs.charmap_decode(raw, "strict", _LATIN1_TABLE)[0]
     try:
@@ -120,17 +128,32 @@ def decode_text(raw: bytes, charset: str) -> str | bytes:
         raise UnreadableValue(f"bytes are not valid {charset}: {exc.reason} at byte {exc.start}") from None
 
 
+def _codec_of(charset: str) -> str:
+    """The codec of a MySQL charset name (``_BINARY`` for ``binary``), remembered by the name as sent."""
+    key = charset.lower().replace("-", "").replace("_", "")
+    codec = _BINARY if key == "binary" else _CHARSETS.get(key)
+    if codec is None:
+        raise UnreadableValue(f"unknown character set {charset[:40]!r}")  # the column's, not row data
+    if len(_CODEC_OF) >= _CODECS_REMEMBERED:
+        _CODEC_OF.clear()
+    _CODEC_OF[charset] = codec
+    return codec
+
+
 def convert(item: Any, code: int, zone_: _dt.tzinfo) -> Value | Absent:
     """One image item to a canonical value; ValueError when it cannot be read."""
     if item is None:
         return None
     name, fields = item
-    kind = name.removeprefix(NS)
+    kind = _KIND_OF.get(name)
+    if kind is None:
+        kind = name.removeprefix(NS)  # an unknown type, named in the reason below
     if kind == "EmptyObject":
         return ABSENT if fields == "NONE" else None
     if kind == "Integer":
         text = fields["value"].strip()
-        if not _INTEGER_TEXT.fullmatch(text):
+        digits = text[1:] if text[:1] == "-" else text
+        if not digits.isdecimal():  # what ``-?\d+`` matches: str.isdecimal is re's \d
             raise UnreadableValue(f"Integer value is not an integer: {describe(fields['value'])}")
         return integer(int(text))
     if kind == "Character":
@@ -213,16 +236,16 @@ def _date_time(fields: dict[str, Any], code: int, zone_: _dt.tzinfo) -> Value:
 def _local(fields: dict[str, Any], with_time: bool) -> _dt.date | Unparsed:
     """A date, or a local date-time (a ``datetime``) when ``with_time``."""
     year, month, day = _part(fields, "year"), _part(fields, "month"), _part(fields, "day")
-    clock = (0, 0, 0, 0)
+    hour = minute = second = micros = 0
     if with_time:
-        clock = (_part(fields, "hour"), _part(fields, "minute"), _part(fields, "second"), fields.get("millis") or 0)
-        hour, minute, second, micros = clock
+        hour, minute, second = _part(fields, "hour"), _part(fields, "minute"), _part(fields, "second")
+        micros = fields.get("millis") or 0
         if not (0 <= hour < 24 and 0 <= minute < 60 and 0 <= second < 60 and 0 <= micros < 1_000_000):
             raise UnreadableValue("DateTime time of day is out of range")
     try:
         if not with_time:
             return _dt.date(year, month, day)
-        return _dt.datetime(year, month, day, *clock)
+        return _dt.datetime(year, month, day, hour, minute, second, micros)
     except ValueError:
         # Zero dates (0000-00-00) and other invalid dates MySQL can hold: kept as their text.
         return Unparsed(_render(fields, True, with_time))

@@ -45,7 +45,10 @@ def _oms_datetime(value: Any) -> _dt.datetime | Unparsed:
     if not isinstance(value, str):
         raise UnreadableValue(f"expected a date-time YYYY-MM-DD HH:mm:ss[.n] [zoneId], got {describe(value)}")
     text = value.strip()
-    m = _ZONE_SUFFIX.match(text)
+    # A zone id is the last word, which starts with a letter: most values end in their clock and skip the
+    # (backtracking) pattern.
+    words = text.rsplit(None, 1)
+    m = _ZONE_SUFFIX.match(text) if len(words) == 2 and words[1][:1].isalpha() else None
     if m is not None and not m.group(2).upper().startswith(("AM", "PM")):
         text = m.group(1)  # the wall clock; the zone id OMS appends is not part of a DATETIME
     if len(text) == 10:

@@ -38,7 +38,9 @@ _TRAILING_DIGITS: Final = re.compile(r"(\d+)\D*$")
 def order_key(major: int, minor: int, row: int) -> str:
     if not (0 <= major <= _MAX and 0 <= minor <= _MAX and 0 <= row <= 999_999):
         raise RejectError(BAD_FIELD, f"position ({major}, {minor}, row {row}) is outside the sortable range")
-    return "%020d.%020d.%06d" % (major, minor, row)  # noqa: UP031 - a third faster than the f-string, per event
+    # The three numbers are in range (checked above): zero-filled, as "%020d.%020d.%06d" writes them, without
+    # reading a format string per event (compiled, several times faster than the % operator).
+    return str(major).zfill(20) + "." + str(minor).zfill(20) + "." + str(row).zfill(6)
 
 
 def kafka_order_key(ctx: ParseContext, row: int = 0) -> str:

@@ -35,6 +35,8 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
 
 use crate::avro_reader::Reader;
 use crate::json::{self, Json};
+use crate::json_load;
+use crate::objects;
 
 /// Records, arrays and maps nested deeper than this raise ValueError (a recursive schema).
 pub const MAX_DEPTH: usize = 512;
@@ -238,7 +240,7 @@ impl<'a, 'py> Run<'a, 'py> {
                 PyFloat::new(py, value).into_any()
             }
             Node::Bytes => PyBytes::new(py, self.sized("a bytes value")?.1).into_any(),
-            Node::Str => PyString::new(py, self.text("a string")?).into_any(),
+            Node::Str => objects::new_str(py, self.text("a string")?).into_any(),
             Node::Fixed(size) => PyBytes::new(py, self.exactly(*size, "a fixed")?).into_any(),
             Node::Enum(symbols) => {
                 let i = self.index(symbols.len(), "an enum symbol index")?;
@@ -255,7 +257,7 @@ impl<'a, 'py> Run<'a, 'py> {
             }
             Node::Record { fields, .. } => {
                 let depth = self.deeper(depth)?;
-                let record = PyDict::new(py);
+                let record = objects::new_dict(py, fields.len());
                 for (name, field) in fields {
                     record.set_item(name.bind(py), self.value(*field, depth)?)?;
                 }
@@ -284,7 +286,7 @@ impl<'a, 'py> Run<'a, 'py> {
             }
             Node::Map(values) => {
                 let depth = self.deeper(depth)?;
-                let map = PyDict::new(py);
+                let mut map: Option<Bound<'py, PyDict>> = None;
                 // A key takes at least its length byte.
                 let least = self.least[*values].saturating_add(1);
                 loop {
@@ -293,12 +295,15 @@ impl<'a, 'py> Run<'a, 'py> {
                         break;
                     }
                     self.room(at, n, least, "a map")?;
+                    // Sized by the first block (usually the only one), once its count is known sound.
+                    let map = map.get_or_insert_with(|| objects::new_dict(py, n));
                     for _ in 0..n {
-                        let key = PyString::new(py, self.text("a map key")?);
+                        // Map keys repeat from datum to datum (column names): shared, as JSON object keys.
+                        let key = json_load::key(py, self.text("a map key")?);
                         map.set_item(key, self.value(*values, depth)?)?;
                     }
                 }
-                map.into_any()
+                map.unwrap_or_else(|| PyDict::new(py)).into_any()
             }
             Node::Ref(_) => return Err(invalid("an unresolved named type (a bug in the decoder)".to_string())),
         })

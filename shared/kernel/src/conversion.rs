@@ -1350,7 +1350,7 @@ pub fn py_bit_value<'py>(value: &Bound<'py, PyAny>) -> Out<'py> {
 #[pyfunction]
 pub fn convert_image<'py>(raw: &Bound<'py, PyDict>, converters: &Bound<'py, PyDict>) -> Out<'py> {
     let py = raw.py();
-    let out = PyDict::new(py);
+    let out = crate::objects::new_dict(py, raw.len());
     let utc = py_objects(py)?.utc.bind(py).clone();
     for (name, value) in raw.iter() {
         if value.is_none() {

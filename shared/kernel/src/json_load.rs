@@ -11,8 +11,6 @@
 //! document holds one: the caller looks for it in what remains (a repeated key may have replaced it).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Mutex;
 
 use pyo3::sync::PyOnceLock;
@@ -23,52 +21,53 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
 
 use crate::conversion::py_objects;
+use crate::objects::new_str;
 use crate::json::plain_run;
 
 /// Nesting the reader refuses past (the caller's own limit, `jsondoc.MAX_DEPTH`, is lower).
 const MAX_DEPTH: usize = 4096;
 
-/// Object keys, made once as Python strings and shared by every document: a vendor's messages repeat
-/// the same few hundred keys, and a cached string is neither decoded nor hashed again (its hash is kept
-/// in it). Keys up to `KEY_CACHED_LEN` bytes; the cache starts over past `KEYS_CACHED` of them.
-static KEYS: PyOnceLock<Mutex<HashMap<Box<str>, Py<PyString>, BuildHasherDefault<Fnv>>>> = PyOnceLock::new();
+/// Object keys (and the Avro decoder's map keys), made once as Python strings and shared by every
+/// document: a vendor's messages repeat the same few hundred keys, and a cached string is neither decoded
+/// nor hashed again (its hash is kept in it). A direct-mapped table: a key's hash picks one slot, which
+/// holds the last key that hashed there (a miss replaces it). Keys up to `KEY_CACHED_LEN` bytes.
+static KEYS: PyOnceLock<Mutex<Vec<Option<(Box<str>, Py<PyString>)>>>> = PyOnceLock::new();
 const KEY_CACHED_LEN: usize = 64;
-const KEYS_CACHED: usize = 16_384;
+const KEY_SLOTS: usize = 1 << 14;
 
-/// FNV-1a: keys are short, and the map needs no defence against chosen collisions (it is bounded).
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
+/// A key's slot: 8 bytes at a time, multiplied and folded (keys are short; a bounded table needs no
+/// defence against chosen collisions).
+fn slot(text: &str) -> usize {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut h = text.len() as u64;
+    let mut chunks = text.as_bytes().chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        h = (h.rotate_left(5) ^ word).wrapping_mul(K);
     }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
+    let mut tail = [0u8; 8];
+    let rest = chunks.remainder();
+    tail[..rest.len()].copy_from_slice(rest);
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(tail)).wrapping_mul(K);
+    (h >> 40) as usize % KEY_SLOTS
 }
 
-fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+pub(crate) fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
     if text.len() > KEY_CACHED_LEN {
-        return PyString::new(py, text);
+        return new_str(py, text);
     }
-    let keys = KEYS.get_or_init(py, || Mutex::new(HashMap::default()));
+    let keys = KEYS.get_or_init(py, || Mutex::new((0..KEY_SLOTS).map(|_| None).collect()));
     let Ok(mut keys) = keys.lock() else {
-        return PyString::new(py, text);
+        return new_str(py, text);
     };
-    if let Some(cached) = keys.get(text) {
-        return cached.bind(py).clone();
+    let entry = &mut keys[slot(text)];
+    if let Some((cached, string)) = entry {
+        if **cached == *text {
+            return string.bind(py).clone();
+        }
     }
-    if keys.len() >= KEYS_CACHED {
-        keys.clear();
-    }
-    let made = PyString::new(py, text);
-    keys.insert(text.into(), made.clone().unbind());
+    let made = new_str(py, text);
+    *entry = Some((text.into(), made.clone().unbind()));
     made
 }
 
@@ -76,16 +75,25 @@ fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
 enum Stop {
     At(&'static str, usize),
     Reason(&'static str),
-    Py(PyErr),
+    /// Boxed: a `Read` travels back through every level of a document, and stays two words wide.
+    Py(Box<PyErr>),
 }
 
 impl From<PyErr> for Stop {
     fn from(e: PyErr) -> Self {
-        Stop::Py(e)
+        Stop::Py(Box::new(e))
     }
 }
 
-type Read<'py> = Result<Bound<'py, PyAny>, Stop>;
+impl From<PyErr> for Box<Stop> {
+    fn from(e: PyErr) -> Self {
+        Box::new(Stop::Py(Box::new(e)))
+    }
+}
+
+/// A value read, or why not. The reason is boxed: a `Read` comes back from every level of a document,
+/// and at two words it travels in registers.
+type Read<'py> = Result<Bound<'py, PyAny>, Box<Stop>>;
 
 const UNTERMINATED: &str = "Unterminated string starting at";
 const CONTROL: &str = "Invalid control character at";
@@ -102,7 +110,7 @@ enum Text<'a> {
 impl Text<'_> {
     fn into_py(self, py: Python<'_>) -> PyResult<Bound<'_, PyString>> {
         match self {
-            Text::Plain(text) => Ok(PyString::new(py, &text)),
+            Text::Plain(text) => Ok(new_str(py, &text)),
             Text::Surrogates(bytes) => {
                 let len = isize::try_from(bytes.len()).map_err(|_| PyOverflowError::new_err("a string beyond isize"))?;
                 // SAFETY: a valid pointer and length; the call returns a new reference or NULL with an error set.
@@ -157,9 +165,9 @@ impl<'a, 'py> Loader<'a, 'py> {
             Some(b'n') if rest.starts_with(b"null") => self.literal(4, py.None().into_bound(py)),
             Some(b't') if rest.starts_with(b"true") => self.literal(4, PyBool::new(py, true).to_owned().into_any()),
             Some(b'f') if rest.starts_with(b"false") => self.literal(5, PyBool::new(py, false).to_owned().into_any()),
-            Some(b'N') if rest.starts_with(b"NaN") => Err(Stop::Reason("NaN is not valid JSON")),
-            Some(b'I') if rest.starts_with(b"Infinity") => Err(Stop::Reason("Infinity is not valid JSON")),
-            Some(b'-') if rest.starts_with(b"-Infinity") => Err(Stop::Reason("-Infinity is not valid JSON")),
+            Some(b'N') if rest.starts_with(b"NaN") => Err(Box::new(Stop::Reason("NaN is not valid JSON"))),
+            Some(b'I') if rest.starts_with(b"Infinity") => Err(Box::new(Stop::Reason("Infinity is not valid JSON"))),
+            Some(b'-') if rest.starts_with(b"-Infinity") => Err(Box::new(Stop::Reason("-Infinity is not valid JSON"))),
             _ => self.number(i),
         }
     }
@@ -187,7 +195,7 @@ impl<'a, 'py> Loader<'a, 'py> {
         match b.get(i) {
             Some(b'0') => i += 1,
             Some(b'1'..=b'9') => i = self.digits(i + 1),
-            _ => return Err(Stop::At(EXPECTING_VALUE, start)),
+            _ => return Err(Box::new(Stop::At(EXPECTING_VALUE, start))),
         }
         let mut exact = false;
         if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
@@ -326,7 +334,7 @@ impl<'a, 'py> Loader<'a, 'py> {
 
     fn object(&mut self, depth: usize) -> Read<'py> {
         if depth > MAX_DEPTH {
-            return Err(Stop::Reason("the document nests too deeply"));
+            return Err(Box::new(Stop::Reason("the document nests too deeply")));
         }
         self.pos += 1;
         let dict = PyDict::new(self.py);
@@ -337,14 +345,14 @@ impl<'a, 'py> Loader<'a, 'py> {
         }
         loop {
             if self.peek() != Some(b'"') {
-                return Err(Stop::At("Expecting property name enclosed in double quotes", self.pos));
+                return Err(Box::new(Stop::At("Expecting property name enclosed in double quotes", self.pos)));
             }
             let begin = self.pos;
             self.pos += 1;
             let name = self.string(begin)?;
             self.skip_ws();
             if self.peek() != Some(b':') {
-                return Err(Stop::At("Expecting ':' delimiter", self.pos));
+                return Err(Box::new(Stop::At("Expecting ':' delimiter", self.pos)));
             }
             self.pos += 1;
             self.skip_ws();
@@ -364,14 +372,14 @@ impl<'a, 'py> Loader<'a, 'py> {
                     self.pos += 1;
                     self.skip_ws();
                 }
-                _ => return Err(Stop::At("Expecting ',' delimiter", self.pos)),
+                _ => return Err(Box::new(Stop::At("Expecting ',' delimiter", self.pos))),
             }
         }
     }
 
     fn array(&mut self, depth: usize) -> Read<'py> {
         if depth > MAX_DEPTH {
-            return Err(Stop::Reason("the document nests too deeply"));
+            return Err(Box::new(Stop::Reason("the document nests too deeply")));
         }
         self.pos += 1;
         let mut items: Vec<Bound<'py, PyAny>> = Vec::new();
@@ -392,7 +400,7 @@ impl<'a, 'py> Loader<'a, 'py> {
                     self.pos += 1;
                     self.skip_ws();
                 }
-                _ => return Err(Stop::At("Expecting ',' delimiter", self.pos)),
+                _ => return Err(Box::new(Stop::At("Expecting ',' delimiter", self.pos))),
             }
         }
     }
@@ -400,13 +408,13 @@ impl<'a, 'py> Loader<'a, 'py> {
     /// The document: one value between optional white space.
     fn document(&mut self) -> Read<'py> {
         if self.b.starts_with(b"\xEF\xBB\xBF") {
-            return Err(Stop::At("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0));
+            return Err(Box::new(Stop::At("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)));
         }
         self.skip_ws();
         let value = self.value(0)?;
         self.skip_ws();
         if self.pos != self.b.len() {
-            return Err(Stop::At("Extra data", self.pos));
+            return Err(Box::new(Stop::At("Extra data", self.pos)));
         }
         Ok(value)
     }
@@ -436,9 +444,11 @@ pub fn load<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<(Bound<'py, PyAny>, Op
     match loader.document() {
         Ok(value) if loader.lone_surrogate => Ok((value, Some(("surrogate", -1)))),
         Ok(value) => Ok((value, None)),
-        Err(Stop::At(rule, at)) => Ok((none(), Some((rule, char_index(raw, at) as isize)))),
-        Err(Stop::Reason(reason)) => Ok((none(), Some((reason, -1)))),
-        Err(Stop::Py(e)) => Err(e),
+        Err(stop) => match *stop {
+            Stop::At(rule, at) => Ok((none(), Some((rule, char_index(raw, at) as isize)))),
+            Stop::Reason(reason) => Ok((none(), Some((reason, -1)))),
+            Stop::Py(e) => Err(*e),
+        },
     }
 }
 

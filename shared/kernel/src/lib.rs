@@ -20,6 +20,7 @@ mod encode;
 mod json;
 mod json_load;
 mod json_view;
+mod objects;
 mod sqltype;
 
 use pyo3::exceptions::PyValueError;
