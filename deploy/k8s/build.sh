@@ -21,13 +21,14 @@ BIN=$CACHE/bin
 mkdir -p "$BIN"
 export GOFLAGS=-buildvcs=false
 
-have() { for b in "$@"; do [ -x "$BIN/$b" ] || return 1; done; }
+# A part is built once per version: its stamp names the version, so a changed version builds it anew.
+built() { [ -e "$CACHE/built/$1" ]; }
 
 # Kubernetes: its go.mod replaces every staging module with ./staging/src/..., which a module from the proxy
 # lacks (nested modules are cut out of its zip), so `go install` refuses it. A module of our own requires
 # k8s.io/kubernetes and points each staging module at its published version instead.
 build_kubernetes() {
-  have kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy && return 0
+  built "kubernetes@$K8S_VERSION" && return 0
   local src=$CACHE/src/kubernetes kmod
   kmod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)",/\1/p')
   rm -rf "$src"; mkdir -p "$src"
@@ -60,7 +61,7 @@ build_kubernetes() {
 # etcd: the server's module is a library; its main package lives in a module the proxy does not serve for
 # every release, so a three-line main calls etcdmain (what etcd's own main does).
 build_etcd() {
-  have etcd && return 0
+  built "etcd@$ETCD_VERSION" && return 0
   local src=$CACHE/src/etcd
   rm -rf "$src"; mkdir -p "$src"
   printf 'module binlake.local/etcd-build\n\ngo 1.26\n\nrequire go.etcd.io/etcd/server/v3 %s\n' "$ETCD_VERSION" > "$src/go.mod"
@@ -70,7 +71,7 @@ build_etcd() {
 
 # containerd v2: no replace directives, so `go install` builds it as released.
 build_containerd() {
-  have containerd containerd-shim-runc-v2 ctr && return 0
+  built "containerd@$CONTAINERD_VERSION" && return 0
   local m=github.com/containerd/containerd/v2
   CGO_ENABLED=0 GOBIN=$BIN go install -trimpath -tags no_btrfs,no_devmapper,no_zfs -ldflags "-s -w" \
     "$m/cmd/containerd@$CONTAINERD_VERSION" "$m/cmd/containerd-shim-runc-v2@$CONTAINERD_VERSION" "$m/cmd/ctr@$CONTAINERD_VERSION"
@@ -78,13 +79,16 @@ build_containerd() {
 
 # crictl: no replace directives either.
 build_crictl() {
-  have crictl && return 0
+  built "crictl@$CRI_TOOLS_VERSION" && return 0
   CGO_ENABLED=0 GOBIN=$BIN go install -trimpath -ldflags "-s -w" "sigs.k8s.io/cri-tools/cmd/crictl@$CRI_TOOLS_VERSION"
 }
 
+mkdir -p "$CACHE/built"
 for part in ${*:-kubernetes etcd containerd crictl}; do
   start=$SECONDS
   "build_$part"
+  version_var=$(tr a-z A-Z <<< "$part")_VERSION; [ "$part" = crictl ] && version_var=CRI_TOOLS_VERSION
+  touch "$CACHE/built/$part@${!version_var}"
   echo "k8s build: $part in $((SECONDS - start)) s" >&2
 done
 echo "$BIN"

@@ -71,8 +71,8 @@ teardown() {
   awk -v r="$run" 'index($2, r) == 1 {print $2}' /proc/self/mounts | sort -r | while read -r m; do
     umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
   done
-  # The kubelet's pod cgroups (cgroup v1: one tree per controller), empty once the pods are gone.
-  for c in /sys/fs/cgroup/*/kubepods; do [ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
+  # The kubelet's pod cgroups and containerd's (cgroup v1: one tree per controller), empty once the pods are gone.
+  for c in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/k8s.io; do [ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
   ip link del "$POD_BRIDGE" 2>/dev/null || true
   ip link del "$NODE_BRIDGE" 2>/dev/null || true
   while iptables -D FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$RULE_COMMENT" -j DROP 2>/dev/null; do :; done
@@ -183,11 +183,15 @@ state = "$run/containerd/state"
     sandbox = "$PAUSE_IMAGE"
 [plugins.'io.containerd.cri.v1.runtime']
   netns_mounts_under_state_dir = true
+  # The machine's sandbox withholds CAP_SYS_RESOURCE: runc cannot lower a container's oom_score_adj below
+  # containerd's own (the pause container asks for -998: "failed to update /proc/self/oom_score_adj").
+  restrict_oom_score_adj = true
   [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
     runtime_type = "io.containerd.runc.v2"
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
       BinaryName = "$(command -v runc)"
       SystemdCgroup = false
+      Root = "$run/runc"
   [plugins.'io.containerd.cri.v1.runtime'.cni]
     bin_dirs = ["/usr/lib/cni"]
     conf_dir = "$run/cni/net.d"
