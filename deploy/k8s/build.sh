@@ -3,9 +3,10 @@
 # into ~/.cache/binlake/k8s-<version>/bin, with the other tools: nothing to do for a binary already there.
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubelet  k8s.io/kubernetes (wrapper module, below)
 #   etcd                                                              go.etcd.io/etcd/server/v3's etcdmain
-#   kube-proxy                                                        (the same)
+#   kube-proxy, kubectl (Debian's is 1.32: outside the skew policy)   (the same)
 #   containerd, containerd-shim-runc-v2, ctr                          github.com/containerd/containerd/v2
 #   crictl (the run removes its pods through the CRI)                 sigs.k8s.io/cri-tools
+#   coredns (the cluster's DNS, in an image made here)                github.com/coredns/coredns
 # Debian's containerd (1.6) and etcd (3.4) are older than Kubernetes 1.37 takes (docs/operations.md, Kubernetes).
 # Heavy: run under nice (the Makefile does). Prints the bin folder on its last line.
 set -euo pipefail
@@ -16,6 +17,7 @@ STAGING_VERSION=v0.${K8S_VERSION#v1.}
 ETCD_VERSION=${ETCD_VERSION:-v3.7.3}
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
 CRI_TOOLS_VERSION=${CRI_TOOLS_VERSION:-v1.37.0}
+COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
 CACHE=${BINLAKE_K8S_CACHE:-$HOME/.cache/binlake/k8s-$K8S_VERSION}
 BIN=$CACHE/bin
 mkdir -p "$BIN"
@@ -43,7 +45,7 @@ build_kubernetes() {
     echo "//go:build tools"
     echo "package tools"
     echo "import ("
-    for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy; do echo "	_ \"k8s.io/kubernetes/cmd/$c\""; done
+    for c in kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl; do echo "	_ \"k8s.io/kubernetes/cmd/$c\""; done
     echo ")"
   } > "$src/tools.go"
   (cd "$src" && go mod tidy)
@@ -55,7 +57,7 @@ build_kubernetes() {
   done
   (cd "$src" && CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$BIN/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy)
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-proxy k8s.io/kubernetes/cmd/kubectl)
 }
 
 # etcd: the server's module is a library; its main package lives in a module the proxy does not serve for
@@ -83,8 +85,14 @@ build_crictl() {
   CGO_ENABLED=0 GOBIN=$BIN go install -trimpath -ldflags "-s -w" "sigs.k8s.io/cri-tools/cmd/crictl@$CRI_TOOLS_VERSION"
 }
 
+# CoreDNS: no replace directives; its default plugin set (plugin.cfg) includes kubernetes.
+build_coredns() {
+  built "coredns@$COREDNS_VERSION" && return 0
+  CGO_ENABLED=0 GOBIN=$BIN go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
+}
+
 mkdir -p "$CACHE/built"
-for part in ${*:-kubernetes etcd containerd crictl}; do
+for part in ${*:-kubernetes etcd containerd crictl coredns}; do
   start=$SECONDS
   "build_$part"
   version_var=$(tr a-z A-Z <<< "$part")_VERSION; [ "$part" = crictl ] && version_var=CRI_TOOLS_VERSION

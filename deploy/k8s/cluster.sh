@@ -13,7 +13,7 @@
 #
 # Usage: cluster.sh [COMMAND...]   Env: BINLAKE_K8S_RUN (the run folder; default a new one under /tmp),
 #        BINLAKE_K8S_IMAGES (podman images imported into containerd, space-separated), BINLAKE_K8S_KEEP=1
-#        (keep the run folder: logs).
+#        (keep the run folder: logs). Without COMMAND, RUN/ready holds the kubeconfig's path once the node is Ready.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -28,6 +28,7 @@ NODE_BRIDGE=bl-node0
 POD_BRIDGE=bl-pods0
 ETCD_PORT=23791
 PAUSE_IMAGE=localhost/binlake-pause:3.10.2
+COREDNS_IMAGE=localhost/binlake-coredns:${COREDNS_VERSION:-v1.15.0}
 RULE_COMMENT="binlake-k8s: pods reach no address outside the pod range"
 
 bin=$(nice -n 19 "$here/build.sh" | tail -1)
@@ -204,7 +205,12 @@ wait_for 30 containerd ctr_ version
 
 # Images come from podman's store (built here: no registry), saved and imported into containerd's.
 "$here/pause-image.sh" "$PAUSE_IMAGE" "$K8S_VERSION" >/dev/null
-for image in $PAUSE_IMAGE ${BINLAKE_K8S_IMAGES:-}; do
+if ! podman image exists "$COREDNS_IMAGE"; then
+  context=$run/coredns-image; mkdir -p "$context"; cp "$bin/coredns" "$context/"
+  podman build --format docker -t "$COREDNS_IMAGE" -f "$here/images/coredns.Containerfile" "$context" >/dev/null
+  rm -rf "$context"
+fi
+for image in $PAUSE_IMAGE $COREDNS_IMAGE ${BINLAKE_K8S_IMAGES:-}; do
   log "image $image"
   podman save --format docker-archive "$image" | ctr_ images import --local - >/dev/null
 done
@@ -243,11 +249,37 @@ start kubelet kubelet --config "$run/kubelet.yaml" --kubeconfig "$run/kubelet.ku
   --root-dir "$run/kubelet" --hostname-override "$NODE" --node-ip "$NODE_IP"
 wait_for 120 "node $NODE registered" kubectl get node "$NODE"
 kubectl wait --for=condition=Ready "node/$NODE" --timeout=120s >&2 || { tail -n 40 "$run/logs/kubelet.log" >&2; exit 1; }
-log "node $NODE Ready; KUBECONFIG=$KUBECONFIG"
+log "node $NODE Ready; kube-proxy"
+
+# Services: kube-proxy in nftables mode (its own table, which --cleanup removes whole). The conntrack settings
+# are left as the machine has them (0: don't touch), as this sandbox may refuse the sysctls.
+cat > "$run/kube-proxy.yaml" <<YAML
+apiVersion: kubeproxy.config.k8s.io/v1alpha1
+kind: KubeProxyConfiguration
+clientConnection: {kubeconfig: $run/kube-proxy.kubeconfig}
+hostnameOverride: $NODE
+mode: nftables
+clusterCIDR: $POD_CIDR
+bindAddress: 127.0.0.1
+healthzBindAddress: 127.0.0.1:10256
+metricsBindAddress: 127.0.0.1:10249
+nodePortAddresses: ["$NODE_IP/32"]
+conntrack: {maxPerCore: 0, min: 0, tcpEstablishedTimeout: 0s, tcpCloseWaitTimeout: 0s}
+YAML
+start kube-proxy kube-proxy --config "$run/kube-proxy.yaml"
+wait_for 60 kube-proxy curl -fsS http://127.0.0.1:10256/healthz
+
+log "CoreDNS"
+sed "s#image: IMAGE#image: $COREDNS_IMAGE#; s#clusterIP: 10.96.0.10#clusterIP: $DNS_IP#" "$here/manifests/coredns.yaml" \
+  | kubectl apply -f - >/dev/null
+kubectl -n kube-system rollout status deployment/coredns --timeout=180s >&2
+log "up; KUBECONFIG=$KUBECONFIG"
 
 if [ $# -gt 0 ]; then
   "$@"
 else
+  # Up until SIGINT or SIGTERM (a test's fixture, tests/k8s/cluster.py, waits for this file, then stops us).
+  echo "$KUBECONFIG" > "$run/ready"
   log "the cluster stays up until Ctrl-C"
-  while :; do sleep 3600; done
+  while :; do sleep 1; done
 fi
