@@ -95,8 +95,11 @@ mkdir -p "$CACHE/built"
 for part in ${*:-kubernetes etcd containerd crictl coredns}; do
   start=$SECONDS
   "build_$part"
-  version_var=$(tr a-z A-Z <<< "$part")_VERSION; [ "$part" = crictl ] && version_var=CRI_TOOLS_VERSION
-  touch "$CACHE/built/$part@${!version_var}"
+  case $part in
+    kubernetes) version=$K8S_VERSION ;; etcd) version=$ETCD_VERSION ;; containerd) version=$CONTAINERD_VERSION ;;
+    crictl) version=$CRI_TOOLS_VERSION ;; coredns) version=$COREDNS_VERSION ;;
+  esac
+  touch "$CACHE/built/$part@$version"
   echo "k8s build: $part in $((SECONDS - start)) s" >&2
 done
 echo "$BIN"
