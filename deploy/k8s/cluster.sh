@@ -77,8 +77,21 @@ teardown() {
   ip link del "$POD_BRIDGE" 2>/dev/null || true
   ip link del "$NODE_BRIDGE" 2>/dev/null || true
   while iptables -D FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$RULE_COMMENT" -j DROP 2>/dev/null; do :; done
-  # kube-proxy's own chains (KUBE-*), which it leaves behind by design.
-  [ -x "$bin/kube-proxy" ] && grep -q kube-proxy <<< "${started[*]}" && kube-proxy --cleanup >/dev/null 2>&1 || true
+  # kube-proxy's table, and the kubelet's iptables chains (KUBE-FIREWALL, the canaries), which both leave
+  # behind by design: the jumps to them first, then the chains.
+  grep -q kube-proxy <<< "${started[*]}" && kube-proxy --cleanup >/dev/null 2>&1
+  for cmd in iptables ip6tables; do
+    for table in filter nat mangle; do
+      "$cmd" -t "$table" -S 2>/dev/null | grep -E '^-A [A-Z]+ .*-j KUBE-' | sed 's/^-A/-D/' | while read -r rule; do
+        eval "$cmd -t $table $rule"
+      done
+      "$cmd" -t "$table" -S 2>/dev/null | sed -n 's/^-N \(KUBE-.*\)/\1/p' | while read -r chain; do
+        "$cmd" -t "$table" -F "$chain"; "$cmd" -t "$table" -X "$chain"
+      done
+    done
+  done
+  # The kubelet's links to the pods' logs (it writes them in /var/log/containers, wherever podLogsDir is).
+  find /var/log/containers -maxdepth 1 -type l -lname "$run/*" -delete 2>/dev/null
   if [ "${BINLAKE_K8S_KEEP:-0}" = 1 ] || [ "$code" != 0 ]; then log "logs kept in $run/logs"; else rm -rf "$run"; fi
   exit "$code"
 }

@@ -19,6 +19,7 @@ kind: Pod
 metadata: {{name: hello, namespace: default}}
 spec:
   restartPolicy: Never
+  terminationGracePeriodSeconds: 1  # its shell ignores SIGTERM
   containers:
   - name: hello
     image: {HELLO_IMAGE}
