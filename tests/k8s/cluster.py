@@ -52,6 +52,10 @@ class Cluster:
             raise AssertionError(f"kubectl {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
         return done
 
+    def run_tool(self, *command: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+        """A client of the cluster (helm) with its KUBECONFIG; not checked."""
+        return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False, env=self.env())
+
     def logs(self, component: str, lines: int = 40) -> str:
         """The last lines of a component's log (logs/<component>.log in the run folder)."""
         path = self.run / "logs" / f"{component}.log"

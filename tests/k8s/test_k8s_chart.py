@@ -1,0 +1,178 @@
+"""`helm install binlake helm/binlake` on the single-node cluster (make test-k8s), with an in-cluster Kafka
+(deploy/k8s/manifests/kafka.yaml): the chart's topics Job makes the topics, the normalizer (a Deployment) and
+the sink (a StatefulSet, sink.mode=local, its checkpoints and lake on a volume owned by uid 10001) come up
+with their probes passing, traffic from `binlake generate` runs as a Job, and `binlake lake verify`, as a Job
+on the sink's volume, finds the lake equal to the unified topic. The pods' Prometheus annotations name
+endpoints that answer.
+
+The images are `make images`' (localhost/binlake-normalizer, -sink, -kafka), imported into containerd by the
+cluster's fixture (BINLAKE_K8S_IMAGES); the chart never pulls (image.pullPolicy Never).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from tests.deploy.tools import tool
+from tests.k8s.cluster import ROOT, Cluster
+
+pytestmark = [pytest.mark.integration]
+
+NAMESPACE: Final = "binlake"
+RELEASE: Final = "binlake"
+VALUES: Final = Path(__file__).with_name("values.yaml")
+KAFKA_MANIFEST: Final = ROOT / "deploy" / "k8s" / "manifests" / "kafka.yaml"
+NORMALIZER_IMAGE: Final = os.environ.get("BINLAKE_NORMALIZER_IMAGE", "localhost/binlake-normalizer:dev")
+SINK_IMAGE: Final = os.environ.get("BINLAKE_SINK_IMAGE", "localhost/binlake-sink:dev")
+KAFKA_IMAGE: Final = os.environ.get("BINLAKE_KAFKA_IMAGE", "localhost/binlake-kafka:4.2.0")
+EVENTS: Final = 3000
+SINK_UID: Final = 10001
+
+
+def _sink_volume(cluster: Cluster) -> None:
+    """The sink's PersistentVolume: a folder of the run, owned by the pods' uid. A node's folder (hostPath)
+    gets no fsGroup ownership from the kubelet, as a provisioner's volume would: it is made so here."""
+    folder = cluster.run / "volumes" / "sink-0"
+    folder.mkdir(parents=True)
+    os.chown(folder, SINK_UID, SINK_UID)
+    folder.chmod(0o770)
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "binlake-sink-0"},
+        "spec": {
+            "capacity": {"storage": "5Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "persistentVolumeReclaimPolicy": "Retain",
+            "hostPath": {"path": str(folder), "type": "Directory"},
+        },
+    }
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps(volume))
+
+
+def _job(name: str, image: str, args: list[str], env: dict[str, str], volumes: list[Any] | None = None) -> str:
+    """A one-pod Job running ``binlake ARGS`` as the chart's pods run (uid 10001, no privileges)."""
+    mounts = [{"name": v["name"], "mountPath": v["mountPath"]} for v in volumes or []]
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "securityContext": {"runAsUser": SINK_UID, "runAsGroup": SINK_UID, "runAsNonRoot": True},
+                    "containers": [
+                        {
+                            "name": name,
+                            "image": image,
+                            "imagePullPolicy": "Never",
+                            "args": args,
+                            "env": [{"name": k, "value": v} for k, v in env.items()],
+                            "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}},
+                            "securityContext": {"allowPrivilegeEscalation": False},
+                            "volumeMounts": mounts,
+                        }
+                    ],
+                    "volumes": [{k: v for k, v in vol.items() if k != "mountPath"} for vol in volumes or []],
+                }
+            },
+        },
+    }
+    return json.dumps(job)
+
+
+def _run_job(cluster: Cluster, name: str, manifest: str, timeout_s: int) -> tuple[bool, str]:
+    """Runs the Job to its end: whether it succeeded, and its log."""
+    cluster.kubectl("-n", NAMESPACE, "delete", "job", name, "--ignore-not-found", "--wait=true")
+    cluster.kubectl("apply", "-f", "-", stdin=manifest)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = json.loads(cluster.kubectl("-n", NAMESPACE, "get", "job", name, "-o", "json").stdout)["status"]
+        if status.get("succeeded") or status.get("failed"):
+            break
+        assert time.monotonic() < deadline, f"job {name} still runs after {timeout_s} s"
+        time.sleep(3)
+    log = cluster.kubectl("-n", NAMESPACE, "logs", f"job/{name}", "--tail=200", check=False).stdout
+    return bool(status.get("succeeded")), log
+
+
+def _annotated_endpoints_answer(cluster: Cluster) -> dict[str, int]:
+    """Each binlake pod's prometheus.io/* annotations, scraped from the node as Prometheus would: pod -> HTTP
+    status (pod addresses are on the node's bridge)."""
+    pods = json.loads(
+        cluster.kubectl("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=binlake", "-o", "json").stdout
+    )["items"]
+    answers = {}
+    for pod in pods:
+        notes = pod["metadata"].get("annotations", {})
+        if notes.get("prometheus.io/scrape") != "true" or pod["status"].get("phase") != "Running":
+            continue
+        path = notes.get("prometheus.io/path", "/metrics")
+        url = f"http://{pod['status']['podIP']}:{notes['prometheus.io/port']}{path}"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                answers[pod["metadata"]["name"]] = answer.status
+        except OSError:
+            answers[pod["metadata"]["name"]] = 0
+    return answers
+
+
+def test_the_chart_installs_and_the_lake_equals_the_topic(cluster: Cluster) -> None:
+    helm = tool("helm")
+    cluster.kubectl("create", "namespace", NAMESPACE)
+    kafka = KAFKA_MANIFEST.read_text().replace("image: IMAGE", f"image: {KAFKA_IMAGE}")
+    cluster.kubectl("-n", NAMESPACE, "apply", "-f", "-", stdin=kafka)
+    rollout = cluster.kubectl("-n", NAMESPACE, "rollout", "status", "statefulset/kafka", "--timeout=300s", check=False)
+    assert rollout.returncode == 0, cluster.kubectl("-n", NAMESPACE, "describe", "pod", "kafka-0").stdout
+    _sink_volume(cluster)
+
+    # No --wait: the topics Job is a post-install hook, which helm runs (and waits for) at once.
+    install = cluster.run_tool(
+        helm, "install", RELEASE, str(ROOT / "helm" / "binlake"), "-n", NAMESPACE, "-f", str(VALUES), "--timeout", "10m"
+    )
+    assert install.returncode == 0, install.stdout + install.stderr + _describe(cluster)
+    for workload in ("deployment/binlake-canal", "statefulset/binlake-sink"):
+        done = cluster.kubectl("-n", NAMESPACE, "rollout", "status", workload, "--timeout=600s", check=False)
+        assert done.returncode == 0, f"{workload} not ready:\n{_describe(cluster)}"
+
+    bootstrap = {"BINLAKE_KAFKA_BOOTSTRAP_SERVERS": "kafka:9092"}
+    generate = ["generate", "--format", "canal-json", "--topic", "canal.orders", "--events", str(EVENTS)]
+    ok, log = _run_job(cluster, "generate", _job("generate", NORMALIZER_IMAGE, generate, bootstrap), 600)
+    assert ok, log
+
+    lake = {
+        **bootstrap,
+        "BINLAKE_SINK_TOPIC": "binlake.events",
+        "BINLAKE_SINK_LAKE_URI": "/var/lib/binlake/lake",
+        "BINLAKE_SINK_MASTER": "local[1]",
+        "BINLAKE_SINK_LOG_LEVEL": "WARN",
+    }
+    volume = {
+        "name": "data",
+        "mountPath": "/var/lib/binlake",
+        "persistentVolumeClaim": {"claimName": "data-binlake-sink-0"},
+    }
+    verify = _job("lake-verify", SINK_IMAGE, ["lake", "verify"], lake, [volume])
+    deadline = time.monotonic() + 1200
+    while not (outcome := _run_job(cluster, "lake-verify", verify, 900))[0]:
+        assert time.monotonic() < deadline, outcome[1]
+        time.sleep(15)
+    print(outcome[1])
+
+    answers = _annotated_endpoints_answer(cluster)
+    assert answers and set(answers.values()) == {200}, answers
+
+
+def _describe(cluster: Cluster) -> str:
+    pods = cluster.kubectl("-n", NAMESPACE, "get", "pods", "-o", "wide", check=False).stdout
+    events = cluster.kubectl("-n", NAMESPACE, "get", "events", "--sort-by=.lastTimestamp", check=False).stdout
+    return f"{pods}\n{events[-4000:]}\n{cluster.logs('kubelet', 20)}"
