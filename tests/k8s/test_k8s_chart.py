@@ -2,8 +2,10 @@
 (deploy/k8s/manifests/kafka.yaml): the chart's topics Job makes the topics, the normalizer (a Deployment) and
 the sink (a StatefulSet, sink.mode=local, its checkpoints and lake on a volume owned by uid 10001) come up
 with their probes passing, traffic from `binlake generate` runs as a Job, and `binlake lake verify`, as a Job
-on the sink's volume, finds the lake equal to the unified topic. The pods' Prometheus annotations name
-endpoints that answer.
+on the sink's volume, finds the lake equal to the unified topic, and its mirrors equal the generator's truth
+(lake_truth.py). The pods' Prometheus annotations name endpoints that answer. Then the faults: a normalizer
+pod deleted mid-stream, the sink's pod killed mid-batch (the StatefulSet brings it back on its volume), and a
+`helm upgrade` that changes a setting (a rolling restart of both): nothing lost or doubled.
 
 The images are `make images`' (localhost/binlake-normalizer, -sink, -kafka), imported into containerd by the
 cluster's fixture (BINLAKE_K8S_IMAGES); the chart never pulls (image.pullPolicy Never).
@@ -15,6 +17,7 @@ import json
 import os
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,6 +25,7 @@ import pytest
 
 from tests.deploy.tools import tool
 from tests.k8s.cluster import ROOT, Cluster
+from tests.k8s.lake_truth import differences, truth
 
 pytestmark = [pytest.mark.integration]
 
@@ -33,6 +37,7 @@ NORMALIZER_IMAGE: Final = os.environ.get("BINLAKE_NORMALIZER_IMAGE", "localhost/
 SINK_IMAGE: Final = os.environ.get("BINLAKE_SINK_IMAGE", "localhost/binlake-sink:dev")
 KAFKA_IMAGE: Final = os.environ.get("BINLAKE_KAFKA_IMAGE", "localhost/binlake-kafka:4.2.0")
 EVENTS: Final = 3000
+FAULT_EVENTS: Final = 40000
 SINK_UID: Final = 10001
 
 
@@ -91,9 +96,11 @@ def _job(name: str, image: str, args: list[str], env: dict[str, str], volumes: l
 
 
 def _run_job(cluster: Cluster, name: str, manifest: str, timeout_s: int) -> tuple[bool, str]:
-    """Runs the Job to its end: whether it succeeded, and its log."""
-    cluster.kubectl("-n", NAMESPACE, "delete", "job", name, "--ignore-not-found", "--wait=true")
-    cluster.kubectl("apply", "-f", "-", stdin=manifest)
+    """Runs the Job to its end (``manifest`` empty: waits for the one already started): whether it succeeded,
+    and its log."""
+    if manifest:
+        cluster.kubectl("-n", NAMESPACE, "delete", "job", name, "--ignore-not-found", "--wait=true")
+        cluster.kubectl("apply", "-f", "-", stdin=manifest)
     deadline = time.monotonic() + timeout_s
     while True:
         status = json.loads(cluster.kubectl("-n", NAMESPACE, "get", "job", name, "-o", "json").stdout)["status"]
@@ -126,7 +133,9 @@ def _annotated_endpoints_answer(cluster: Cluster) -> dict[str, int]:
     return answers
 
 
-def test_the_chart_installs_and_the_lake_equals_the_topic(cluster: Cluster) -> None:
+@pytest.fixture(scope="module")
+def release(cluster: Cluster) -> Iterator[Cluster]:
+    """Kafka in the cluster, then the chart installed on it, its workloads rolled out."""
     helm = tool("helm")
     cluster.kubectl("create", "namespace", NAMESPACE)
     kafka = KAFKA_MANIFEST.read_text().replace("image: IMAGE", f"image: {KAFKA_IMAGE}")
@@ -134,42 +143,112 @@ def test_the_chart_installs_and_the_lake_equals_the_topic(cluster: Cluster) -> N
     rollout = cluster.kubectl("-n", NAMESPACE, "rollout", "status", "statefulset/kafka", "--timeout=300s", check=False)
     assert rollout.returncode == 0, cluster.kubectl("-n", NAMESPACE, "describe", "pod", "kafka-0").stdout
     _sink_volume(cluster)
-
     # No --wait: the topics Job is a post-install hook, which helm runs (and waits for) at once.
     install = cluster.run_tool(
         helm, "install", RELEASE, str(ROOT / "helm" / "binlake"), "-n", NAMESPACE, "-f", str(VALUES), "--timeout", "10m"
     )
     assert install.returncode == 0, install.stdout + install.stderr + _describe(cluster)
+    _rolled_out(cluster)
+    yield cluster
+
+
+def _rolled_out(cluster: Cluster) -> None:
     for workload in ("deployment/binlake-canal", "statefulset/binlake-sink"):
         done = cluster.kubectl("-n", NAMESPACE, "rollout", "status", workload, "--timeout=600s", check=False)
         assert done.returncode == 0, f"{workload} not ready:\n{_describe(cluster)}"
 
-    bootstrap = {"BINLAKE_KAFKA_BOOTSTRAP_SERVERS": "kafka:9092"}
-    generate = ["generate", "--format", "canal-json", "--topic", "canal.orders", "--events", str(EVENTS)]
-    ok, log = _run_job(cluster, "generate", _job("generate", NORMALIZER_IMAGE, generate, bootstrap), 600)
-    assert ok, log
 
+BOOTSTRAP: Final = {"BINLAKE_KAFKA_BOOTSTRAP_SERVERS": "kafka:9092"}
+
+
+def _generate(database: str, events: int) -> str:
+    args = ["generate", "--format", "canal-json", "--topic", "canal.orders", "--events", str(events)]
+    return _job(f"generate-{database}", NORMALIZER_IMAGE, [*args, "--database", database], BOOTSTRAP)
+
+
+def _lake_equals_topic_and_truth(cluster: Cluster, expected: dict[str, dict[int, Any]]) -> str:
+    """`binlake lake verify` as a Job until it passes (the sink catches up), then the mirrors against the truth
+    until equal (a mirror trails the changelog by its trigger); the verify Job's last log."""
     lake = {
-        **bootstrap,
+        **BOOTSTRAP,
         "BINLAKE_SINK_TOPIC": "binlake.events",
         "BINLAKE_SINK_LAKE_URI": "/var/lib/binlake/lake",
         "BINLAKE_SINK_MASTER": "local[1]",
         "BINLAKE_SINK_LOG_LEVEL": "WARN",
     }
-    volume = {
-        "name": "data",
-        "mountPath": "/var/lib/binlake",
-        "persistentVolumeClaim": {"claimName": "data-binlake-sink-0"},
-    }
+    claim = {"claimName": "data-binlake-sink-0"}
+    volume = {"name": "data", "mountPath": "/var/lib/binlake", "persistentVolumeClaim": claim}
     verify = _job("lake-verify", SINK_IMAGE, ["lake", "verify"], lake, [volume])
     deadline = time.monotonic() + 1200
     while not (outcome := _run_job(cluster, "lake-verify", verify, 900))[0]:
         assert time.monotonic() < deadline, outcome[1]
         time.sleep(15)
-    print(outcome[1])
+    deadline = time.monotonic() + 300
+    while found := differences(cluster.run / "volumes" / "sink-0" / "lake", expected):
+        assert time.monotonic() < deadline, found
+        time.sleep(10)
+    return outcome[1]
 
-    answers = _annotated_endpoints_answer(cluster)
+
+def test_the_chart_fills_the_lake_with_the_truth(release: Cluster) -> None:
+    ok, log = _run_job(release, "generate-shop", _generate("shop", EVENTS), 600)
+    assert ok, log
+    verified = _lake_equals_topic_and_truth(release, truth("shop", EVENTS))
+    assert f"{EVENTS} events" in verified, verified
+    answers = _annotated_endpoints_answer(release)
     assert answers and set(answers.values()) == {200}, answers
+
+
+def test_pod_faults_and_an_upgrade_lose_and_double_nothing(release: Cluster) -> None:
+    cluster = release
+    sink_before = _pod(cluster, "binlake-sink-0")
+    # The traffic in Kafka first: the normalizer then works through a backlog of FAULT_EVENTS changes, and the
+    # sink through its micro-batches, while their pods are deleted.
+    ok, log = _run_job(cluster, "generate-shop2", _generate("shop2", FAULT_EVENTS), 900)
+    assert ok, log
+    # A normalizer mid-stream: its open transaction is aborted, its replacement resumes from the committed offsets.
+    cluster.kubectl("-n", NAMESPACE, "delete", "pod", "-l", "app.kubernetes.io/component=normalizer", "--wait=false")
+    time.sleep(10)
+    # The sink mid-batch, given 5 s instead of its 120 s to stop: the StatefulSet brings it back on its volume.
+    cluster.kubectl("-n", NAMESPACE, "delete", "pod", "binlake-sink-0", "--grace-period=5", "--wait=false")
+    time.sleep(10)
+    _rolled_out(cluster)
+    sink_after = _pod(cluster, "binlake-sink-0")
+    assert sink_after["metadata"]["uid"] != sink_before["metadata"]["uid"]
+    claims = [
+        v["persistentVolumeClaim"]["claimName"] for v in sink_after["spec"]["volumes"] if "persistentVolumeClaim" in v
+    ]
+    assert claims == ["data-binlake-sink-0"], claims
+
+    # A changed setting: both workloads' pod templates change, so both roll.
+    upgrade = cluster.run_tool(
+        tool("helm"),
+        "upgrade",
+        RELEASE,
+        str(ROOT / "helm" / "binlake"),
+        "-n",
+        NAMESPACE,
+        "-f",
+        str(VALUES),
+        "--set",
+        "sink.triggerIntervalS=7",
+        "--set",
+        "batchMaxMs=300",
+        "--timeout",
+        "10m",
+    )
+    assert upgrade.returncode == 0, upgrade.stdout + upgrade.stderr + _describe(cluster)
+    _rolled_out(cluster)
+    assert _pod(cluster, "binlake-sink-0")["metadata"]["uid"] != sink_after["metadata"]["uid"]
+
+    expected = {**truth("shop", EVENTS), **truth("shop2", FAULT_EVENTS)}
+    verified = _lake_equals_topic_and_truth(cluster, expected)
+    assert f"{EVENTS + FAULT_EVENTS} events" in verified, verified
+
+
+def _pod(cluster: Cluster, name: str) -> dict[str, Any]:
+    pod: dict[str, Any] = json.loads(cluster.kubectl("-n", NAMESPACE, "get", "pod", name, "-o", "json").stdout)
+    return pod
 
 
 def _describe(cluster: Cluster) -> str:
