@@ -202,16 +202,20 @@ def test_the_chart_fills_the_lake_with_the_truth(release: Cluster) -> None:
 def test_pod_faults_and_an_upgrade_lose_and_double_nothing(release: Cluster) -> None:
     cluster = release
     sink_before = _pod(cluster, "binlake-sink-0")
-    # The traffic in Kafka first: the normalizer then works through a backlog of FAULT_EVENTS changes, and the
-    # sink through its micro-batches, while their pods are deleted.
-    ok, log = _run_job(cluster, "generate-shop2", _generate("shop2", FAULT_EVENTS), 900)
-    assert ok, log
-    # A normalizer mid-stream: its open transaction is aborted, its replacement resumes from the committed offsets.
+    # Each pod is deleted once its own counter shows it inside the new traffic (its earlier EVENTS done,
+    # FAULT_EVENTS not): the normalizer mid-stream, the sink between its micro-batches' commits.
+    cluster.kubectl("apply", "-f", "-", stdin=_generate("shop2", FAULT_EVENTS))
+    consumed = _wait_for_metric(cluster, "normalizer", "binlake_consumed_messages_total", EVENTS + 1000)
+    # Its open transaction is aborted; its replacement resumes from the committed offsets.
     cluster.kubectl("-n", NAMESPACE, "delete", "pod", "-l", "app.kubernetes.io/component=normalizer", "--wait=false")
-    time.sleep(10)
-    # The sink mid-batch, given 5 s instead of its 120 s to stop: the StatefulSet brings it back on its volume.
+    rows = _wait_for_metric(cluster, "sink", "binlake_sink_changelog_rows_total", EVENTS + 1000)
+    # Given 5 s instead of its 120 s to stop: the StatefulSet brings it back on its volume.
     cluster.kubectl("-n", NAMESPACE, "delete", "pod", "binlake-sink-0", "--grace-period=5", "--wait=false")
-    time.sleep(10)
+    print(f"deleted the normalizer at {consumed:.0f} messages consumed, the sink at {rows:.0f} changelog rows")
+    assert consumed < EVENTS + FAULT_EVENTS and rows < EVENTS + FAULT_EVENTS, "a fault came after the traffic"
+    ok, log = _run_job(cluster, "generate-shop2", "", 900)
+    assert ok, log
+    time.sleep(5)
     _rolled_out(cluster)
     sink_after = _pod(cluster, "binlake-sink-0")
     assert sink_after["metadata"]["uid"] != sink_before["metadata"]["uid"]
@@ -244,6 +248,33 @@ def test_pod_faults_and_an_upgrade_lose_and_double_nothing(release: Cluster) -> 
     expected = {**truth("shop", EVENTS), **truth("shop2", FAULT_EVENTS)}
     verified = _lake_equals_topic_and_truth(cluster, expected)
     assert f"{EVENTS + FAULT_EVENTS} events" in verified, verified
+
+
+def _wait_for_metric(cluster: Cluster, component: str, name: str, at_least: float) -> float:
+    """The running ``component`` pod's ``name`` (its samples summed, scraped from the node) once it reaches
+    ``at_least``."""
+    deadline = time.monotonic() + 600
+    while True:
+        pods = json.loads(
+            cluster.kubectl(
+                "-n", NAMESPACE, "get", "pods", "-l", f"app.kubernetes.io/component={component}", "-o", "json"
+            ).stdout
+        )["items"]
+        value = 0.0
+        for pod in pods:
+            ip, port = pod["status"].get("podIP"), pod["metadata"].get("annotations", {}).get("prometheus.io/port")
+            if pod["status"].get("phase") != "Running" or not ip or not port:
+                continue
+            try:
+                with urllib.request.urlopen(f"http://{ip}:{port}/metrics", timeout=5) as answer:
+                    text = answer.read().decode()
+            except OSError:
+                continue
+            value += sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name))
+        if value >= at_least:
+            return value
+        assert time.monotonic() < deadline, f"{component}'s {name} stayed at {value}"
+        time.sleep(0.5)
 
 
 def _pod(cluster: Cluster, name: str) -> dict[str, Any]:
