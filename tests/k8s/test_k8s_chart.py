@@ -197,6 +197,10 @@ def test_the_chart_fills_the_lake_with_the_truth(release: Cluster) -> None:
     assert f"{EVENTS} events" in verified, verified
     answers = _annotated_endpoints_answer(release)
     assert answers and set(answers.values()) == {200}, answers
+    # The chart's own test pod: every normalizer's and the sink's /readyz through their Services' names
+    # (CoreDNS, then kube-proxy's rules).
+    helm_test = release.run_tool(tool("helm"), "test", RELEASE, "-n", NAMESPACE, "--logs", "--timeout", "5m")
+    assert helm_test.returncode == 0, helm_test.stdout + helm_test.stderr
 
 
 def test_pod_faults_and_an_upgrade_lose_and_double_nothing(release: Cluster) -> None:
