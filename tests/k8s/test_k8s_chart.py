@@ -4,12 +4,12 @@ the sink (a StatefulSet, sink.mode=local, its checkpoints and lake on a volume o
 with their probes passing, traffic from `binlake generate` runs as a Job, and `binlake lake verify`, as a Job
 on the sink's volume, finds the lake equal to the unified topic, and its mirrors equal the generator's truth
 (lake_truth.py). The pods' Prometheus annotations name endpoints that answer, a Prometheus in the cluster
-that discovers pods by those annotations has every target up, and `helm test` passes. Then the faults: a normalizer
-pod deleted mid-stream, the sink's pod killed mid-batch (the StatefulSet brings it back on its volume), and a
-`helm upgrade` that changes a setting (a rolling restart of both): nothing lost or doubled.
+that discovers pods by those annotations has every target up, and `helm test` passes. Then the faults: a
+normalizer pod deleted mid-stream, the sink's pod killed mid-batch (the StatefulSet brings it back on its
+volume), and a `helm upgrade` that changes a setting (a rolling restart of both): nothing lost or doubled.
 
-The images are `make images`' (localhost/binlake-normalizer, -sink, -kafka), imported into containerd by the
-cluster's fixture (BINLAKE_K8S_IMAGES); the chart never pulls (image.pullPolicy Never).
+The images are `make images`' (localhost/binlake-normalizer, -sink, -kafka, -prometheus), imported into
+containerd by the cluster's fixture (BINLAKE_K8S_IMAGES); the chart never pulls (image.pullPolicy Never).
 """
 
 from __future__ import annotations
