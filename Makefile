@@ -262,11 +262,10 @@ K8S_HELLO_IMAGE := localhost/binlake-hello:$(IMAGE_TAG)
 k8s-tools:
 	nice -n 19 deploy/k8s/build.sh
 
-K8S_IMAGES := localhost/binlake-normalizer:$(IMAGE_TAG) localhost/binlake-sink:$(IMAGE_TAG) localhost/binlake-kafka:$(KAFKA_VERSION) \
-	localhost/binlake-prometheus:$(IMAGE_TAG)
+K8S_IMAGES := localhost/binlake-normalizer:$(IMAGE_TAG) localhost/binlake-sink:$(IMAGE_TAG) localhost/binlake-kafka:$(KAFKA_VERSION)
 test-k8s: images k8s-tools tools $(NATIVE)
 	$(PODMAN_EXTRA) -f deploy/k8s/images/hello.Containerfile -t $(K8S_HELLO_IMAGE) deploy/k8s/images
 	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" BINLAKE_K8S=1 BINLAKE_K8S_HELLO_IMAGE=$(K8S_HELLO_IMAGE) \
 	BINLAKE_K8S_IMAGES="$(K8S_IMAGES)" BINLAKE_NORMALIZER_IMAGE=localhost/binlake-normalizer:$(IMAGE_TAG) \
 	BINLAKE_SINK_IMAGE=localhost/binlake-sink:$(IMAGE_TAG) BINLAKE_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) \
-	BINLAKE_PROMETHEUS_IMAGE=localhost/binlake-prometheus:$(IMAGE_TAG) $(BIN)/pytest tests/k8s
+	$(BIN)/pytest tests/k8s
