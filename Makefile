@@ -12,7 +12,7 @@ COMPILE := $(if $(filter 0,$(BINLAKE_COMPILE)),0,1)
 NATIVE := $(VENV)/.compiled-$(COMPILE)
 COMPILED_SOURCES := $(shell $(PYTHON) -c "import sys; sys.path.insert(0, '.'); from binlake.shared.native import compiled_sources; print(' '.join(compiled_sources()))" 2>/dev/null)
 
-.PHONY: install native spark-archive demo test lint typecheck unit bench chaos fuzz clean tools deploy-tools images podman test-deploy test-pythons test-system
+.PHONY: install native spark-archive demo test lint typecheck unit bench chaos fuzz clean tools deploy-tools images podman test-deploy test-pythons test-system k8s-tools test-k8s
 
 # The packages are installed by uv (from PyPI, into the venv): the same versions pip resolves, in well under
 # half pip's time (parallel downloads, no per-package subprocess). uv keeps each PyPI sdist it builds (pyspark's
@@ -251,3 +251,21 @@ test-deploy: images deploy-tools $(NATIVE)
 	PATH="$(TOOLS)/bin:$$PATH" DOCKER_HOST=unix://$(PODMAN_SOCKET) TESTCONTAINERS_RYUK_DISABLED=true \
 	BINLAKE_TESTCONTAINERS=1 BINLAKE_TESTCONTAINERS_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) \
 	$(BIN)/pytest tests/deploy/test_deploy_testcontainers.py
+
+# ---------------------------------------------------------------- Kubernetes, for real (deploy/k8s)
+# A single-node Kubernetes made by the run (deploy/k8s/cluster.sh: etcd, the control plane, containerd, the
+# kubelet, kube-proxy, a CNI bridge; certificates of its own; everything stopped by pid at the end). Its
+# binaries are built from the Go module proxy into ~/.cache/binlake/k8s-<version>/bin once per machine
+# (deploy/k8s/build.sh: about 35 minutes on 2 cores the first time, nothing after), under nice: the
+# machine is shared. The pods' images come from podman's store, imported into containerd (no registry).
+K8S_HELLO_IMAGE := localhost/binlake-hello:$(IMAGE_TAG)
+k8s-tools:
+	nice -n 19 deploy/k8s/build.sh
+
+K8S_IMAGES := localhost/binlake-normalizer:$(IMAGE_TAG) localhost/binlake-sink:$(IMAGE_TAG) localhost/binlake-kafka:$(KAFKA_VERSION)
+test-k8s: images k8s-tools tools $(NATIVE)
+	$(PODMAN_EXTRA) -f deploy/k8s/images/hello.Containerfile -t $(K8S_HELLO_IMAGE) deploy/k8s/images
+	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" BINLAKE_K8S=1 BINLAKE_K8S_HELLO_IMAGE=$(K8S_HELLO_IMAGE) \
+	BINLAKE_K8S_IMAGES="$(K8S_IMAGES)" BINLAKE_NORMALIZER_IMAGE=localhost/binlake-normalizer:$(IMAGE_TAG) \
+	BINLAKE_SINK_IMAGE=localhost/binlake-sink:$(IMAGE_TAG) BINLAKE_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) \
+	$(BIN)/pytest tests/k8s

@@ -1,0 +1,294 @@
+"""`helm install binlake helm/binlake` on the single-node cluster (make test-k8s), with an in-cluster Kafka
+(deploy/k8s/manifests/kafka.yaml): the chart's topics Job makes the topics, the normalizer (a Deployment) and
+the sink (a StatefulSet, sink.mode=local, its checkpoints and lake on a volume owned by uid 10001) come up
+with their probes passing, traffic from `binlake generate` runs as a Job, and `binlake lake verify`, as a Job
+on the sink's volume, finds the lake equal to the unified topic, and its mirrors equal the generator's truth
+(lake_truth.py). The pods' Prometheus annotations name endpoints that answer (scraped from the node: the
+project's Prometheus image, Debian's, has no Kubernetes discovery), and `helm test` passes. Then the faults: a
+normalizer pod deleted mid-stream, the sink's pod killed mid-batch (the StatefulSet brings it back on its
+volume), and a `helm upgrade` that changes a setting (a rolling restart of both): nothing lost or doubled.
+
+The images are `make images`' (localhost/binlake-normalizer, -sink, -kafka), imported into
+containerd by the cluster's fixture (BINLAKE_K8S_IMAGES); the chart never pulls (image.pullPolicy Never).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+import pytest
+
+from tests.deploy.tools import tool
+from tests.k8s.cluster import ROOT, Cluster
+from tests.k8s.lake_truth import differences, truth
+
+pytestmark = [pytest.mark.integration]
+
+NAMESPACE: Final = "binlake"
+RELEASE: Final = "binlake"
+VALUES: Final = Path(__file__).with_name("values.yaml")
+KAFKA_MANIFEST: Final = ROOT / "deploy" / "k8s" / "manifests" / "kafka.yaml"
+NORMALIZER_IMAGE: Final = os.environ.get("BINLAKE_NORMALIZER_IMAGE", "localhost/binlake-normalizer:dev")
+SINK_IMAGE: Final = os.environ.get("BINLAKE_SINK_IMAGE", "localhost/binlake-sink:dev")
+KAFKA_IMAGE: Final = os.environ.get("BINLAKE_KAFKA_IMAGE", "localhost/binlake-kafka:4.2.0")
+EVENTS: Final = 3000
+FAULT_EVENTS: Final = 40000
+SINK_UID: Final = 10001
+
+
+def _sink_volume(cluster: Cluster) -> None:
+    """The sink's PersistentVolume: a folder of the run, owned by the pods' uid. A node's folder (hostPath)
+    gets no fsGroup ownership from the kubelet, as a provisioner's volume would: it is made so here."""
+    folder = cluster.run / "volumes" / "sink-0"
+    folder.mkdir(parents=True)
+    os.chown(folder, SINK_UID, SINK_UID)
+    folder.chmod(0o770)
+    volume = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "binlake-sink-0"},
+        "spec": {
+            "capacity": {"storage": "5Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "persistentVolumeReclaimPolicy": "Retain",
+            "hostPath": {"path": str(folder), "type": "Directory"},
+        },
+    }
+    cluster.kubectl("apply", "-f", "-", stdin=json.dumps(volume))
+
+
+def _job(name: str, image: str, args: list[str], env: dict[str, str], volumes: list[Any] | None = None) -> str:
+    """A one-pod Job running ``binlake ARGS`` as the chart's pods run (uid 10001, no privileges)."""
+    mounts = [{"name": v["name"], "mountPath": v["mountPath"]} for v in volumes or []]
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": NAMESPACE},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "securityContext": {"runAsUser": SINK_UID, "runAsGroup": SINK_UID, "runAsNonRoot": True},
+                    "containers": [
+                        {
+                            "name": name,
+                            "image": image,
+                            "imagePullPolicy": "Never",
+                            "args": args,
+                            "env": [{"name": k, "value": v} for k, v in env.items()],
+                            "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}},
+                            "securityContext": {"allowPrivilegeEscalation": False},
+                            "volumeMounts": mounts,
+                        }
+                    ],
+                    "volumes": [{k: v for k, v in vol.items() if k != "mountPath"} for vol in volumes or []],
+                }
+            },
+        },
+    }
+    return json.dumps(job)
+
+
+def _run_job(cluster: Cluster, name: str, manifest: str, timeout_s: int) -> tuple[bool, str]:
+    """Runs the Job to its end (``manifest`` empty: waits for the one already started): whether it succeeded,
+    and its log."""
+    if manifest:
+        cluster.kubectl("-n", NAMESPACE, "delete", "job", name, "--ignore-not-found", "--wait=true")
+        cluster.kubectl("apply", "-f", "-", stdin=manifest)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        status = json.loads(cluster.kubectl("-n", NAMESPACE, "get", "job", name, "-o", "json").stdout)["status"]
+        if status.get("succeeded") or status.get("failed"):
+            break
+        assert time.monotonic() < deadline, f"job {name} still runs after {timeout_s} s"
+        time.sleep(3)
+    log = cluster.kubectl("-n", NAMESPACE, "logs", f"job/{name}", "--tail=200", check=False).stdout
+    return bool(status.get("succeeded")), log
+
+
+def _annotated_endpoints_answer(cluster: Cluster) -> dict[str, int]:
+    """Each binlake pod's prometheus.io/* annotations, scraped from the node as Prometheus would: pod -> HTTP
+    status (pod addresses are on the node's bridge)."""
+    pods = json.loads(
+        cluster.kubectl("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=binlake", "-o", "json").stdout
+    )["items"]
+    answers = {}
+    for pod in pods:
+        notes = pod["metadata"].get("annotations", {})
+        if notes.get("prometheus.io/scrape") != "true" or pod["status"].get("phase") != "Running":
+            continue
+        path = notes.get("prometheus.io/path", "/metrics")
+        url = f"http://{pod['status']['podIP']}:{notes['prometheus.io/port']}{path}"
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:
+                answers[pod["metadata"]["name"]] = answer.status
+        except OSError:
+            answers[pod["metadata"]["name"]] = 0
+    return answers
+
+
+@pytest.fixture(scope="module")
+def release(cluster: Cluster) -> Iterator[Cluster]:
+    """Kafka in the cluster, then the chart installed on it, its workloads rolled out."""
+    helm = tool("helm")
+    cluster.kubectl("create", "namespace", NAMESPACE)
+    kafka = KAFKA_MANIFEST.read_text().replace("image: IMAGE", f"image: {KAFKA_IMAGE}")
+    cluster.kubectl("-n", NAMESPACE, "apply", "-f", "-", stdin=kafka)
+    rollout = cluster.kubectl("-n", NAMESPACE, "rollout", "status", "statefulset/kafka", "--timeout=300s", check=False)
+    assert rollout.returncode == 0, cluster.kubectl("-n", NAMESPACE, "describe", "pod", "kafka-0").stdout
+    _sink_volume(cluster)
+    # No --wait: the topics Job is a post-install hook, which helm runs (and waits for) at once.
+    install = cluster.run_tool(
+        helm, "install", RELEASE, str(ROOT / "helm" / "binlake"), "-n", NAMESPACE, "-f", str(VALUES), "--timeout", "10m"
+    )
+    assert install.returncode == 0, install.stdout + install.stderr + _describe(cluster)
+    _rolled_out(cluster)
+    yield cluster
+
+
+def _rolled_out(cluster: Cluster) -> None:
+    for workload in ("deployment/binlake-canal", "statefulset/binlake-sink"):
+        done = cluster.kubectl("-n", NAMESPACE, "rollout", "status", workload, "--timeout=600s", check=False)
+        assert done.returncode == 0, f"{workload} not ready:\n{_describe(cluster)}"
+
+
+BOOTSTRAP: Final = {"BINLAKE_KAFKA_BOOTSTRAP_SERVERS": "kafka:9092"}
+
+
+def _generate(database: str, events: int) -> str:
+    args = ["generate", "--format", "canal-json", "--topic", "canal.orders", "--events", str(events)]
+    return _job(f"generate-{database}", NORMALIZER_IMAGE, [*args, "--database", database], BOOTSTRAP)
+
+
+def _lake_equals_topic_and_truth(cluster: Cluster, expected: dict[str, dict[int, Any]]) -> str:
+    """`binlake lake verify` as a Job until it passes (the sink catches up), then the mirrors against the truth
+    until equal (a mirror trails the changelog by its trigger); the verify Job's last log."""
+    lake = {
+        **BOOTSTRAP,
+        "BINLAKE_SINK_TOPIC": "binlake.events",
+        "BINLAKE_SINK_LAKE_URI": "/var/lib/binlake/lake",
+        "BINLAKE_SINK_MASTER": "local[1]",
+        "BINLAKE_SINK_LOG_LEVEL": "WARN",
+    }
+    claim = {"claimName": "data-binlake-sink-0"}
+    volume = {"name": "data", "mountPath": "/var/lib/binlake", "persistentVolumeClaim": claim}
+    verify = _job("lake-verify", SINK_IMAGE, ["lake", "verify"], lake, [volume])
+    deadline = time.monotonic() + 1200
+    while not (outcome := _run_job(cluster, "lake-verify", verify, 900))[0]:
+        assert time.monotonic() < deadline, outcome[1]
+        time.sleep(15)
+    deadline = time.monotonic() + 300
+    while found := differences(cluster.run / "volumes" / "sink-0" / "lake", expected):
+        assert time.monotonic() < deadline, found
+        time.sleep(10)
+    return outcome[1]
+
+
+def test_the_chart_fills_the_lake_with_the_truth(release: Cluster) -> None:
+    ok, log = _run_job(release, "generate-shop", _generate("shop", EVENTS), 600)
+    assert ok, log
+    verified = _lake_equals_topic_and_truth(release, truth("shop", EVENTS))
+    assert f"{EVENTS} events" in verified, verified
+    answers = _annotated_endpoints_answer(release)
+    assert answers and set(answers.values()) == {200}, answers
+    # The chart's own test pod: every normalizer's and the sink's /readyz through their Services' names
+    # (CoreDNS, then kube-proxy's rules). Without --logs: the pod's hook-succeeded delete policy removes it
+    # before helm could read them ("unable to get pod logs for binlake-test-readyz").
+    helm_test = release.run_tool(tool("helm"), "test", RELEASE, "-n", NAMESPACE, "--timeout", "5m")
+    assert helm_test.returncode == 0, helm_test.stdout + helm_test.stderr
+
+
+def test_pod_faults_and_an_upgrade_lose_and_double_nothing(release: Cluster) -> None:
+    cluster = release
+    sink_before = _pod(cluster, "binlake-sink-0")
+    # Each pod is deleted once its own counter shows it inside the new traffic (its earlier EVENTS done,
+    # FAULT_EVENTS not): the normalizer mid-stream, the sink between its micro-batches' commits.
+    cluster.kubectl("apply", "-f", "-", stdin=_generate("shop2", FAULT_EVENTS))
+    consumed = _wait_for_metric(cluster, "normalizer", "binlake_consumed_messages_total", EVENTS + 1000)
+    # Its open transaction is aborted; its replacement resumes from the committed offsets.
+    cluster.kubectl("-n", NAMESPACE, "delete", "pod", "-l", "app.kubernetes.io/component=normalizer", "--wait=false")
+    rows = _wait_for_metric(cluster, "sink", "binlake_sink_changelog_rows_total", EVENTS + 1000)
+    # Given 5 s instead of its 120 s to stop: the StatefulSet brings it back on its volume.
+    cluster.kubectl("-n", NAMESPACE, "delete", "pod", "binlake-sink-0", "--grace-period=5", "--wait=false")
+    print(f"deleted the normalizer at {consumed:.0f} messages consumed, the sink at {rows:.0f} changelog rows")
+    assert consumed < EVENTS + FAULT_EVENTS and rows < EVENTS + FAULT_EVENTS, "a fault came after the traffic"
+    ok, log = _run_job(cluster, "generate-shop2", "", 900)
+    assert ok, log
+    time.sleep(5)
+    _rolled_out(cluster)
+    sink_after = _pod(cluster, "binlake-sink-0")
+    assert sink_after["metadata"]["uid"] != sink_before["metadata"]["uid"]
+    claims = [
+        v["persistentVolumeClaim"]["claimName"] for v in sink_after["spec"]["volumes"] if "persistentVolumeClaim" in v
+    ]
+    assert claims == ["data-binlake-sink-0"], claims
+
+    # A changed setting: both workloads' pod templates change, so both roll.
+    upgrade = cluster.run_tool(
+        tool("helm"),
+        "upgrade",
+        RELEASE,
+        str(ROOT / "helm" / "binlake"),
+        "-n",
+        NAMESPACE,
+        "-f",
+        str(VALUES),
+        "--set",
+        "sink.triggerIntervalS=7",
+        "--set",
+        "batchMaxMs=300",
+        "--timeout",
+        "10m",
+    )
+    assert upgrade.returncode == 0, upgrade.stdout + upgrade.stderr + _describe(cluster)
+    _rolled_out(cluster)
+    assert _pod(cluster, "binlake-sink-0")["metadata"]["uid"] != sink_after["metadata"]["uid"]
+
+    expected = {**truth("shop", EVENTS), **truth("shop2", FAULT_EVENTS)}
+    verified = _lake_equals_topic_and_truth(cluster, expected)
+    assert f"{EVENTS + FAULT_EVENTS} events" in verified, verified
+
+
+def _wait_for_metric(cluster: Cluster, component: str, name: str, at_least: float) -> float:
+    """The running ``component`` pod's ``name`` (its samples summed, scraped from the node) once it reaches
+    ``at_least``."""
+    deadline = time.monotonic() + 600
+    while True:
+        pods = json.loads(
+            cluster.kubectl(
+                "-n", NAMESPACE, "get", "pods", "-l", f"app.kubernetes.io/component={component}", "-o", "json"
+            ).stdout
+        )["items"]
+        value = 0.0
+        for pod in pods:
+            ip, port = pod["status"].get("podIP"), pod["metadata"].get("annotations", {}).get("prometheus.io/port")
+            if pod["status"].get("phase") != "Running" or not ip or not port:
+                continue
+            try:
+                with urllib.request.urlopen(f"http://{ip}:{port}/metrics", timeout=5) as answer:
+                    text = answer.read().decode()
+            except OSError:
+                continue
+            value += sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name))
+        if value >= at_least:
+            return value
+        assert time.monotonic() < deadline, f"{component}'s {name} stayed at {value}"
+        time.sleep(0.5)
+
+
+def _pod(cluster: Cluster, name: str) -> dict[str, Any]:
+    pod: dict[str, Any] = json.loads(cluster.kubectl("-n", NAMESPACE, "get", "pod", name, "-o", "json").stdout)
+    return pod
+
+
+def _describe(cluster: Cluster) -> str:
+    pods = cluster.kubectl("-n", NAMESPACE, "get", "pods", "-o", "wide", check=False).stdout
+    events = cluster.kubectl("-n", NAMESPACE, "get", "events", "--sort-by=.lastTimestamp", check=False).stdout
+    return f"{pods}\n{events[-4000:]}\n{cluster.logs('kubelet', 20)}"
