@@ -149,16 +149,14 @@ def transactions(spark: SparkSession, uri: str) -> dict[str, int]:
     From the version's checksum file where it lists them (Delta writes them there unless a table has very
     many): ``Snapshot.transactions`` rebuilds the table's state with a Spark job, about a second per table.
     """
-    found = _checksum(spark, uri)
-    if found is None:
+    snapshot = _snapshot(spark, uri)
+    if int(snapshot.version()) < 0:
         return {}
-    snapshot, checksum = found
     jvm: Any = spark.sparkContext._jvm
-    convert = jvm.scala.jdk.javaapi.CollectionConverters
-    listed = None if checksum is None else checksum.setTransactions()
-    if listed is not None and listed.isDefined():
-        return {str(txn.appId()): int(txn.version()) for txn in convert.asJava(listed.get())}
-    found = convert.asJava(snapshot.transactions())
+    listed = txn_append.checksum_transactions(jvm, snapshot)
+    if listed is not None:
+        return listed
+    found = jvm.scala.jdk.javaapi.CollectionConverters.asJava(snapshot.transactions())
     return {str(app_id): int(found.get(app_id)) for app_id in found.keySet()}
 
 

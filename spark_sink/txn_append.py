@@ -44,7 +44,7 @@ def append(frame: DataFrame, uri: str, app_id: str, version: int, *, partition_b
     txn = log.startTransaction()
     if int(txn.readVersion()) < 0:
         return None
-    held = _checksum_transactions(jvm, txn.snapshot())
+    held = checksum_transactions(jvm, txn.snapshot())
     if held is None or not _same_columns(frame.schema, txn.metadata(), partition_by, jvm):
         return None
     if held.get(app_id, -1) >= version:
@@ -61,8 +61,9 @@ def append(frame: DataFrame, uri: str, app_id: str, version: int, *, partition_b
     return True
 
 
-def _checksum_transactions(jvm: Any, snapshot: Any) -> dict[str, int] | None:
-    """App id -> last version, as the snapshot's checksum lists them; None if it lists none (or has none)."""
+def checksum_transactions(jvm: Any, snapshot: Any) -> dict[str, int] | None:
+    """App id -> last version, as the (JVM) snapshot's checksum lists them; None if it lists none (or has none).
+    Also ``delta.transactions``' answer where there is one."""
     found = snapshot.checksumOpt()
     if not found.isDefined():
         return None

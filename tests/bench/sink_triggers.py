@@ -24,10 +24,6 @@ from binlake.shared.config.settings import KafkaSettings
 TICK_S = 1 / os.sysconf("SC_CLK_TCK")
 
 
-def _env_int(name: str, default: int) -> int:
-    return int(os.environ.get(name, str(default)))
-
-
 def jvm_cpu_s(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` so far (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -41,8 +37,8 @@ def triggers(spark: Any, kafka: KafkaSettings, config: Any, tmp: Path) -> dict[s
     from binlake.spark_sink import job
     from tests.bench import sink_bench  # not at the top: sink_bench imports this module
 
-    events = _env_int("BINLAKE_BENCH_SINK_TRIGGER_EVENTS", 50_000)
-    batch = _env_int("BINLAKE_BENCH_SINK_TRIGGER_BATCH", 2_500)
+    events = sink_bench._env_int("BINLAKE_BENCH_SINK_TRIGGER_EVENTS", 50_000)
+    batch = sink_bench._env_int("BINLAKE_BENCH_SINK_TRIGGER_BATCH", 2_500)
     small = replace(config, max_offsets_per_trigger=batch)
     topic = f"bench-sink-triggers-{os.urandom(4).hex()}"
     asyncio.run(sink_bench.create_topic(kafka.bootstrap_servers, topic))
