@@ -11,7 +11,7 @@
 //! document holds one: the caller looks for it in what remains (a repeated key may have replaced it).
 
 use std::borrow::Cow;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use pyo3::sync::PyOnceLock;
 
@@ -55,13 +55,22 @@ fn slot(text: &str) -> usize {
 
 /// The key table, held by one reader for a whole document (one lock instead of one per key). None while
 /// another reader holds it (a document read inside another's, by a finalizer the reader's allocations
-/// ran): that reader makes its keys anew instead of waiting.
+/// ran): that reader makes its keys anew instead of waiting. A reader that panicked left every slot whole
+/// (a slot is replaced in one move), so the table stays in use.
 fn keys(py: Python<'_>) -> Option<MutexGuard<'static, KeyTable>> {
-    KEYS.get_or_init(py, || Mutex::new((0..KEY_SLOTS).map(|_| None).collect())).try_lock().ok()
+    match KEYS.get_or_init(py, || Mutex::new((0..KEY_SLOTS).map(|_| None).collect())).try_lock() {
+        Ok(table) => Some(table),
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
 }
 
 /// A key as a Python string: the shared one from `table`, else made.
-fn key_in<'py>(py: Python<'py>, table: &mut Option<MutexGuard<'static, KeyTable>>, text: &str) -> Bound<'py, PyString> {
+fn key_in<'py>(
+    py: Python<'py>,
+    table: &mut Option<MutexGuard<'static, KeyTable>>,
+    text: &str,
+) -> Bound<'py, PyString> {
     let Some(keys) = table else {
         return new_str(py, text);
     };
