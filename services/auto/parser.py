@@ -57,13 +57,11 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-import orjson
-
 from binlake.services.debezium_json import envelope
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import MALFORMED, WRONG_FORMAT, RejectError
-from binlake.shared.parsing.jsondoc import check_depth, decode_fast, hand_over
+from binlake.shared.parsing.jsondoc import decode_fast, hand_over
 from binlake.shared.parsing.result import Parsed
 
 FORMAT_ID: Final = "auto"
@@ -124,32 +122,14 @@ def parse(raw: bytes, ctx: ParseContext) -> Parsed:
             return registry.get("oms-avro").parse(raw, ctx)
         except RejectError as exc:
             raise RejectError(MALFORMED, f"neither JSON nor a DTS Avro record ({exc.reason})") from exc
-    doc: Any = _enveloped(raw)
-    if doc is not None:
-        format_id = "debezium-json"
-    else:
+    # A Debezium envelope whose schema a Debezium parser has read before is decoded without that schema
+    # (the schema object read from the same bytes, beside the payload decoded alone: the same document).
+    doc: Any = envelope.fast_document(raw)
+    if doc is None:
         doc = decode_fast(raw)
-        format_id = detect(doc)  # reads the document, never changes it: the parser may have it
+    format_id = detect(doc)  # reads the document, never changes it: the parser may have it
     hand_over(raw, doc)
     try:
         return registry.get(format_id).parse(raw, ctx)
     finally:
         hand_over(None)
-
-
-def _enveloped(raw: bytes) -> dict[str, Any] | None:
-    """A debezium-json message in a Kafka Connect envelope whose schema debezium-json has read before
-    (``envelope.split``), as ``decode_fast`` would decode it, without decoding the schema again: the
-    remembered schema object (equal to what the full decode gives, see ``envelope``) and the payload
-    decoded alone. None for any other message, and for an envelope that detects as another format (a
-    shared schema object goes to debezium-json's parser only)."""
-    split = envelope.split(raw)
-    if split is None or split[0].doc is None:
-        return None
-    check_depth(raw)  # the whole message's depth, refused first as decode_fast refuses it
-    try:
-        payload = orjson.loads(split[1])
-    except orjson.JSONDecodeError:
-        return None  # not one JSON value on its own: the full decode decides
-    doc = {"schema": split[0].doc, "payload": payload}
-    return doc if detect(doc) == "debezium-json" else None
