@@ -89,8 +89,8 @@ def split_image(raw: Any, what: str) -> tuple[dict[str, Any] | None, dict[str, s
         raise RejectError(BAD_FIELD, f"field {what!r} must be an object of column values or null")
     if LIGHT_TYPE not in raw:
         return raw, {}
-    values = {name: value for name, value in raw.items() if name != LIGHT_TYPE}
-    light = raw[LIGHT_TYPE]
+    values = dict(raw)  # a copy without the types, in the image's order
+    light = values.pop(LIGHT_TYPE)
     if light is None:
         return values, {}
     if not isinstance(light, dict):
@@ -117,13 +117,18 @@ def row_types(
     ``col1``..``col14``: a descriptor for a column no image holds would
     describe nothing, so only matching names are typed and the rest inferred.)
     """
-    order: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for image in images:
-        for name in image or ():
-            if name in declared and name not in seen:
-                seen.add(name)
-                order.append((name, declared[name]))
+    first = next((image for image in images if image), None)
+    order: list[tuple[str, str]]
+    if first is not None and list(first) == list(declared):
+        order = list(declared.items())  # the common case: the first image holds the declared columns, in order
+    else:
+        order = []
+        seen: set[str] = set()
+        for image in images:
+            for name in image or ():
+                if name in declared and name not in seen:
+                    seen.add(name)
+                    order.append((name, declared[name]))
     key = (zone, oracle_mode, *order)
     cached = _CACHE.get(key)
     if cached is not None:
