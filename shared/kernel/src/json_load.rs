@@ -32,7 +32,7 @@ const MAX_DEPTH: usize = 4096;
 /// nor hashed again (its hash is kept in it). A direct-mapped table: a key's hash picks one slot, which
 /// holds the last key that hashed there (a miss replaces it). Keys up to `KEY_CACHED_LEN` bytes.
 static KEYS: PyOnceLock<Mutex<KeyTable>> = PyOnceLock::new();
-type KeyTable = Vec<Option<(Box<str>, Py<PyString>)>>;
+pub(crate) type KeyTable = Vec<Option<(Box<str>, Py<PyString>)>>;
 const KEY_CACHED_LEN: usize = 64;
 const KEY_SLOTS: usize = 1 << 14;
 
@@ -57,7 +57,7 @@ fn slot(text: &str) -> usize {
 /// another reader holds it (a document read inside another's, by a finalizer the reader's allocations
 /// ran): that reader makes its keys anew instead of waiting. A reader that panicked left every slot whole
 /// (a slot is replaced in one move), so the table stays in use.
-fn keys(py: Python<'_>) -> Option<MutexGuard<'static, KeyTable>> {
+pub(crate) fn keys(py: Python<'_>) -> Option<MutexGuard<'static, KeyTable>> {
     match KEYS.get_or_init(py, || Mutex::new((0..KEY_SLOTS).map(|_| None).collect())).try_lock() {
         Ok(table) => Some(table),
         Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
@@ -66,7 +66,7 @@ fn keys(py: Python<'_>) -> Option<MutexGuard<'static, KeyTable>> {
 }
 
 /// A key as a Python string: the shared one from `table`, else made.
-fn key_in<'py>(
+pub(crate) fn key_in<'py>(
     py: Python<'py>,
     table: &mut Option<MutexGuard<'static, KeyTable>>,
     text: &str,
@@ -86,10 +86,6 @@ fn key_in<'py>(
     let made = new_str(py, text);
     *entry = Some((text.into(), made.clone().unbind()));
     made
-}
-
-pub(crate) fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
-    key_in(py, &mut keys(py), text)
 }
 
 /// Why a document is not read: a rule at a byte position, or a reason without one.
