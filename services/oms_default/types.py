@@ -118,22 +118,25 @@ def row_types(
     describe nothing, so only matching names are typed and the rest inferred.)
     """
     first = next((image for image in images if image), None)
-    order: list[tuple[str, str]]
+    names: tuple[str, ...]
+    texts: tuple[str, ...]
     if first is not None and list(first) == list(declared):
-        order = list(declared.items())  # the common case: the first image holds the declared columns, in order
+        # The common case: the first image holds the declared columns, in order.
+        names, texts = tuple(declared), tuple(declared.values())
     else:
-        order = []
+        order: list[str] = []
         seen: set[str] = set()
         for image in images:
             for name in image or ():
                 if name in declared and name not in seen:
                     seen.add(name)
-                    order.append((name, declared[name]))
-    key = (zone, oracle_mode, *order)
+                    order.append(name)
+        names, texts = tuple(order), tuple([declared[name] for name in order])
+    key = (zone, oracle_mode, names, texts)
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    types = RowTypes((name, light_sql_type(text, zone, oracle_mode)) for name, text in order)
+    types = RowTypes((name, light_sql_type(text, zone, oracle_mode)) for name, text in zip(names, texts, strict=True))
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
     _CACHE[key] = types
