@@ -504,9 +504,9 @@ pub fn nests_deeper(raw: &[u8], limit: usize) -> bool {
     false
 }
 
-/// How many `[` and `{` bytes `raw` holds: `[` is `{` without bit 0x20, and no other byte is either
-/// once that bit is set. Counted in byte-wide lanes per block of 255 bytes (a lane cannot overflow), which
-/// the compiler vectorizes.
+/// How many `[` and `{` bytes `raw` holds: with bit 0x20 set, `[` (0x5B) and `{` (0x7B) alone become
+/// `{`. Counted in byte-wide lanes per block of 255 bytes (a lane cannot overflow), which the compiler
+/// vectorizes.
 fn openings(raw: &[u8]) -> usize {
     raw.chunks(255)
         .map(|block| block.iter().fold(0u8, |n, &c| n + u8::from((c | 0x20) == b'{')) as usize)
