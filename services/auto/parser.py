@@ -57,6 +57,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from binlake.services.debezium_json import envelope
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.errors import MALFORMED, WRONG_FORMAT, RejectError
@@ -121,7 +122,11 @@ def parse(raw: bytes, ctx: ParseContext) -> Parsed:
             return registry.get("oms-avro").parse(raw, ctx)
         except RejectError as exc:
             raise RejectError(MALFORMED, f"neither JSON nor a DTS Avro record ({exc.reason})") from exc
-    doc = decode_fast(raw)
+    # A Debezium envelope whose schema a Debezium parser has read before is decoded without that schema
+    # (the schema object read from the same bytes, beside the payload decoded alone: the same document).
+    doc: Any = envelope.fast_document(raw)
+    if doc is None:
+        doc = decode_fast(raw)
     format_id = detect(doc)  # reads the document, never changes it: the parser may have it
     hand_over(raw, doc)
     try:

@@ -34,6 +34,7 @@ from typing import Any, Final
 
 import orjson
 
+from binlake.shared.parsing.jsondoc import check_depth
 from binlake.shared.parsing.rows import RowTypes
 
 _HEAD: Final = b'{"schema":'
@@ -70,6 +71,24 @@ def split(raw: bytes) -> tuple[KnownSchema, bytes] | None:
     if known is None:
         return None
     return known, raw[end + len(_SEPARATOR) : -1]
+
+
+def fast_document(raw: bytes) -> dict[str, Any] | None:
+    """``raw`` as ``decode_fast`` decodes it, when it is an envelope whose schema is remembered fit: the
+    remembered schema object beside the payload decoded alone (after the whole message's depth check,
+    which refuses it as ``decode_fast`` does). None for any other message: decode it all.
+
+    The schema object is shared (read it only); the payload decoded alone is what the full decode holds,
+    see above."""
+    split_ = split(raw)
+    if split_ is None or split_[0].doc is None:
+        return None
+    check_depth(raw)
+    try:
+        payload = orjson.loads(split_[1])
+    except orjson.JSONDecodeError:
+        return None  # not one JSON value on its own: the full decode decides
+    return {"schema": split_[0].doc, "payload": payload}
 
 
 def remember(raw: bytes, schema: dict[str, Any]) -> None:

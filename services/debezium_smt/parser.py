@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from binlake.services.debezium_json import connect
+from binlake.services.debezium_json import connect, envelope
 from binlake.services.debezium_json.parser import bytes_encoding_option, primary_key_option
 from binlake.shared.event.model import ChangeEvent, Op, Source
 from binlake.shared.event.values import Image
@@ -44,7 +44,7 @@ from binlake.shared.parsing.errors import (
     WRONG_FORMAT,
     RejectError,
 )
-from binlake.shared.parsing.jsondoc import decode_and_parse, opt_int, opt_str
+from binlake.shared.parsing.jsondoc import InexactNumber, decode_and_parse, decode_exact, opt_int, opt_str
 from binlake.shared.parsing.order import order_key
 from binlake.shared.parsing.result import Parsed
 from binlake.shared.parsing.rows import UNTYPED, require_key_columns
@@ -74,7 +74,22 @@ def is_column(name: str) -> bool:
 def parse(raw: bytes, ctx: ParseContext) -> Parsed:
     if not raw.strip():
         return Parsed([], control=_TOMBSTONE)
-    return decode_and_parse(raw, lambda doc: parse_document(doc, ctx))
+    # A Kafka Connect envelope whose schema was read before: its payload alone is decoded, beside the
+    # schema object (debezium-json's envelope shortcut; the document is the one the full decode gives).
+    doc = envelope.fast_document(raw)
+    if doc is None:
+        return decode_and_parse(raw, lambda doc: _parse_whole(raw, doc, ctx))
+    try:
+        return parse_document(doc, ctx)
+    except InexactNumber:
+        return parse_document(decode_exact(raw), ctx)  # as decode_and_parse redoes it
+
+
+def _parse_whole(raw: bytes, doc: Any, ctx: ParseContext) -> Parsed:
+    """A message decoded whole; an envelope's schema is remembered for the next message's shortcut."""
+    if isinstance(doc, dict) and isinstance(doc.get("schema"), dict):
+        envelope.remember(raw, doc["schema"])
+    return parse_document(doc, ctx)
 
 
 def parse_document(doc: Any, ctx: ParseContext) -> Parsed:

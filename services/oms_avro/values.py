@@ -193,7 +193,7 @@ def _instant(seconds: int, micros: int) -> _dt.datetime | Unparsed:
     if not 0 <= micros < 1_000_000:
         raise UnreadableValue(f"Timestamp millis (microseconds) is outside 0..999999: {describe(micros)}")
     try:
-        return EPOCH + _dt.timedelta(seconds=seconds, microseconds=micros)
+        return EPOCH + _dt.timedelta(0, seconds, micros)  # (days, seconds, microseconds): no keyword call
     except OverflowError:
         raise UnreadableValue(f"Timestamp seconds are outside years 1-9999: {describe(seconds)}") from None
 
@@ -219,13 +219,15 @@ def _render(fields: dict[str, Any], with_date: bool, with_time: bool) -> str:
 
 
 def _date_time(fields: dict[str, Any], code: int, zone_: _dt.tzinfo) -> Value:
-    has_date = fields.get("month") is not None or fields.get("day") is not None
-    has_time = fields.get("hour") is not None
-    if code == YEAR_CODE or (code not in TYPE_CODES and not has_date and not has_time):
+    # A known type code decides; an unknown one, the parts the value holds.
+    known = code in TYPE_CODES
+    has_date = not known and (fields.get("month") is not None or fields.get("day") is not None)
+    has_time = not known and fields.get("hour") is not None
+    if code == YEAR_CODE or (not known and not has_date and not has_time):
         return _part(fields, "year")
-    if code in DATE_CODES or (code not in TYPE_CODES and has_date and not has_time):
+    if code in DATE_CODES or (has_date and not has_time):
         return _local(fields, with_time=False)
-    if code in TIME_CODES or (code not in TYPE_CODES and has_time and not has_date):
+    if code in TIME_CODES or (has_time and not has_date):
         return _time(fields)
     local = _local(fields, with_time=True)
     if code in TIMESTAMP_CODES and isinstance(local, _dt.datetime):
@@ -254,7 +256,7 @@ def _local(fields: dict[str, Any], with_time: bool) -> _dt.date | Unparsed:
 def _time(fields: dict[str, Any]) -> SqlTime:
     hour, minute, second = _part(fields, "hour"), _part(fields, "minute"), _part(fields, "second")
     micros = fields.get("millis") or 0
-    negative = min(hour, minute, second, micros) < 0
+    negative = hour < 0 or minute < 0 or second < 0 or micros < 0
     hour, minute, second, micros = abs(hour), abs(minute), abs(second), abs(micros)
     if minute > 59 or second > 59 or micros > 999_999 or hour > 838:
         raise UnreadableValue("DateTime is not a MySQL TIME: a part is out of range")

@@ -139,7 +139,8 @@ def column_type(text: str | None, zone: _dt.tzinfo) -> SqlType:
 
 
 def _row_types(columns: list[Any] | None, zone: _dt.tzinfo) -> RowTypes:
-    pairs: list[tuple[str, str | None]] = []
+    names: list[str] = []
+    texts: list[str | None] = []
     for index, item in enumerate(columns or []):
         if not isinstance(item, dict):
             raise RejectError(BAD_FIELD, f"schema.column[{index}] must be an object {{name, type}}")
@@ -149,12 +150,13 @@ def _row_types(columns: list[Any] | None, zone: _dt.tzinfo) -> RowTypes:
             raise RejectError(BAD_FIELD, f"schema.column[{index}].name must be a non-empty string")
         if text is not None and not isinstance(text, str):
             raise RejectError(BAD_FIELD, f"schema.column[{index}].type of column {name!r} must be a string")
-        pairs.append((name, text))
-    key = (zone, *pairs)
+        names.append(name)
+        texts.append(text)
+    key = (zone, tuple(names), tuple(texts))
     cached = _TYPE_CACHE.get(key)
     if cached is not None:
         return cached
-    types = RowTypes((name, column_type(text, zone)) for name, text in pairs)
+    types = RowTypes((name, column_type(text, zone)) for name, text in zip(names, texts, strict=True))
     if len(_TYPE_CACHE) >= _TYPE_CACHE_LIMIT:
         _TYPE_CACHE.clear()
     _TYPE_CACHE[key] = types

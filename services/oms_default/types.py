@@ -89,8 +89,8 @@ def split_image(raw: Any, what: str) -> tuple[dict[str, Any] | None, dict[str, s
         raise RejectError(BAD_FIELD, f"field {what!r} must be an object of column values or null")
     if LIGHT_TYPE not in raw:
         return raw, {}
-    values = {name: value for name, value in raw.items() if name != LIGHT_TYPE}
-    light = raw[LIGHT_TYPE]
+    values = dict(raw)  # a copy without the types, in the image's order
+    light = values.pop(LIGHT_TYPE)
     if light is None:
         return values, {}
     if not isinstance(light, dict):
@@ -117,18 +117,26 @@ def row_types(
     ``col1``..``col14``: a descriptor for a column no image holds would
     describe nothing, so only matching names are typed and the rest inferred.)
     """
-    order: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for image in images:
-        for name in image or ():
-            if name in declared and name not in seen:
-                seen.add(name)
-                order.append((name, declared[name]))
-    key = (zone, oracle_mode, *order)
+    first = next((image for image in images if image), None)
+    names: tuple[str, ...]
+    texts: tuple[str, ...]
+    if first is not None and list(first) == list(declared):
+        # The common case: the first image holds the declared columns, in order.
+        names, texts = tuple(declared), tuple(declared.values())
+    else:
+        order: list[str] = []
+        seen: set[str] = set()
+        for image in images:
+            for name in image or ():
+                if name in declared and name not in seen:
+                    seen.add(name)
+                    order.append(name)
+        names, texts = tuple(order), tuple([declared[name] for name in order])
+    key = (zone, oracle_mode, names, texts)
     cached = _CACHE.get(key)
     if cached is not None:
         return cached
-    types = RowTypes((name, light_sql_type(text, zone, oracle_mode)) for name, text in order)
+    types = RowTypes((name, light_sql_type(text, zone, oracle_mode)) for name, text in zip(names, texts, strict=True))
     if len(_CACHE) >= _CACHE_LIMIT:
         _CACHE.clear()
     _CACHE[key] = types

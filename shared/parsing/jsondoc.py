@@ -38,14 +38,14 @@ MAX_DEPTH: Final = 512
 """The deepest nesting of arrays and objects a message may have (a MySQL JSON value nests at most 100)."""
 
 
-def _check_depth(raw: bytes) -> None:
+def check_depth(raw: bytes) -> None:
     """Reject a document nested deeper than ``MAX_DEPTH`` (the kernel counts; brackets in strings are text)."""
     if nests_deeper(raw, MAX_DEPTH):
         raise RejectError(MALFORMED, f"invalid JSON: the document nests deeper than {MAX_DEPTH} levels")
 
 
 def decode_fast(raw: bytes) -> Any:
-    _check_depth(raw)
+    check_depth(raw)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
@@ -57,7 +57,7 @@ def decode_fast(raw: bytes) -> Any:
 def decode_exact(raw: bytes) -> Any:
     """``raw`` read with exact numbers (``int``, ``Decimal``) by the kernel (``load_json``), which reads
     what the standard library's ``json`` reads and words a syntax error as it does."""
-    _check_depth(raw)
+    check_depth(raw)
     try:
         doc, problem = load_json(raw)
     except ArithmeticError as exc:  # decimal.InvalidOperation: an exponent beyond Decimal's range

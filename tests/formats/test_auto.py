@@ -107,3 +107,41 @@ def test_auto_takes_option_order_and_hands_it_to_maxwell_and_debezium() -> None:
             outcome = registry.get("auto")(raw, ctx)
             assert isinstance(outcome, Parsed)
             assert [event.order_key for event in outcome.events] == [key], (order, raw)
+
+
+def test_a_debezium_envelope_read_before_is_detected_from_its_payload_as_from_the_whole() -> None:
+    """Once debezium-json has read an envelope's schema, auto decodes such a message's payload alone to
+    detect it: the outcome is the full decode's, also for a payload that says debezium-smt (``__deleted``)
+    or nests too deeply, and for the message after such a one."""
+    from binlake.shared.cli.generate import messages
+    from binlake.shared.generate.workload import Workload
+    from binlake.shared.parsing.context import ParseContext, zone
+    from binlake.shared.parsing.result import Rejected
+
+    ctx = ParseContext(topic="t", partition=0, offset=0, source_timezone=zone("UTC"))
+    auto, debezium, smt = registry.get("auto"), registry.get("debezium-json"), registry.get("debezium-smt")
+    raws = [raw for _, raw in messages("debezium-json", Workload(seed=5, tables=2), 40, "UTC")]
+    assert all(raw.startswith(b'{"schema":{') for raw in raws)
+    for _ in range(2):  # the first pass remembers the schemas, the second takes the shortcut
+        for raw in raws:
+            outcome, explicit = auto(raw, ctx), debezium(raw, ctx)
+            assert isinstance(outcome, Parsed) and isinstance(explicit, Parsed)
+            assert outcome.events == explicit.events
+
+    head, _, payload = raws[-1].partition(b',"payload":')
+    deleted = head + b',"payload":' + payload[:-2] + b',"__deleted":"false"}}'
+    assert detect(json.loads(deleted)) == "debezium-smt"
+    outcome, explicit = auto(deleted, ctx), smt(deleted, ctx)
+    if isinstance(outcome, Parsed) and isinstance(explicit, Parsed):
+        assert outcome.events == explicit.events
+    else:
+        assert outcome == explicit
+
+    deep = head + b',"payload":' + payload[:-2] + b',"x":' + b"[" * 600 + b"]" * 600 + b"}}"
+    outcome = auto(deep, ctx)
+    assert isinstance(outcome, Rejected) and outcome.code == "malformed", outcome
+    assert "nests deeper than 512" in outcome.reason
+
+    outcome, explicit = auto(raws[-1], ctx), debezium(raws[-1], ctx)
+    assert isinstance(outcome, Parsed) and isinstance(explicit, Parsed)
+    assert outcome.events == explicit.events

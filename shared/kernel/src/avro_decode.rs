@@ -28,6 +28,7 @@
 
 use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::MutexGuard;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -35,7 +36,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
 
 use crate::avro_reader::Reader;
 use crate::json::{self, Json};
-use crate::json_load;
+use crate::json_load::{self, KeyTable};
 use crate::objects;
 
 /// Records, arrays and maps nested deeper than this raise ValueError (a recursive schema).
@@ -103,7 +104,7 @@ impl AvroDecoder {
             .ok_or_else(|| PyValueError::new_err(format!("start {start} is outside the data's {} bytes", raw.len())))?;
         let mut reader = Reader::new(raw);
         reader.at = start;
-        let mut run = Run { py, data: raw, reader, nodes: &self.nodes, least: &self.least };
+        let mut run = Run { py, data: raw, reader, nodes: &self.nodes, least: &self.least, keys: json_load::keys(py) };
         let top = self.top;
         // A panic (a bug) must not cross into Python as a PanicException, which callers catching
         // ValueError would not expect.
@@ -122,6 +123,8 @@ struct Run<'a, 'py> {
     reader: Reader<'a>,
     nodes: &'a [Node],
     least: &'a [usize],
+    /// The shared map keys (JSON object keys too), held while the datum is read.
+    keys: Option<MutexGuard<'static, KeyTable>>,
 }
 
 fn invalid(why: String) -> PyErr {
@@ -299,7 +302,8 @@ impl<'a, 'py> Run<'a, 'py> {
                     let map = map.get_or_insert_with(|| objects::new_dict(py, n));
                     for _ in 0..n {
                         // Map keys repeat from datum to datum (column names): shared, as JSON object keys.
-                        let key = json_load::key(py, self.text("a map key")?);
+                        let text = self.text("a map key")?;
+                        let key = json_load::key_in(py, &mut self.keys, text);
                         map.set_item(key, self.value(*values, depth)?)?;
                     }
                 }

@@ -11,7 +11,7 @@
 //! document holds one: the caller looks for it in what remains (a repeated key may have replaced it).
 
 use std::borrow::Cow;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, TryLockError};
 
 use pyo3::sync::PyOnceLock;
 
@@ -31,7 +31,8 @@ const MAX_DEPTH: usize = 4096;
 /// document: a vendor's messages repeat the same few hundred keys, and a cached string is neither decoded
 /// nor hashed again (its hash is kept in it). A direct-mapped table: a key's hash picks one slot, which
 /// holds the last key that hashed there (a miss replaces it). Keys up to `KEY_CACHED_LEN` bytes.
-static KEYS: PyOnceLock<Mutex<Vec<Option<(Box<str>, Py<PyString>)>>>> = PyOnceLock::new();
+static KEYS: PyOnceLock<Mutex<KeyTable>> = PyOnceLock::new();
+pub(crate) type KeyTable = Vec<Option<(Box<str>, Py<PyString>)>>;
 const KEY_CACHED_LEN: usize = 64;
 const KEY_SLOTS: usize = 1 << 14;
 
@@ -52,14 +53,30 @@ fn slot(text: &str) -> usize {
     (h >> 40) as usize % KEY_SLOTS
 }
 
-pub(crate) fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+/// The key table, held by one reader for a whole document (one lock instead of one per key). None while
+/// another reader holds it (a document read inside another's, by a finalizer the reader's allocations
+/// ran): that reader makes its keys anew instead of waiting. A reader that panicked left every slot whole
+/// (a slot is replaced in one move), so the table stays in use.
+pub(crate) fn keys(py: Python<'_>) -> Option<MutexGuard<'static, KeyTable>> {
+    match KEYS.get_or_init(py, || Mutex::new((0..KEY_SLOTS).map(|_| None).collect())).try_lock() {
+        Ok(table) => Some(table),
+        Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+        Err(TryLockError::WouldBlock) => None,
+    }
+}
+
+/// A key as a Python string: the shared one from `table`, else made.
+pub(crate) fn key_in<'py>(
+    py: Python<'py>,
+    table: &mut Option<MutexGuard<'static, KeyTable>>,
+    text: &str,
+) -> Bound<'py, PyString> {
+    let Some(keys) = table else {
+        return new_str(py, text);
+    };
     if text.len() > KEY_CACHED_LEN {
         return new_str(py, text);
     }
-    let keys = KEYS.get_or_init(py, || Mutex::new((0..KEY_SLOTS).map(|_| None).collect()));
-    let Ok(mut keys) = keys.lock() else {
-        return new_str(py, text);
-    };
     let entry = &mut keys[slot(text)];
     if let Some((cached, string)) = entry {
         if **cached == *text {
@@ -129,6 +146,8 @@ struct Loader<'a, 'py> {
     b: &'a [u8],
     pos: usize,
     lone_surrogate: bool,
+    /// The shared object keys, held while the document is read.
+    keys: Option<MutexGuard<'static, KeyTable>>,
 }
 
 fn is_ws(c: u8) -> bool {
@@ -358,7 +377,7 @@ impl<'a, 'py> Loader<'a, 'py> {
             self.skip_ws();
             let value = self.value(depth)?;
             let name = match name {
-                Text::Plain(text) => key(self.py, &text),
+                Text::Plain(text) => key_in(self.py, &mut self.keys, &text),
                 surrogates => surrogates.into_py(self.py)?,
             };
             dict.set_item(name, value)?;
@@ -440,7 +459,7 @@ pub fn load<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<(Bound<'py, PyAny>, Op
     let Ok(src) = std::str::from_utf8(raw) else {
         return Ok((none(), Some(("utf-8", -1))));
     };
-    let mut loader = Loader { py, src, b: raw, pos: 0, lone_surrogate: false };
+    let mut loader = Loader { py, src, b: raw, pos: 0, lone_surrogate: false, keys: keys(py) };
     match loader.document() {
         Ok(value) if loader.lone_surrogate => Ok((value, Some(("surrogate", -1)))),
         Ok(value) => Ok((value, None)),
@@ -458,7 +477,7 @@ pub fn load<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<(Bound<'py, PyAny>, Op
 /// is a character like any other), so the refusal comes before any other.
 #[pyfunction]
 pub fn nests_deeper(raw: &[u8], limit: usize) -> bool {
-    if raw.iter().filter(|&&c| c == b'[' || c == b'{').count() <= limit {
+    if raw.len() <= limit || openings(raw) <= limit {
         return false;
     }
     let mut depth: isize = 0;
@@ -483,6 +502,15 @@ pub fn nests_deeper(raw: &[u8], limit: usize) -> bool {
         i += 1;
     }
     false
+}
+
+/// How many `[` and `{` bytes `raw` holds: with bit 0x20 set, `[` (0x5B) and `{` (0x7B) alone become
+/// `{`. Counted in byte-wide lanes per block of 255 bytes (a lane cannot overflow), which the compiler
+/// vectorizes.
+fn openings(raw: &[u8]) -> usize {
+    raw.chunks(255)
+        .map(|block| block.iter().fold(0u8, |n, &c| n + u8::from((c | 0x20) == b'{')) as usize)
+        .sum()
 }
 
 /// The closing quote of a string whose text starts at `from` (a backslash takes the next byte with it).

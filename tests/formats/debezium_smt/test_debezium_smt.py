@@ -172,3 +172,37 @@ def test_rejects(doc: Any, code: str, fragment: str) -> None:
     error = reject(doc)
     assert error.code == code
     assert fragment in error.reason
+
+
+def test_an_envelope_read_before_gives_what_the_whole_message_gives() -> None:
+    """A message in a Kafka Connect envelope whose schema was read before takes debezium-json's envelope
+    shortcut (the payload decoded alone): the outcome is the full decode's, for every generated message,
+    a value that needs its exact digits and one that is refused."""
+    from binlake.services.debezium_json import envelope
+    from binlake.shared.cli.generate import messages
+    from binlake.shared.generate.workload import Workload
+    from binlake.shared.parsing import registry
+
+    raws = [raw for _, raw in messages("debezium-smt", Workload(seed=3, tables=2), 30, "UTC")]
+    head, _, payload = raws[-1].partition(b',"payload":')
+    assert payload.count(b'"qty":') == 1
+    before, _, after = payload.partition(b'"qty":')
+    after = after[after.index(b",") :]
+    raws += [
+        head + b',"payload":' + before + b'"qty":' + qty + after for qty in (b"1e2", b"1.5", b"12345678901234567890")
+    ]
+    smt = registry.get(FORMAT_ID)
+
+    def outcome(raw: bytes, *, forget: bool) -> Any:
+        if forget:  # nothing remembered: this message is decoded whole
+            envelope._known.clear()
+            envelope._recent.clear()
+        out = smt(raw, CTX)
+        return (out.events, out.control) if isinstance(out, Parsed) else out
+
+    whole = [outcome(raw, forget=True) for raw in raws]
+    for raw in raws:
+        outcome(raw, forget=False)  # every schema remembered
+    assert all(envelope.fast_document(raw) is not None for raw in raws)  # its schema is remembered now
+    assert [outcome(raw, forget=False) for raw in raws] == whole
+    assert isinstance(whole[-3], tuple) and not isinstance(whole[-2], tuple)  # 1e2 read as 100, 1.5 refused

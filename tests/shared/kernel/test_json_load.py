@@ -298,3 +298,16 @@ def _nests_deeper(raw: bytes, limit: int) -> bool:
 @given(raw=st.binary(max_size=40).map(lambda b: bytes(b'[]{}"\\a\n'[c % 8] for c in b)), limit=st.integers(0, 6))
 def test_nesting_is_counted_as_the_rule_says(raw: bytes, limit: int) -> None:
     assert nests_deeper(raw, limit) == _nests_deeper(raw, limit)
+
+
+@pytest.mark.parametrize("limit", [0, 254, 255, 256, 511, 512, 513, 1000])
+def test_nesting_is_counted_across_long_documents(limit: int) -> None:
+    """The bracket count runs in blocks of 255 bytes: documents longer than a block, with every byte value
+    between the brackets but the brackets, quote and backslash themselves."""
+    noise = bytes(c for c in range(256) if c not in b'"\\[]{}')
+    for depth in (limit - 1, limit, limit + 1):
+        if depth < 0:
+            continue
+        for opening in (b"[", b"{"):
+            raw = noise + (opening + noise[:3]) * depth + b"]" * depth
+            assert nests_deeper(raw, limit) == _nests_deeper(raw, limit) == (depth > limit)
