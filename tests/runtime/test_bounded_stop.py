@@ -46,7 +46,9 @@ from tests.support.service_process import Service, clean_env, http_get, metric_t
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 
 STOP_TIMEOUT_S = 3.0
-TRANSACTION_TIMEOUT_MS = 2000
+TRANSACTION_TIMEOUT_MS = 12000
+"""Long enough that the coordinator cannot abort the open transaction before the test has looked at it: with 2 s,
+its scan (every 10 s) sometimes did, on a loaded clean-clone CI run, and the records were gone when counted."""
 ABORTED_WITHIN_S = TRANSACTION_TIMEOUT_MS / 1000 + 10 + 20
 """The timeout, the coordinator's scan for expired transactions (every 10 s by default), and a slow machine's margin."""
 
