@@ -104,6 +104,10 @@ build_prometheus() {
 }
 
 mkdir -p "$CACHE/built"
+# One build at a time per cache: CI starts one in the background (.ci/run) and make test-k8s asks again; the
+# second waits for the first, then finds its stamps.
+exec 9> "$CACHE/.build.lock"
+flock 9
 for part in ${*:-kubernetes etcd containerd crictl coredns prometheus}; do
   start=$SECONDS
   "build_$part"
