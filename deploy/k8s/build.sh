@@ -7,6 +7,8 @@
 #   containerd, containerd-shim-runc-v2, ctr                          github.com/containerd/containerd/v2
 #   crictl (the run removes its pods through the CRI)                 sigs.k8s.io/cri-tools
 #   coredns (the cluster's DNS, in an image made here)                github.com/coredns/coredns
+#   prometheus (Kubernetes discovery of the pods' annotations)        github.com/prometheus/prometheus
+#     Debian's Prometheus (make tools, the compose stack's image) is built without kubernetes_sd_configs.
 # Debian's containerd (1.6) and etcd (3.4) are older than Kubernetes 1.37 takes (docs/operations.md, Kubernetes).
 # Heavy: run under nice (the Makefile does). Prints the bin folder on its last line.
 set -euo pipefail
@@ -18,6 +20,8 @@ ETCD_VERSION=${ETCD_VERSION:-v3.7.3}
 CONTAINERD_VERSION=${CONTAINERD_VERSION:-v2.4.2}
 CRI_TOOLS_VERSION=${CRI_TOOLS_VERSION:-v1.37.0}
 COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
+# Prometheus 3.x is published on the proxy as v0.3xx.y of its module (3.16.0: v0.316.0).
+PROMETHEUS_VERSION=${PROMETHEUS_VERSION:-v0.316.0}
 CACHE=${BINLAKE_K8S_CACHE:-$HOME/.cache/binlake/k8s-$K8S_VERSION}
 BIN=$CACHE/bin
 mkdir -p "$BIN"
@@ -91,13 +95,26 @@ build_coredns() {
   CGO_ENABLED=0 GOBIN=$BIN go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$COREDNS_VERSION"
 }
 
+# Prometheus: no replace directives; its default discovery set includes kubernetes. No web UI assets (the
+# test reads its HTTP API only).
+build_prometheus() {
+  built "prometheus@$PROMETHEUS_VERSION" && return 0
+  CGO_ENABLED=0 GOBIN=$BIN go install -trimpath -ldflags "-s -w" \
+    "github.com/prometheus/prometheus/cmd/prometheus@$PROMETHEUS_VERSION"
+}
+
 mkdir -p "$CACHE/built"
-for part in ${*:-kubernetes etcd containerd crictl coredns}; do
+# One build at a time per cache: CI starts one in the background (.ci/run) and make test-k8s asks again; the
+# second waits for the first, then finds its stamps.
+exec 9> "$CACHE/.build.lock"
+flock 9
+for part in ${*:-kubernetes etcd containerd crictl coredns prometheus}; do
   start=$SECONDS
   "build_$part"
   case $part in
     kubernetes) version=$K8S_VERSION ;; etcd) version=$ETCD_VERSION ;; containerd) version=$CONTAINERD_VERSION ;;
     crictl) version=$CRI_TOOLS_VERSION ;; coredns) version=$COREDNS_VERSION ;;
+    prometheus) version=$PROMETHEUS_VERSION ;;
   esac
   touch "$CACHE/built/$part@$version"
   echo "k8s build: $part in $((SECONDS - start)) s" >&2

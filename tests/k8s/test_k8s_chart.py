@@ -3,8 +3,8 @@
 the sink (a StatefulSet, sink.mode=local, its checkpoints and lake on a volume owned by uid 10001) come up
 with their probes passing, traffic from `binlake generate` runs as a Job, and `binlake lake verify`, as a Job
 on the sink's volume, finds the lake equal to the unified topic, and its mirrors equal the generator's truth
-(lake_truth.py). The pods' Prometheus annotations name endpoints that answer (scraped from the node: the
-project's Prometheus image, Debian's, has no Kubernetes discovery), and `helm test` passes. Then the faults: a
+(lake_truth.py). A real Prometheus on the node (tests/k8s/prometheus.py) discovers the pods by their
+annotations through the API server and scrapes them up, and `helm test` passes. Then the faults: a
 normalizer pod deleted mid-stream, the sink's pod killed mid-batch (the StatefulSet brings it back on its
 volume), and a `helm upgrade` that changes a setting (a rolling restart of both): nothing lost or doubled.
 
@@ -27,6 +27,7 @@ import pytest
 from tests.deploy.tools import tool
 from tests.k8s.cluster import ROOT, Cluster
 from tests.k8s.lake_truth import differences, truth
+from tests.k8s.prometheus import Prometheus, running_prometheus
 
 pytestmark = [pytest.mark.integration]
 
@@ -113,25 +114,28 @@ def _run_job(cluster: Cluster, name: str, manifest: str, timeout_s: int) -> tupl
     return bool(status.get("succeeded")), log
 
 
-def _annotated_endpoints_answer(cluster: Cluster) -> dict[str, int]:
-    """Each binlake pod's prometheus.io/* annotations, scraped from the node as Prometheus would: pod -> HTTP
-    status (pod addresses are on the node's bridge)."""
-    pods = json.loads(
-        cluster.kubectl("-n", NAMESPACE, "get", "pods", "-l", "app.kubernetes.io/name=binlake", "-o", "json").stdout
-    )["items"]
-    answers = {}
-    for pod in pods:
-        notes = pod["metadata"].get("annotations", {})
-        if notes.get("prometheus.io/scrape") != "true" or pod["status"].get("phase") != "Running":
-            continue
-        path = notes.get("prometheus.io/path", "/metrics")
-        url = f"http://{pod['status']['podIP']}:{notes['prometheus.io/port']}{path}"
-        try:
-            with urllib.request.urlopen(url, timeout=5) as answer:
-                answers[pod["metadata"]["name"]] = answer.status
-        except OSError:
-            answers[pod["metadata"]["name"]] = 0
-    return answers
+def _annotated_pods(cluster: Cluster) -> set[str]:
+    """The namespace's running pods whose annotations ask to be scraped: what Prometheus must find."""
+    pods = json.loads(cluster.kubectl("-n", NAMESPACE, "get", "pods", "-o", "json").stdout)["items"]
+    return {
+        pod["metadata"]["name"]
+        for pod in pods
+        if pod["metadata"].get("annotations", {}).get("prometheus.io/scrape") == "true"
+        and pod["status"].get("phase") == "Running"
+        and "deletionTimestamp" not in pod["metadata"]
+    }
+
+
+def _scraped(prometheus: Prometheus, expression: str, at_least: float) -> float:
+    """``expression``'s value through Prometheus once it reaches ``at_least`` (a scrape or two behind)."""
+    deadline = time.monotonic() + 60
+    while True:
+        found = prometheus.query(expression)
+        value = float(found[0]["value"][1]) if found else 0.0
+        if value >= at_least:
+            return value
+        assert time.monotonic() < deadline, f"{expression} = {value} through Prometheus, expected >= {at_least}"
+        time.sleep(1)
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +155,14 @@ def release(cluster: Cluster) -> Iterator[Cluster]:
     assert install.returncode == 0, install.stdout + install.stderr + _describe(cluster)
     _rolled_out(cluster)
     yield cluster
+
+
+@pytest.fixture(scope="module")
+def prometheus(release: Cluster) -> Iterator[Prometheus]:
+    """Prometheus discovering the namespace's pods for the module's tests (it sees the faults' pods go and
+    come)."""
+    with running_prometheus(release, NAMESPACE) as running:
+        yield running
 
 
 def _rolled_out(cluster: Cluster) -> None:
@@ -191,13 +203,15 @@ def _lake_equals_topic_and_truth(cluster: Cluster, expected: dict[str, dict[int,
     return outcome[1]
 
 
-def test_the_chart_fills_the_lake_with_the_truth(release: Cluster) -> None:
+def test_the_chart_fills_the_lake_with_the_truth(release: Cluster, prometheus: Prometheus) -> None:
     ok, log = _run_job(release, "generate-shop", _generate("shop", EVENTS), 600)
     assert ok, log
     verified = _lake_equals_topic_and_truth(release, truth("shop", EVENTS))
     assert f"{EVENTS} events" in verified, verified
-    answers = _annotated_endpoints_answer(release)
-    assert answers and set(answers.values()) == {200}, answers
+    # Prometheus finds the normalizer and the sink by their annotations and scrapes both up.
+    targets = prometheus.wait_until_up(_annotated_pods(release))
+    assert {t["labels"].get("component") for t in targets.values()} >= {"normalizer", "sink"}, targets
+    _scraped(prometheus, "sum(binlake_sink_changelog_rows_total)", EVENTS)
     # The chart's own test pod: every normalizer's and the sink's /readyz through their Services' names
     # (CoreDNS, then kube-proxy's rules). Without --logs: the pod's hook-succeeded delete policy removes it
     # before helm could read them ("unable to get pod logs for binlake-test-readyz").
@@ -205,7 +219,7 @@ def test_the_chart_fills_the_lake_with_the_truth(release: Cluster) -> None:
     assert helm_test.returncode == 0, helm_test.stdout + helm_test.stderr
 
 
-def test_pod_faults_and_an_upgrade_lose_and_double_nothing(release: Cluster) -> None:
+def test_pod_faults_and_an_upgrade_lose_and_double_nothing(release: Cluster, prometheus: Prometheus) -> None:
     cluster = release
     sink_before = _pod(cluster, "binlake-sink-0")
     # Each pod is deleted once its own counter shows it inside the new traffic (its earlier EVENTS done,
@@ -254,6 +268,11 @@ def test_pod_faults_and_an_upgrade_lose_and_double_nothing(release: Cluster) -> 
     expected = {**truth("shop", EVENTS), **truth("shop2", FAULT_EVENTS)}
     verified = _lake_equals_topic_and_truth(cluster, expected)
     assert f"{EVENTS + FAULT_EVENTS} events" in verified, verified
+    # Prometheus dropped the deleted pods and found their replacements, each scraped up; the new sink pod's
+    # counter starts after the upgrade, so only that it was scraped is asked.
+    targets = prometheus.wait_until_up(_annotated_pods(cluster))
+    assert sink_after["metadata"]["name"] in targets, targets
+    _scraped(prometheus, 'count(up{job="kubernetes-pods"} == 1)', len(targets))
 
 
 def _wait_for_metric(cluster: Cluster, component: str, name: str, at_least: float) -> float:
