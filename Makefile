@@ -256,7 +256,7 @@ test-deploy: images deploy-tools $(NATIVE)
 # A single-node Kubernetes made by the run (deploy/k8s/cluster.sh: etcd, the control plane, containerd, the
 # kubelet, kube-proxy, a CNI bridge; certificates of its own; everything stopped by pid at the end). Its
 # binaries are built from the Go module proxy into ~/.cache/binlake/k8s-<version>/bin once per machine
-# (deploy/k8s/build.sh: about 15 minutes on 2 cores the first time, nothing after), under nice: the
+# (deploy/k8s/build.sh: 15-30 minutes on 2 cores the first time, nothing after), under nice: the
 # machine is shared. The pods' images come from podman's store, imported into containerd (no registry).
 K8S_HELLO_IMAGE := localhost/binlake-hello:$(IMAGE_TAG)
 k8s-tools:
