@@ -73,22 +73,32 @@ def split(raw: bytes) -> tuple[KnownSchema, bytes] | None:
     return known, raw[end + len(_SEPARATOR) : -1]
 
 
+def payload_alone(found: tuple[KnownSchema, bytes] | None) -> tuple[KnownSchema, bytes, Any] | None:
+    """``split``'s answer with its payload decoded alone (orjson), where the schema is remembered fit: the
+    schema, the payload's bytes and the payload. None otherwise, or when the payload is not one JSON value on
+    its own: then the full decode decides."""
+    if found is None or found[0].doc is None:
+        return None
+    known, payload_raw = found
+    try:
+        return known, payload_raw, orjson.loads(payload_raw)
+    except orjson.JSONDecodeError:
+        return None
+
+
 def fast_document(raw: bytes) -> dict[str, Any] | None:
     """``raw`` as ``decode_fast`` decodes it, when it is an envelope whose schema is remembered fit: the
-    remembered schema object beside the payload decoded alone (after the whole message's depth check,
-    which refuses it as ``decode_fast`` does). None for any other message: decode it all.
+    remembered schema object beside the payload decoded alone (``payload_alone``), after the whole message's
+    depth check, which refuses it as ``decode_fast`` does. None for any other message: decode it all.
 
     The schema object is shared (read it only); the payload decoded alone is what the full decode holds,
     see above."""
-    split_ = split(raw)
-    if split_ is None or split_[0].doc is None:
+    alone = payload_alone(split(raw))
+    if alone is None:
         return None
     check_depth(raw)
-    try:
-        payload = orjson.loads(split_[1])
-    except orjson.JSONDecodeError:
-        return None  # not one JSON value on its own: the full decode decides
-    return {"schema": split_[0].doc, "payload": payload}
+    known, _, payload = alone
+    return {"schema": known.doc, "payload": payload}
 
 
 def remember(raw: bytes, schema: dict[str, Any]) -> None:

@@ -74,8 +74,6 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Final
 
-import orjson
-
 from binlake.services.debezium_json import connect, envelope
 from binlake.shared.event.model import ChangeEvent, Op, Source
 from binlake.shared.event.values import Image
@@ -122,22 +120,18 @@ def parse(raw: bytes, ctx: ParseContext) -> Parsed:
     if not raw.strip():
         return Parsed([], control=_TOMBSTONE)  # a Kafka tombstone (null value)
     split = envelope.split(raw)
-    if split is not None and split[0].doc is not None:  # a remembered schema: decode the payload alone
-        known, payload_raw = split
+    alone = envelope.payload_alone(split)  # a remembered schema: the payload decoded alone
+    if alone is not None:
+        known, payload_raw, payload = alone
         try:
-            payload = orjson.loads(payload_raw)
-        except orjson.JSONDecodeError:
-            pass  # not one JSON value on its own: the full decode below decides
-        else:
+            return _parse_enveloped(payload, known, ctx)
+        except InexactNumber:
             try:
-                return _parse_enveloped(payload, known, ctx)
-            except InexactNumber:
-                try:
-                    exact = decode_exact(payload_raw)
-                except RejectError:
-                    pass  # the full decode below words the error for the whole message
-                else:
-                    return _parse_enveloped(exact, known, ctx)
+                exact = decode_exact(payload_raw)
+            except RejectError:
+                pass  # the full decode below words the error for the whole message
+            else:
+                return _parse_enveloped(exact, known, ctx)
 
     def parse_doc(doc: Any) -> Parsed:
         if split is None and isinstance(doc, dict) and isinstance(doc.get("schema"), dict):
