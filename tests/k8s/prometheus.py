@@ -8,7 +8,6 @@ It reads the API server with the run's admin kubeconfig and scrapes pod addresse
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import time
 import urllib.parse
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from binlake.shared.devbroker.broker import free_port
 from tests.k8s.cluster import BIN, Cluster
 
 JOB: Final = "kubernetes-pods"
@@ -79,13 +79,6 @@ class Prometheus:
             time.sleep(1)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextmanager
 def running_prometheus(cluster: Cluster, namespace: str) -> Iterator[Prometheus]:
     """Prometheus discovering ``namespace``'s pods, for the block; stopped (by pid) after it."""
@@ -101,7 +94,7 @@ def running_prometheus(cluster: Cluster, namespace: str) -> Iterator[Prometheus]
             namespace=namespace,
         )
     )
-    port = _free_port()
+    port = free_port()
     log = open(home / "prometheus.log", "wb")  # noqa: SIM115 - closed after the process
     process = subprocess.Popen(
         [
