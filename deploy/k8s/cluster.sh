@@ -41,7 +41,7 @@ log() { echo "k8s [$(date +%T)] $*" >&2; }
 started=()
 start() {  # start NAME COMMAND...: in the background, output to logs/NAME.log, pid recorded
   local name=$1; shift
-  "$@" > "$run/logs/$name.log" 2>&1 &
+  "$@" > "$run/logs/$name.log" 2>&1 9>&- &  # 9>&-: the run's lock stays this script's alone (below)
   echo $! > "$run/pids/$name"
   started+=("$name")
 }
@@ -50,6 +50,35 @@ stop_pid() {  # stop_pid PID: SIGTERM, then SIGKILL after 10 s
   kill "$pid" 2>/dev/null || return 0
   for i in $(seq 100); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
   kill -9 "$pid" 2>/dev/null || true
+}
+remove_leftovers() {  # remove_leftovers RUN: what RUN made outside its own processes, once they are stopped
+  local r=$1 cmd table rule chain c
+  # Shims whose containerd is gone (each pod's, started by this run's containerd) and the containers in them.
+  find "$r/containerd" -name '*.pid' 2>/dev/null | while read -r f; do kill -9 "$(cat "$f")" 2>/dev/null || true; done
+  # Mounts under the run folder (overlay roots, shm, network namespaces), deepest first.
+  awk -v r="$r" 'index($2, r) == 1 {print $2}' /proc/self/mounts | sort -r | while read -r m; do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+  done
+  # The kubelet's pod cgroups and containerd's (cgroup v1: one tree per controller), empty once the pods are gone.
+  for c in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/k8s.io; do [ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
+  ip link del "$POD_BRIDGE" 2>/dev/null || true
+  ip link del "$NODE_BRIDGE" 2>/dev/null || true
+  while iptables -D FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$RULE_COMMENT" -j DROP 2>/dev/null; do :; done
+  # kube-proxy's table, and the kubelet's iptables chains (KUBE-FIREWALL, the canaries), which both leave
+  # behind by design: the jumps to them first, then the chains.
+  kube-proxy --cleanup >/dev/null 2>&1
+  for cmd in iptables ip6tables; do
+    for table in filter nat mangle; do
+      "$cmd" -t "$table" -S 2>/dev/null | grep -E '^-A [A-Z]+ .*-j KUBE-' | sed 's/^-A/-D/' | while read -r rule; do
+        eval "$cmd -t $table $rule"
+      done
+      "$cmd" -t "$table" -S 2>/dev/null | sed -n 's/^-N \(KUBE-.*\)/\1/p' | while read -r chain; do
+        "$cmd" -t "$table" -F "$chain"; "$cmd" -t "$table" -X "$chain"
+      done
+    done
+  done
+  # The kubelet's links to the pods' logs (it writes them in /var/log/containers, wherever podLogsDir is).
+  find /var/log/containers -maxdepth 1 -type l -lname "$r/*" -delete 2>/dev/null
 }
 teardown() {
   local code=$? i name
@@ -66,35 +95,33 @@ teardown() {
     fi
     stop_pid "$(cat "$run/pids/$name")"
   done
-  # Shims whose containerd is gone (each pod's, started by this run's containerd) and the containers in them.
-  find "$run/containerd" -name '*.pid' 2>/dev/null | while read -r f; do kill -9 "$(cat "$f")" 2>/dev/null || true; done
-  # Mounts under the run folder (overlay roots, shm, network namespaces), deepest first.
-  awk -v r="$run" 'index($2, r) == 1 {print $2}' /proc/self/mounts | sort -r | while read -r m; do
-    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
-  done
-  # The kubelet's pod cgroups and containerd's (cgroup v1: one tree per controller), empty once the pods are gone.
-  for c in /sys/fs/cgroup/*/kubepods /sys/fs/cgroup/*/k8s.io; do [ -d "$c" ] && find "$c" -depth -type d -exec rmdir {} + 2>/dev/null; done
-  ip link del "$POD_BRIDGE" 2>/dev/null || true
-  ip link del "$NODE_BRIDGE" 2>/dev/null || true
-  while iptables -D FORWARD -s "$POD_CIDR" ! -d "$POD_CIDR" -m comment --comment "$RULE_COMMENT" -j DROP 2>/dev/null; do :; done
-  # kube-proxy's table, and the kubelet's iptables chains (KUBE-FIREWALL, the canaries), which both leave
-  # behind by design: the jumps to them first, then the chains.
-  grep -q kube-proxy <<< "${started[*]}" && kube-proxy --cleanup >/dev/null 2>&1
-  for cmd in iptables ip6tables; do
-    for table in filter nat mangle; do
-      "$cmd" -t "$table" -S 2>/dev/null | grep -E '^-A [A-Z]+ .*-j KUBE-' | sed 's/^-A/-D/' | while read -r rule; do
-        eval "$cmd -t $table $rule"
-      done
-      "$cmd" -t "$table" -S 2>/dev/null | sed -n 's/^-N \(KUBE-.*\)/\1/p' | while read -r chain; do
-        "$cmd" -t "$table" -F "$chain"; "$cmd" -t "$table" -X "$chain"
-      done
-    done
-  done
-  # The kubelet's links to the pods' logs (it writes them in /var/log/containers, wherever podLogsDir is).
-  find /var/log/containers -maxdepth 1 -type l -lname "$run/*" -delete 2>/dev/null
+  remove_leftovers "$run"
+  : > "$LOCK"  # stopped cleanly: nothing for the next run to remove
   if [ "${BINLAKE_K8S_KEEP:-0}" = 1 ] || [ "$code" != 0 ]; then log "logs kept in $run/logs"; else rm -rf "$run"; fi
   exit "$code"
 }
+
+# ---------------------------------------------------------------- one run per machine; a killed run's leftovers
+# The node address, the bridges and the ports are fixed, so two runs cannot share a machine. The lock is held by
+# this script alone (what it starts does not inherit it): a run killed before its teardown (SIGKILL, a machine
+# session that ended) leaves no holder, only its folder's name in the lock file, and the next run removes
+# what it left: the processes of this build, the pods, mounts, bridges and rules.
+LOCK=/run/binlake-k8s.lock
+exec 9<> "$LOCK"
+if ! flock -n 9; then
+  log "another cluster runs on this machine (its folder: $(cat "$LOCK")); stop it first (Ctrl-C, or kill its cluster.sh)"
+  exit 1
+fi
+previous=$(cat "$LOCK")
+if [ -n "$previous" ] || ip link show "$NODE_BRIDGE" >/dev/null 2>&1; then
+  log "a run that did not stop (${previous:-folder unknown}) left processes or a network: removing them"
+  for p in /proc/[0-9]*; do
+    case $(readlink "$p/exe" 2>/dev/null) in "$bin"/*) stop_pid "${p#/proc/}" & ;; esac
+  done
+  wait
+  (set +e; remove_leftovers "${previous:-/nonexistent}")
+fi
+echo "$run" > "$LOCK"
 trap teardown EXIT
 trap 'exit 130' INT TERM
 
