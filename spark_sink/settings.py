@@ -40,8 +40,8 @@ DEFAULT_PACKAGES: tuple[str, ...] = (
 """Resolved through ``spark.jars.packages``. See docs/spark-sink.md: the exact coordinates
 (delta-spark_2.13 4.4.1) are not on Maven Central here. Events are decoded by binlake's own jar."""
 
-DEFAULT_EXCLUDES: tuple[str, ...] = ("org.apache.spark:spark-token-provider-kafka-0-10_2.13",)
-DEFAULT_STANDALONE: tuple[str, ...] = ("org.apache.spark:spark-token-provider-kafka-0-10_2.13:4.0.0",)
+DEFAULT_EXCLUDES: tuple[str, ...] = ()
+DEFAULT_STANDALONE: tuple[str, ...] = ()
 
 
 class SinkSettings(BaseSettings):
