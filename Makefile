@@ -259,13 +259,15 @@ test-deploy: images deploy-tools $(NATIVE)
 # (deploy/k8s/build.sh: 15-30 minutes on 2 cores the first time, nothing after), under nice: the
 # machine is shared. The pods' images come from podman's store, imported into containerd (no registry).
 K8S_HELLO_IMAGE := localhost/binlake-hello:$(IMAGE_TAG)
+K8S_S3_IMAGE := localhost/binlake-s3:$(IMAGE_TAG)
 k8s-tools:
 	nice -n 19 deploy/k8s/build.sh
 
-K8S_IMAGES := localhost/binlake-normalizer:$(IMAGE_TAG) localhost/binlake-sink:$(IMAGE_TAG) localhost/binlake-kafka:$(KAFKA_VERSION)
-test-k8s: images k8s-tools tools $(NATIVE)
+K8S_IMAGES := localhost/binlake-normalizer:$(IMAGE_TAG) localhost/binlake-sink:$(IMAGE_TAG) localhost/binlake-kafka:$(KAFKA_VERSION) $(K8S_S3_IMAGE)
+test-k8s: images k8s-tools deploy-tools $(NATIVE)
 	$(PODMAN_EXTRA) -f deploy/k8s/images/hello.Containerfile -t $(K8S_HELLO_IMAGE) deploy/k8s/images
-	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" BINLAKE_K8S=1 BINLAKE_K8S_HELLO_IMAGE=$(K8S_HELLO_IMAGE) \
+	$(PODMAN_EXTRA) -f deploy/k8s/images/s3.Containerfile -t $(K8S_S3_IMAGE) $(dir $(VERSITYGW))
+	PATH="$(TOOLS)/bin:$$PATH" BINLAKE_TOOLS_DIR="$(TOOLS)" BINLAKE_K8S=1 BINLAKE_K8S_HELLO_IMAGE=$(K8S_HELLO_IMAGE) BINLAKE_K8S_S3_IMAGE=$(K8S_S3_IMAGE) \
 	BINLAKE_K8S_IMAGES="$(K8S_IMAGES)" BINLAKE_NORMALIZER_IMAGE=localhost/binlake-normalizer:$(IMAGE_TAG) \
 	BINLAKE_SINK_IMAGE=localhost/binlake-sink:$(IMAGE_TAG) BINLAKE_KAFKA_IMAGE=localhost/binlake-kafka:$(KAFKA_VERSION) \
 	$(BIN)/pytest tests/k8s

@@ -13,9 +13,6 @@ applications, about five minutes. Skipped, saying so, elsewhere, and where the s
 
 from __future__ import annotations
 
-import datetime as dt
-import hashlib
-import hmac
 import json
 import os
 import re
@@ -23,7 +20,6 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -34,38 +30,11 @@ from binlake.shared.devbroker.broker import free_port
 from tests.deploy.tools import tool
 from tests.support import kafka_tools
 from tests.support.pipeline import Topics, normalizer_settings, run_normalizer_until_caught_up, send_workload
+from tests.support.s3 import ACCESS_KEY, BUCKET, SECRET_KEY, signed_put
 
 pytestmark = [pytest.mark.integration]
 
-ACCESS_KEY: Final = "binlake-test"
-SECRET_KEY: Final = "binlake-test-secret"
-BUCKET: Final = "lake"
 DOCKERFILE: Final = Path(__file__).resolve().parents[2] / "deploy" / "Dockerfile"
-
-
-def _signed_put(endpoint: str, path: str) -> None:
-    """An AWS Signature V4 PUT (the bucket's creation: S3A creates no bucket)."""
-    now = dt.datetime.now(dt.UTC)
-    stamp, day = now.strftime("%Y%m%dT%H%M%SZ"), now.strftime("%Y%m%d")
-    host = endpoint.removeprefix("http://")
-    payload = hashlib.sha256(b"").hexdigest()
-    headers = f"host:{host}\nx-amz-content-sha256:{payload}\nx-amz-date:{stamp}\n"
-    signed = "host;x-amz-content-sha256;x-amz-date"
-    request = f"PUT\n{path}\n\n{headers}\n{signed}\n{payload}"
-    scope = f"{day}/us-east-1/s3/aws4_request"
-    to_sign = f"AWS4-HMAC-SHA256\n{stamp}\n{scope}\n{hashlib.sha256(request.encode()).hexdigest()}"
-    key = f"AWS4{SECRET_KEY}".encode()
-    for part in (day, "us-east-1", "s3", "aws4_request"):
-        key = hmac.new(key, part.encode(), hashlib.sha256).digest()
-    signature = hmac.new(key, to_sign.encode(), hashlib.sha256).hexdigest()
-    auth = f"AWS4-HMAC-SHA256 Credential={ACCESS_KEY}/{scope}, SignedHeaders={signed}, Signature={signature}"
-    put = urllib.request.Request(
-        endpoint + path,
-        method="PUT",
-        headers={"x-amz-date": stamp, "x-amz-content-sha256": payload, "Authorization": auth},
-    )
-    with urllib.request.urlopen(put, timeout=30) as answer:
-        assert answer.status == 200
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +62,7 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, P
             except OSError:
                 assert process.poll() is None and time.monotonic() < deadline, log.read_text()
                 time.sleep(0.2)
-        _signed_put(endpoint, f"/{BUCKET}")
+        signed_put(endpoint, f"/{BUCKET}")
         yield endpoint, root
     finally:
         process.terminate()

@@ -26,8 +26,9 @@ import pytest
 
 from tests.deploy.tools import tool
 from tests.k8s.cluster import ROOT, Cluster
-from tests.k8s.lake_truth import differences, truth
+from tests.k8s.lake_truth import truth
 from tests.k8s.prometheus import Prometheus, running_prometheus
+from tests.k8s.workloads import SINK_UID, generate, lake_equals_topic_and_truth, run_job
 
 pytestmark = [pytest.mark.integration]
 
@@ -40,7 +41,6 @@ SINK_IMAGE: Final = os.environ.get("BINLAKE_SINK_IMAGE", "localhost/binlake-sink
 KAFKA_IMAGE: Final = os.environ.get("BINLAKE_KAFKA_IMAGE", "localhost/binlake-kafka:4.2.0")
 EVENTS: Final = 3000
 FAULT_EVENTS: Final = 40000
-SINK_UID: Final = 10001
 
 
 def _sink_volume(cluster: Cluster) -> None:
@@ -62,56 +62,6 @@ def _sink_volume(cluster: Cluster) -> None:
         },
     }
     cluster.kubectl("apply", "-f", "-", stdin=json.dumps(volume))
-
-
-def _job(name: str, image: str, args: list[str], env: dict[str, str], volumes: list[Any] | None = None) -> str:
-    """A one-pod Job running ``binlake ARGS`` as the chart's pods run (uid 10001, no privileges)."""
-    mounts = [{"name": v["name"], "mountPath": v["mountPath"]} for v in volumes or []]
-    job = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": NAMESPACE},
-        "spec": {
-            "backoffLimit": 0,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "securityContext": {"runAsUser": SINK_UID, "runAsGroup": SINK_UID, "runAsNonRoot": True},
-                    "containers": [
-                        {
-                            "name": name,
-                            "image": image,
-                            "imagePullPolicy": "Never",
-                            "args": args,
-                            "env": [{"name": k, "value": v} for k, v in env.items()],
-                            "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}},
-                            "securityContext": {"allowPrivilegeEscalation": False},
-                            "volumeMounts": mounts,
-                        }
-                    ],
-                    "volumes": [{k: v for k, v in vol.items() if k != "mountPath"} for vol in volumes or []],
-                }
-            },
-        },
-    }
-    return json.dumps(job)
-
-
-def _run_job(cluster: Cluster, name: str, manifest: str, timeout_s: int) -> tuple[bool, str]:
-    """Runs the Job to its end (``manifest`` empty: waits for the one already started): whether it succeeded,
-    and its log."""
-    if manifest:
-        cluster.kubectl("-n", NAMESPACE, "delete", "job", name, "--ignore-not-found", "--wait=true")
-        cluster.kubectl("apply", "-f", "-", stdin=manifest)
-    deadline = time.monotonic() + timeout_s
-    while True:
-        status = json.loads(cluster.kubectl("-n", NAMESPACE, "get", "job", name, "-o", "json").stdout)["status"]
-        if status.get("succeeded") or status.get("failed"):
-            break
-        assert time.monotonic() < deadline, f"job {name} still runs after {timeout_s} s"
-        time.sleep(3)
-    log = cluster.kubectl("-n", NAMESPACE, "logs", f"job/{name}", "--tail=200", check=False).stdout
-    return bool(status.get("succeeded")), log
 
 
 def _annotated_pods(cluster: Cluster) -> set[str]:
@@ -155,6 +105,8 @@ def release(cluster: Cluster) -> Iterator[Cluster]:
     assert install.returncode == 0, install.stdout + install.stderr + _describe(cluster)
     _rolled_out(cluster)
     yield cluster
+    # The node's CPU for the next module (test_k8s_spark.py): the release, Kafka and the Jobs go.
+    cluster.kubectl("delete", "namespace", NAMESPACE, "--timeout=300s", check=False, timeout=360)
 
 
 @pytest.fixture(scope="module")
@@ -171,40 +123,23 @@ def _rolled_out(cluster: Cluster) -> None:
         assert done.returncode == 0, f"{workload} not ready:\n{_describe(cluster)}"
 
 
-BOOTSTRAP: Final = {"BINLAKE_KAFKA_BOOTSTRAP_SERVERS": "kafka:9092"}
-
-
 def _generate(database: str, events: int) -> str:
-    args = ["generate", "--format", "canal-json", "--topic", "canal.orders", "--events", str(events)]
-    return _job(f"generate-{database}", NORMALIZER_IMAGE, [*args, "--database", database], BOOTSTRAP)
+    return generate(NAMESPACE, NORMALIZER_IMAGE, database, events)
 
 
 def _lake_equals_topic_and_truth(cluster: Cluster, expected: dict[str, dict[int, Any]]) -> str:
-    """`binlake lake verify` as a Job until it passes (the sink catches up), then the mirrors against the truth
-    until equal (a mirror trails the changelog by its trigger); the verify Job's last log."""
-    lake = {
-        **BOOTSTRAP,
-        "BINLAKE_SINK_TOPIC": "binlake.events",
-        "BINLAKE_SINK_LAKE_URI": "/var/lib/binlake/lake",
-        "BINLAKE_SINK_MASTER": "local[1]",
-        "BINLAKE_SINK_LOG_LEVEL": "WARN",
-    }
+    """The lake on the sink's volume, verified by a Job mounting its claim and read on the node."""
     claim = {"claimName": "data-binlake-sink-0"}
     volume = {"name": "data", "mountPath": "/var/lib/binlake", "persistentVolumeClaim": claim}
-    verify = _job("lake-verify", SINK_IMAGE, ["lake", "verify"], lake, [volume])
-    deadline = time.monotonic() + 1200
-    while not (outcome := _run_job(cluster, "lake-verify", verify, 900))[0]:
-        assert time.monotonic() < deadline, outcome[1]
-        time.sleep(15)
-    deadline = time.monotonic() + 300
-    while found := differences(cluster.run / "volumes" / "sink-0" / "lake", expected):
-        assert time.monotonic() < deadline, found
-        time.sleep(10)
-    return outcome[1]
+    lake = {"BINLAKE_SINK_LAKE_URI": "/var/lib/binlake/lake"}
+    on_node = cluster.run / "volumes" / "sink-0" / "lake"
+    return lake_equals_topic_and_truth(
+        cluster, NAMESPACE, image=SINK_IMAGE, lake=lake, lake_on_node=on_node, expected=expected, volumes=[volume]
+    )
 
 
 def test_the_chart_fills_the_lake_with_the_truth(release: Cluster, prometheus: Prometheus) -> None:
-    ok, log = _run_job(release, "generate-shop", _generate("shop", EVENTS), 600)
+    ok, log = run_job(release, NAMESPACE, "generate-shop", _generate("shop", EVENTS), 600)
     assert ok, log
     verified = _lake_equals_topic_and_truth(release, truth("shop", EVENTS))
     assert f"{EVENTS} events" in verified, verified
@@ -233,7 +168,7 @@ def test_pod_faults_and_an_upgrade_lose_and_double_nothing(release: Cluster, pro
     cluster.kubectl("-n", NAMESPACE, "delete", "pod", "binlake-sink-0", "--grace-period=5", "--wait=false")
     print(f"deleted the normalizer at {consumed:.0f} messages consumed, the sink at {rows:.0f} changelog rows")
     assert consumed < EVENTS + FAULT_EVENTS and rows < EVENTS + FAULT_EVENTS, "a fault came after the traffic"
-    ok, log = _run_job(cluster, "generate-shop2", "", 900)
+    ok, log = run_job(cluster, NAMESPACE, "generate-shop2", "", 900)
     assert ok, log
     time.sleep(5)
     _rolled_out(cluster)
