@@ -90,6 +90,7 @@ from binlake.shared.parsing.errors import (
 )
 from binlake.shared.parsing.jsondoc import (
     InexactNumber,
+    check_depth,
     decode_and_parse,
     decode_exact,
     opt_int,
@@ -122,6 +123,7 @@ def parse(raw: bytes, ctx: ParseContext) -> Parsed:
     split = envelope.split(raw)
     alone = envelope.payload_alone(split)  # a remembered schema: the payload decoded alone
     if alone is not None:
+        check_depth(raw)  # the whole message's limit, as the full decode's (orjson alone reads 1,024 levels)
         known, payload_raw, payload = alone
         try:
             return _parse_enveloped(payload, known, ctx)

@@ -547,6 +547,23 @@ def test_a_remembered_schema_reads_messages_exactly_as_the_full_decode() -> None
     assert run(tombstone).control == "tombstone"
 
 
+def test_a_message_too_deep_is_refused_with_a_remembered_schema_too() -> None:
+    """The depth limit holds whichever way a message is read: a payload nested beyond MAX_DEPTH is malformed
+    after its schema was remembered, as the full decode finds it (orjson alone reads up to 1,024 levels)."""
+    from binlake.services.debezium_json import envelope
+    from binlake.shared.parsing.jsondoc import MAX_DEPTH
+
+    columns = [{"type": "int32", "field": "id"}]
+    run(compact(with_schema(change(after={"id": 1}), columns)))  # remembers the schema
+    base = compact(with_schema(change(after={"id": 2}), columns))
+    levels = MAX_DEPTH + 50
+    deep = base[:-2] + b',"x":' + b"[" * levels + b"]" * levels + b"}}"
+    assert envelope.split(deep) is not None  # the shortcut's layout
+    refused = reject(deep)
+    assert refused.code == errors.MALFORMED
+    assert f"nests deeper than {MAX_DEPTH} levels" in str(refused)
+
+
 def test_other_layouts_take_the_full_decode() -> None:
     from binlake.services.debezium_json import envelope
 
