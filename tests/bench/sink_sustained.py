@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from binlake.shared.devbroker.broker import free_port
 from binlake.shared.generate.workload import Workload
 from tests.support.signal_probe import binlake_command
 from tests.support.sink_process import sink_env
@@ -133,15 +134,6 @@ class RssSampler:
             "max_mib": round(mib[-1]) if mib else None,
             "median_mib": round(mib[len(mib) // 2]) if mib else None,
         }
-
-
-def free_port() -> int:
-    """A TCP port free on loopback now (for a child process' metrics server, whose port the bench must know)."""
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @dataclass
