@@ -18,6 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from tests.k8s.workloads import one_pod_job
+
 SUBMITTER: Final = "spark-submit"
 TEMPLATES: Final = "/templates"
 MASTER: Final = "k8s://https://kubernetes.default.svc:443"
@@ -121,31 +123,20 @@ def submitter(app: dict[str, Any]) -> list[dict[str, Any]]:
     # spark-submit is the pyspark package's: the image's entrypoint runs `binlake`, so the command is given.
     home = '$(python3 -c "import os, pyspark; print(os.path.dirname(pyspark.__file__))")'
     command = f'exec "{home}/bin/spark-submit" "$@"'
-    job = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": SUBMITTER, "namespace": namespace},
-        "spec": {
-            "backoffLimit": 0,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "serviceAccountName": spec["driver"]["serviceAccount"],
-                    "securityContext": spec["driver"].get("podSecurityContext", {}),
-                    "containers": [
-                        {
-                            "name": SUBMITTER,
-                            "image": spec["image"],
-                            "imagePullPolicy": spec.get("imagePullPolicy", "IfNotPresent"),
-                            "command": ["bash", "-c", command, SUBMITTER],
-                            "args": submit_args(app),
-                            "resources": {"requests": {"cpu": "100m", "memory": "512Mi"}},
-                            "volumeMounts": [{"name": "templates", "mountPath": TEMPLATES}],
-                        }
-                    ],
-                    "volumes": [{"name": "templates", "configMap": {"name": f"{SUBMITTER}-templates"}}],
-                }
-            },
-        },
+    pod = {
+        "serviceAccountName": spec["driver"]["serviceAccount"],
+        "securityContext": spec["driver"].get("podSecurityContext", {}),
+        "containers": [
+            {
+                "name": SUBMITTER,
+                "image": spec["image"],
+                "imagePullPolicy": spec.get("imagePullPolicy", "IfNotPresent"),
+                "command": ["bash", "-c", command, SUBMITTER],
+                "args": submit_args(app),
+                "resources": {"requests": {"cpu": "100m", "memory": "512Mi"}},
+                "volumeMounts": [{"name": "templates", "mountPath": TEMPLATES}],
+            }
+        ],
+        "volumes": [{"name": "templates", "configMap": {"name": f"{SUBMITTER}-templates"}}],
     }
-    return [templates, job]
+    return [templates, one_pod_job(namespace, SUBMITTER, pod)]

@@ -28,17 +28,22 @@ from tests.deploy.tools import tool
 from tests.k8s.cluster import ROOT, Cluster
 from tests.k8s.lake_truth import truth
 from tests.k8s.prometheus import Prometheus, running_prometheus
-from tests.k8s.workloads import SINK_UID, generate, lake_equals_topic_and_truth, run_job
+from tests.k8s.workloads import (
+    NORMALIZER_IMAGE,
+    SINK_IMAGE,
+    SINK_UID,
+    apply_kafka,
+    describe,
+    generate,
+    lake_equals_topic_and_truth,
+    run_job,
+)
 
 pytestmark = [pytest.mark.integration]
 
 NAMESPACE: Final = "binlake"
 RELEASE: Final = "binlake"
 VALUES: Final = Path(__file__).with_name("values.yaml")
-KAFKA_MANIFEST: Final = ROOT / "deploy" / "k8s" / "manifests" / "kafka.yaml"
-NORMALIZER_IMAGE: Final = os.environ.get("BINLAKE_NORMALIZER_IMAGE", "localhost/binlake-normalizer:dev")
-SINK_IMAGE: Final = os.environ.get("BINLAKE_SINK_IMAGE", "localhost/binlake-sink:dev")
-KAFKA_IMAGE: Final = os.environ.get("BINLAKE_KAFKA_IMAGE", "localhost/binlake-kafka:4.2.0")
 EVENTS: Final = 3000
 FAULT_EVENTS: Final = 40000
 
@@ -93,8 +98,7 @@ def release(cluster: Cluster) -> Iterator[Cluster]:
     """Kafka in the cluster, then the chart installed on it, its workloads rolled out."""
     helm = tool("helm")
     cluster.kubectl("create", "namespace", NAMESPACE)
-    kafka = KAFKA_MANIFEST.read_text().replace("image: IMAGE", f"image: {KAFKA_IMAGE}")
-    cluster.kubectl("-n", NAMESPACE, "apply", "-f", "-", stdin=kafka)
+    apply_kafka(cluster, NAMESPACE)
     rollout = cluster.kubectl("-n", NAMESPACE, "rollout", "status", "statefulset/kafka", "--timeout=300s", check=False)
     assert rollout.returncode == 0, cluster.kubectl("-n", NAMESPACE, "describe", "pod", "kafka-0").stdout
     _sink_volume(cluster)
@@ -243,6 +247,4 @@ def _pod(cluster: Cluster, name: str) -> dict[str, Any]:
 
 
 def _describe(cluster: Cluster) -> str:
-    pods = cluster.kubectl("-n", NAMESPACE, "get", "pods", "-o", "wide", check=False).stdout
-    events = cluster.kubectl("-n", NAMESPACE, "get", "events", "--sort-by=.lastTimestamp", check=False).stdout
-    return f"{pods}\n{events[-4000:]}\n{cluster.logs('kubelet', 20)}"
+    return f"{describe(cluster, NAMESPACE)}\n{cluster.logs('kubelet', 20)}"

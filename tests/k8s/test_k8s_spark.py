@@ -27,7 +27,17 @@ from tests.deploy.tools import tool
 from tests.k8s.cluster import ROOT, Cluster
 from tests.k8s.lake_truth import truth
 from tests.k8s.spark_submit import SUBMITTER, submitter
-from tests.k8s.workloads import SINK_UID, generate, lake_equals_topic_and_truth, run_job
+from tests.k8s.workloads import (
+    MANIFESTS,
+    NORMALIZER_IMAGE,
+    SINK_IMAGE,
+    SINK_UID,
+    apply_kafka,
+    describe,
+    generate,
+    lake_equals_topic_and_truth,
+    run_job,
+)
 from tests.support.s3 import ACCESS_KEY, BUCKET, SECRET_KEY, signed_put
 
 pytestmark = [pytest.mark.integration]
@@ -35,10 +45,6 @@ pytestmark = [pytest.mark.integration]
 NAMESPACE: Final = "binlake-spark"
 RELEASE: Final = "binlake"
 VALUES: Final = [Path(__file__).with_name("values.yaml"), Path(__file__).with_name("values-spark.yaml")]
-MANIFESTS: Final = ROOT / "deploy" / "k8s" / "manifests"
-NORMALIZER_IMAGE: Final = os.environ.get("BINLAKE_NORMALIZER_IMAGE", "localhost/binlake-normalizer:dev")
-SINK_IMAGE: Final = os.environ.get("BINLAKE_SINK_IMAGE", "localhost/binlake-sink:dev")
-KAFKA_IMAGE: Final = os.environ.get("BINLAKE_KAFKA_IMAGE", "localhost/binlake-kafka:4.2.0")
 S3_IMAGE: Final = os.environ.get("BINLAKE_K8S_S3_IMAGE", "localhost/binlake-s3:dev")
 EVENTS: Final = 3000
 SERVICE_ACCOUNT: Final = "spark-operator-spark"  # the chart's sink.sparkOperator.serviceAccount
@@ -123,8 +129,7 @@ def spark_release(cluster: Cluster) -> Iterator[tuple[Cluster, Path]]:
     """Kafka and the S3 server in the namespace, the chart installed with sink.mode=spark-operator, and its
     SparkApplication submitted; the S3 server's folder on the node."""
     cluster.kubectl("create", "namespace", NAMESPACE)
-    kafka = (MANIFESTS / "kafka.yaml").read_text().replace("image: IMAGE", f"image: {KAFKA_IMAGE}")
-    _apply(cluster, kafka)
+    apply_kafka(cluster, NAMESPACE)
     s3_folder = _s3_server(cluster)
     rollout = cluster.kubectl("-n", NAMESPACE, "rollout", "status", "statefulset/kafka", "--timeout=300s", check=False)
     assert rollout.returncode == 0, _describe(cluster)
@@ -221,7 +226,5 @@ def _running(cluster: Cluster, selector: str, count: int) -> list[dict[str, Any]
 
 
 def _describe(cluster: Cluster) -> str:
-    pods = cluster.kubectl("-n", NAMESPACE, "get", "pods", "-o", "wide", check=False).stdout
-    events = cluster.kubectl("-n", NAMESPACE, "get", "events", "--sort-by=.lastTimestamp", check=False).stdout
     driver = cluster.kubectl("-n", NAMESPACE, "logs", "binlake-sink-driver", "--tail=60", check=False).stdout
-    return f"{pods}\n{events[-4000:]}\ndriver:\n{driver}"
+    return f"{describe(cluster, NAMESPACE)}\ndriver:\n{driver}"

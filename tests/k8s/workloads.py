@@ -5,16 +5,45 @@ uid 10001, no privileges, the image never pulled."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from tests.k8s.cluster import Cluster
+from tests.k8s.cluster import ROOT, Cluster
 from tests.k8s.lake_truth import differences
 
 SINK_UID: Final = 10001
 BOOTSTRAP: Final = {"BINLAKE_KAFKA_BOOTSTRAP_SERVERS": "kafka:9092"}
+MANIFESTS: Final = ROOT / "deploy" / "k8s" / "manifests"
+# `make images`' images, imported into containerd by the cluster's fixture (never pulled).
+NORMALIZER_IMAGE: Final = os.environ.get("BINLAKE_NORMALIZER_IMAGE", "localhost/binlake-normalizer:dev")
+SINK_IMAGE: Final = os.environ.get("BINLAKE_SINK_IMAGE", "localhost/binlake-sink:dev")
+KAFKA_IMAGE: Final = os.environ.get("BINLAKE_KAFKA_IMAGE", "localhost/binlake-kafka:4.2.0")
+
+
+def apply_kafka(cluster: Cluster, namespace: str) -> None:
+    """The one-node Kafka of deploy/k8s/manifests/kafka.yaml in ``namespace`` (not waited for)."""
+    kafka = (MANIFESTS / "kafka.yaml").read_text().replace("image: IMAGE", f"image: {KAFKA_IMAGE}")
+    cluster.kubectl("-n", namespace, "apply", "-f", "-", stdin=kafka)
+
+
+def describe(cluster: Cluster, namespace: str) -> str:
+    """The namespace's pods and its latest events, for a failure's message."""
+    pods = cluster.kubectl("-n", namespace, "get", "pods", "-o", "wide", check=False).stdout
+    events = cluster.kubectl("-n", namespace, "get", "events", "--sort-by=.lastTimestamp", check=False).stdout
+    return f"{pods}\n{events[-4000:]}"
+
+
+def one_pod_job(namespace: str, name: str, pod: dict[str, Any]) -> dict[str, Any]:
+    """A Job running ``pod`` (a pod spec) once: no retry, no restart."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": "Never", **pod}}},
+    }
 
 
 def job(
@@ -22,34 +51,23 @@ def job(
 ) -> str:
     """A one-pod Job running ``binlake ARGS`` (the images' entrypoint)."""
     mounts = [{"name": v["name"], "mountPath": v["mountPath"]} for v in volumes or []]
-    manifest = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace},
-        "spec": {
-            "backoffLimit": 0,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "securityContext": {"runAsUser": SINK_UID, "runAsGroup": SINK_UID, "runAsNonRoot": True},
-                    "containers": [
-                        {
-                            "name": name,
-                            "image": image,
-                            "imagePullPolicy": "Never",
-                            "args": args,
-                            "env": [{"name": k, "value": v} for k, v in env.items()],
-                            "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}},
-                            "securityContext": {"allowPrivilegeEscalation": False},
-                            "volumeMounts": mounts,
-                        }
-                    ],
-                    "volumes": [{k: v for k, v in vol.items() if k != "mountPath"} for vol in volumes or []],
-                }
-            },
-        },
+    pod = {
+        "securityContext": {"runAsUser": SINK_UID, "runAsGroup": SINK_UID, "runAsNonRoot": True},
+        "containers": [
+            {
+                "name": name,
+                "image": image,
+                "imagePullPolicy": "Never",
+                "args": args,
+                "env": [{"name": k, "value": v} for k, v in env.items()],
+                "resources": {"requests": {"cpu": "250m", "memory": "1Gi"}},
+                "securityContext": {"allowPrivilegeEscalation": False},
+                "volumeMounts": mounts,
+            }
+        ],
+        "volumes": [{k: v for k, v in vol.items() if k != "mountPath"} for vol in volumes or []],
     }
-    return json.dumps(manifest)
+    return json.dumps(one_pod_job(namespace, name, pod))
 
 
 def run_job(cluster: Cluster, namespace: str, name: str, manifest: str, timeout_s: int) -> tuple[bool, str]:
