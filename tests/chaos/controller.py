@@ -12,11 +12,12 @@ way to a broker restart that waits for it (the restart holds the traffic back, s
 while it waits) and goes on once the broker is up again.
 
 **A sink kill** aims at an open micro-batch of one of its two queries (the changelog query's or the
-mirror query's), or of both at once, as ``tests/sink/test_sink_kill.py`` does: it waits until a
-batch planned by this incarnation is open (the one a previous kill left open has been replayed and
-committed first, so the sink makes progress between kills), waits a random moment inside it, waits for
-an open batch again and SIGKILLs the driver and its JVM together. It counts as *inside a micro-batch*
-when the checkpoints, read after the kill, show a batch planned and not committed in each query aimed at
+mirror query's), or of both at once (of either after ``BOTH_AIM_S`` without), as
+``tests/sink/test_sink_kill.py`` does: it waits until a batch planned by this incarnation is open (the one
+a previous kill left open has been replayed and committed first, so the sink makes progress between
+kills), waits a random moment inside it, waits for an open batch again and SIGKILLs the driver and its JVM
+together. It counts as *inside a micro-batch* when the checkpoints, read after the kill, show a batch
+planned and not committed in each query aimed at (in either, once aimed at either)
 (``tests.support.sink_checkpoint``).
 
 Every killed role is started again after a random pause. The broker (every node of a cluster) is stopped
@@ -55,6 +56,10 @@ AIM_AFTER_CHUNK_S = 0.05
 FREEZE_S = 0.03
 """How long a frozen victim is left before the coordinator is asked: requests it had sent are answered."""
 SINK_AIM_TIMEOUT_S = 300.0
+BOTH_AIM_S = 60.0
+"""How long a kill aimed at both queries waits for a batch of each open at once before it takes an open batch
+of either: on a busy machine the two queries' batches can follow each other without overlapping for a whole
+short run (seen in CI: no kill inside a batch in 300 s)."""
 FROZEN_PAST_SESSION_S = 12.0
 """A frozen normalizer's pause: twice the chaos normalizers' group session (``cast.NORMALIZER_ENV``)."""
 QUERIES = {"sink": "changelog query", "mirrors": "mirror query"}
@@ -218,11 +223,15 @@ class Controller:
         while True:
             while not self.cast.live(sink):  # started again after the last kill (or an exit of its own)
                 await asyncio.sleep(0.2)
+            need = len(checkpoints)
             already = dict(sink.planned_at_start)
-            opened = await self._until_open(sink, checkpoints, already)
+            opened = await self._until_open(sink, checkpoints, already, need, BOTH_AIM_S if need > 1 else None)
+            if not opened and need > 1 and self.cast.live(sink):
+                need = 1  # either query's batch, rather than none while the traffic lasts
+                opened = await self._until_open(sink, checkpoints, already, need)
             if opened:
                 await asyncio.sleep(self.rng.uniform(0.0, 2.0))  # somewhere inside the batch
-                opened = await self._until_open(sink, checkpoints, already)
+                opened = await self._until_open(sink, checkpoints, already, need)
             if self.cast.live(sink):
                 break
         self.cast.kill(sink)
@@ -232,22 +241,35 @@ class Controller:
             inside = open_batch(checkpoint)
             found.append((inside, f"offsets/{batch} without commits/{batch}" if inside else "no batch open"))
         evidence = "; ".join(f"{query}: {text}" for query, (_, text) in zip(queries, found, strict=True))
+        if need < len(checkpoints):
+            evidence += f" (not open at once in {BOTH_AIM_S:.0f} s: aimed at either)"
         if not opened:
             evidence += f" (no fresh batch open in {SINK_AIM_TIMEOUT_S:.0f} s)"
-        aimed = " and ".join(QUERIES[query] for query in queries)
-        kill = Kill(f"sink ({aimed} batch)", self.elapsed(), all(inside for inside, _ in found), evidence)
+        aimed = (" and " if need > 1 else " or ").join(QUERIES[query] for query in queries)
+        landed = sum(inside for inside, _ in found) >= need
+        kill = Kill(f"sink ({aimed} batch)", self.elapsed(), landed, evidence)
         return self._record(kill, sink)
 
-    async def _until_open(self, sink: Role, checkpoints: list[Path], already: dict[Path, set[int]]) -> bool:
-        """Wait until a batch this incarnation planned is open in every one of ``checkpoints`` at once; False
-        if the sink ended, or after ``SINK_AIM_TIMEOUT_S`` once each query has at least committed the batches
-        planned before this incarnation (the previous kill's open batch, replayed): so every kill follows
-        progress, and a sink with nothing left to do is killed all the same."""
-        deadline = time.monotonic() + SINK_AIM_TIMEOUT_S
+    async def _until_open(
+        self,
+        sink: Role,
+        checkpoints: list[Path],
+        already: dict[Path, set[int]],
+        need: int,
+        give_up_s: float | None = None,
+    ) -> bool:
+        """Wait until a batch this incarnation planned is open in ``need`` of ``checkpoints`` at once; False
+        if the sink ended, after ``give_up_s`` if given, or after ``SINK_AIM_TIMEOUT_S`` once each query has
+        at least committed the batches planned before this incarnation (the previous kill's open batch,
+        replayed): so every kill follows progress, and a sink with nothing left to do is killed all the same."""
+        start = time.monotonic()
+        deadline = start + SINK_AIM_TIMEOUT_S
         while self.cast.live(sink):
             opened = [fresh_open(checkpoint, already) for checkpoint in checkpoints]  # each query, every time
-            if all(opened):
+            if sum(opened) >= need:
                 return True
+            if give_up_s is not None and time.monotonic() > start + give_up_s:
+                return False
             if time.monotonic() > deadline and all(
                 batch_ids(checkpoint / "commits") >= sink.planned_at_start[checkpoint] for checkpoint in checkpoints
             ):
