@@ -54,6 +54,20 @@ class HadoopFiles:
         finally:
             stream.close()
 
+    def replace(self, uri: str, text: str) -> None:
+        """Write a file whole, replacing any: written beside it, then renamed over it, so a reader finds the old
+        text or the new, never a part (an object store's rename is a copy of one small object)."""
+        path, fs = self._path(uri)
+        staged = self.jvm.org.apache.hadoop.fs.Path(f"{uri}.tmp")
+        stream = fs.create(staged, True)
+        try:
+            stream.write(bytearray(text.encode()))
+        finally:
+            stream.close()
+        fs.delete(path, False)
+        if not fs.rename(staged, path):
+            raise OSError(f"could not rename {uri}.tmp to {uri}")
+
     def delete(self, uri: str) -> None:
         """Remove a file or a folder with everything in it (nothing if there is none)."""
         path, fs = self._path(uri)

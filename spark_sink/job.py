@@ -14,6 +14,7 @@ mirrors itself.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +73,9 @@ class SinkQueries:
     available_now: bool = False
     """The queries stop by themselves when caught up (the sink ends when all have), rather than run until stopped."""
     app_ids: AppIds | None = None
+    tails: Callable[[bool], None] | None = None
+    """MERGEs the mirrors' deferred tails between batches (``mirror.tails``): all of them (True), or those due."""
+    _flushed: bool = False
 
     def all(self) -> list[StreamingQuery]:
         return [query for query in (self.changelog, self.mirrors) if query is not None]
@@ -86,7 +90,11 @@ class SinkQueries:
                 return False
             self.mirrors, self.then = self.then(), None
         active = [query.isActive for query in self.all()]
-        return not any(active) if self.available_now else not all(active)
+        ended = not any(active) if self.available_now else not all(active)
+        if ended and self.available_now and self.tails is not None and not self._flushed:
+            self._flushed = True
+            self.tails(True)  # a finished run leaves the mirrors caught up: no tail deferred
+        return ended
 
     def wait(self, timeout_s: int) -> bool:
         """Wait up to ``timeout_s`` seconds for the sink to end (``over``); True if it has."""
@@ -95,6 +103,8 @@ class SinkQueries:
             if time.monotonic() >= deadline:
                 return False
             active = [query for query in self.all() if query.isActive]
+            if self.tails is not None and self.mirrors is not None and self.mirrors.isActive:
+                self.tails(False)  # the tails due, when no mirror batch runs (the input may be idle)
             if active:
                 active[-1].awaitTermination(1)  # the mirrors' while both run: the changelog query may end first
             else:
@@ -184,9 +194,15 @@ def start(spark: SparkSession, settings: SinkSettings, kafka: KafkaSettings, **h
     )
     queries = SinkQueries(changelog_query, available_now=settings.trigger == "available-now", app_ids=ids)
     if runs_mirrors:
+        lock = threading.Lock()
 
         def mirrors() -> StreamingQuery:
-            return start_mirrors(spark, settings, ids.mirrors, on_batch=on_mirror_batch, metrics=metrics)
+            return start_mirrors(spark, settings, ids.mirrors, on_batch=on_mirror_batch, metrics=metrics, lock=lock)
+
+        def flush_tails(every: bool) -> None:
+            flush_mirror_tails(spark, settings, ids.mirrors, lock, every=every, metrics=metrics)
+
+        queries.tails = flush_tails
 
         if settings.trigger == "available-now" and changelog_query is not None:
             queries.then = mirrors
@@ -336,12 +352,16 @@ def start_mirrors(
     *,
     on_batch: Callable[[MirrorReport], None] | None = None,
     metrics: SinkMetrics | None = None,
+    lock: threading.Lock | None = None,
 ) -> StreamingQuery:
-    """The changelog (Delta streaming source) -> mirrors and history tables (``mirror.batch``)."""
+    """The changelog (Delta streaming source) -> mirrors and history tables (``mirror.batch``). ``lock``: held
+    by each batch, so no flush of deferred tails (``flush_mirror_tails``) runs beside it."""
+    held = lock if lock is not None else threading.Lock()
 
     def each_batch(frame: DataFrame, batch_id: int) -> None:
         started = time.time()
-        report = mirror_batch.process(settings, app_id, frame, batch_id)
+        with held:
+            report = mirror_batch.process(settings, app_id, frame, batch_id)
         report.started_at_s, report.visible_at_s = started, time.time()
         if metrics is not None:
             metrics.observe_mirror_batch(report)
@@ -359,6 +379,29 @@ def start_mirrors(
         .queryName(MIRROR_QUERY_NAME)
     )
     return _started(spark, writer, settings.trigger, settings.mirror_trigger_interval_s, pool="mirrors")
+
+
+def flush_mirror_tails(
+    spark: SparkSession,
+    settings: SinkSettings,
+    app_id: str,
+    lock: threading.Lock,
+    *,
+    every: bool,
+    metrics: SinkMetrics | None = None,
+) -> None:
+    """MERGE the deferred tails (``mirror.batch.flush``: all, or those due) unless a mirror batch runs."""
+    if not lock.acquire(blocking=every):
+        return  # a batch runs: it MERGEs what is due itself
+    try:
+        if every or settings.mirror_defer_rows > 0:
+            report = mirror_batch.flush(spark, settings, app_id, every=every)
+            if report is not None:
+                log.info("mirror tails of batch %d merged: tables %s", report.batch_id, ",".join(report.tables))
+                if metrics is not None:
+                    metrics.observe_mirror_tails(report)
+    finally:
+        lock.release()
 
 
 def _started(

@@ -117,6 +117,21 @@ class SinkSettings(BaseSettings):
         ge=1,
         description="Mirror tables a micro-batch MERGEs at the same time (Spark runs their jobs side by side).",
     )
+    mirror_defer_rows: int = Field(
+        0,
+        ge=0,
+        description="A keyed table whose pending row events in a mirror batch (with those deferred before) are "
+        "fewer than this is not MERGEd by that batch: its changes wait in the changelog (read by binlake current) "
+        "until they are this many or mirror_defer_max_s old, so many small tables cost a commit each only now "
+        "and then. Not for tables with a history table, key-less tables, or a batch's TRUNCATE and DDL. "
+        "0: every mirror batch MERGEs every table it touches. mirrors=follow only.",
+    )
+    mirror_defer_max_s: float = Field(
+        300.0,
+        gt=0,
+        description="The longest a deferred table's changes wait before a MERGE (mirror_defer_rows), also when no "
+        "new batch comes: the sink then MERGEs them between batches.",
+    )
     mirror_rewrite_bytes_per_key: int = Field(
         4096,
         ge=0,

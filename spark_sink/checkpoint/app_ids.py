@@ -46,9 +46,10 @@ ID_FILE: Final = "_binlake_app_id"
 MIRROR_WRITER_ID: Final = "binlake-mirror-writer"
 """The app id of the mirror writer without Spark (binlake before issue #46) where ``BINLAKE_SINK_APP_ID`` was not
 set (``<app id>.mirrors`` where it was, the mirror query's own)."""
-SUFFIXES: Final = (".truncate", ".compact")
+SUFFIXES: Final = (".truncate", ".compact", ".flush")
 """Suffixes the sink appends to a query's app id for extra commits of one batch (``mirror.apply.TRUNCATE_APP``,
-``mirror.apply.COMPACT_APP``)."""
+``mirror.apply.COMPACT_APP``), and for the MERGEs of deferred tails between batches (``mirror.batch.FLUSH_APP``,
+whose commits may carry another suffix after it)."""
 
 
 class LakeOwnershipError(BinlakeError):
@@ -94,9 +95,12 @@ class Resolved:
 
 def base_id(app_id: str) -> str:
     """The query app id a table's txn app id belongs to (without the sink's per-step suffixes)."""
-    for suffix in SUFFIXES:
-        if app_id.endswith(suffix):
-            return app_id[: -len(suffix)]
+    stripped = True
+    while stripped:
+        stripped = False
+        for suffix in SUFFIXES:
+            if app_id.endswith(suffix):
+                app_id, stripped = app_id[: -len(suffix)], True
     return app_id
 
 

@@ -18,14 +18,20 @@ already hold, which their floors ignore (``tombstones``, ``merge``).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from typing import Final
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
-from binlake.spark_sink.mirror import apply, batch_facts, batch_rows
+from binlake.spark_sink.mirror import apply, batch_facts, batch_rows, tails
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.observe.steps import StepClock
 from binlake.spark_sink.settings import SinkSettings
+
+FLUSH_APP: Final = ".flush"
+"""Suffix of the transaction app id of the MERGEs of tails between batches (``flush``)."""
 
 
 @dataclass(slots=True)
@@ -42,6 +48,10 @@ class MirrorReport:
     tombstones_expired: int = 0
     """Tombstones the batch dropped as older than the retention."""
     started_at_s: float = 0.0
+    deferred_rows: int = 0
+    """Row events left in the changelog for a later MERGE after the batch (``tails``), of all tables."""
+    deferred_tables: int = 0
+    """Tables with such row events after the batch."""
     visible_at_s: float | None = None
     """Wall time (epoch s) when the batch's mirror commits were visible: set by the job when ``process`` returns."""
 
@@ -50,6 +60,7 @@ def process(settings: SinkSettings, app_id: str, rows: DataFrame, batch_id: int)
     """Apply one range of changelog rows to the mirrors (``rows``: the Delta source's micro-batch)."""
     report = MirrorReport(batch_id)
     step = report.steps.step
+    spark = rows.sparkSession
     # Nothing is decoded or cached here: the statistics, control events and descriptors read the envelope
     # columns (and the descriptors alone from the bodies), and the bodies are decoded where they are used: by
     # the batch's one fold of its keyed tables (``fold``), a key-less table's append and a history table's
@@ -64,8 +75,53 @@ def process(settings: SinkSettings, app_id: str, rows: DataFrame, batch_id: int)
             facts = batch_facts.collect(read.rows)
     report.stats = facts.stats
     report.rows = report.stats.rows
-    if report.rows:
-        applied = apply.apply(rows.sparkSession, settings, read.rows, app_id, batch_id, step=step, facts=facts)
+    with step("tails"):
+        _, before = tails.read(spark, settings, before=batch_id)
+        decision = tails.decide(settings, before, facts, versions=read.versions, now_s=time.time())
+    applying, applied_facts = read.rows, facts
+    if decision.flush:
+        with step("tails"):
+            flushed = tails.tail_rows(
+                spark, settings.changelog_uri(), decision.flush, through=before.through, columns=read.rows.columns
+            )
+            applying = applying.unionByName(flushed)
+    if decision.defer:
+        applying = applying.where(~F.col("source_table").isin(sorted(decision.defer)))
+    if decision.flush:
+        with step("batch_facts"):
+            applied_facts = batch_facts.collect(applying)
+    elif decision.defer:
+        applied_facts = tails.without(facts, decision.defer)
+    if decision.flush or applied_facts.descriptors or applied_facts.control or (report.rows and not decision.defer):
+        applied = apply.apply(spark, settings, applying, app_id, batch_id, step=step, facts=applied_facts)
         report.tables, report.tombstones_expired = applied.tables, applied.tombstones_expired
         report.older_than_retention = apply.older_than_retention(settings, report.stats)
+    report.deferred_rows, report.deferred_tables = decision.after.rows(), len(decision.after.tables)
+    with step("tails"):
+        if decision.after.tables or before.tables:
+            tails.write(spark, settings, batch_id, decision.after)
+    return report
+
+
+def flush(spark: SparkSession, settings: SinkSettings, app_id: str, *, every: bool) -> MirrorReport | None:
+    """MERGE the tails the last committed mirror batch left (``every``: all of them; else only when one is due),
+    between batches: under the app id ``app_id`` + ``FLUSH_APP`` and that batch's id. None when nothing to do.
+
+    The caller keeps the mirror query's batches out meanwhile (``job``: one lock for both).
+    """
+    batch_id, before = tails.read(spark, settings)
+    if not before.tables or not (every or tails.due(settings, before, time.time())):
+        return None
+    report = MirrorReport(batch_id)
+    step = report.steps.step
+    changelog = spark.read.format("delta").load(settings.changelog_uri())
+    with step("tails"):
+        rows = tails.tail_rows(
+            spark, settings.changelog_uri(), before.tables, through=before.through, columns=changelog.columns
+        )
+    with step("batch_facts"):
+        facts = batch_facts.collect(rows)
+    applied = apply.apply(spark, settings, rows, app_id + FLUSH_APP, batch_id, step=step, facts=facts)
+    report.tables, report.tombstones_expired = applied.tables, applied.tombstones_expired
+    tails.write(spark, settings, batch_id, tails.Tails(before.through), flushed=True)
     return report

@@ -77,6 +77,8 @@ class BatchRead:
     expected: int | None = None
     """The rows the changelog's log says ``rows`` holds (None: nothing to check)."""
     what: str = "the micro-batch"
+    versions: tuple[int, int] | None = None
+    """The first and last changelog version ``rows`` holds in full, when it is their change data feed."""
 
 
 def batch_rows(settings: SinkSettings, frame: DataFrame, batch_id: int) -> BatchRead:
@@ -106,7 +108,8 @@ def batch_rows(settings: SinkSettings, frame: DataFrame, batch_id: int) -> Batch
     if expected is None:
         return BatchRead(frame, frame)
     read = inserted_between(spark, uri, versions[0], versions[1]).select(*frame.columns)
-    return BatchRead(read, frame, expected, f"the change feed of versions {versions[0]}-{versions[1]}")
+    what = f"the change feed of versions {versions[0]}-{versions[1]}"
+    return BatchRead(read, frame, expected, what, versions)
 
 
 def records(spark: SparkSession, uri: str, first: int, last: int) -> int | None:

@@ -11,7 +11,8 @@ everything the changelog holds now: merge on read,
 where the tail is what the changelog committed after the last version the
 mirror query has applied in full (its checkpoint says which: the Delta
 source's end offset of its last committed batch, ``applied_through``), read as
-the changelog's change data feed. The fold and its combination with the mirror
+the changelog's change data feed; for a table whose changes a mirror batch
+deferred (``tails``), from the first version of its deferred tail. The fold and its combination with the mirror
 are the mirror's own rules (``fold.fold_all``, ``merge.with_floors``,
 ``merge_rules.MergeClauses``): columns absent from an image keep the mirror's
 value, a key's tombstone keeps an older event from bringing it back,
@@ -46,7 +47,7 @@ from binlake.spark_sink.checkpoint import offset_log
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.hadoop_files import HadoopFiles
 from binlake.spark_sink.layout import COLUMN_ORDER, HIDDEN, ORDER_KEY, ORIGIN, PROP_KEY, PROP_TRUNCATED
-from binlake.spark_sink.mirror import apply, batch_facts, fold, merge, mirror_state, tombstones
+from binlake.spark_sink.mirror import apply, batch_facts, fold, merge, mirror_state, tails, tombstones
 from binlake.spark_sink.mirror.control_events import TableControl
 from binlake.spark_sink.mirror.fold import FoldTable
 from binlake.spark_sink.mirror.plan import Descriptor, Plan
@@ -110,6 +111,11 @@ def current_tables(spark: SparkSession, settings: SinkSettings, tables: list[str
     if settings.mirrors == "inline":
         return {table: _mirror_or_empty(spark, settings.mirror_uri(table), None) for table in tables}
     after = applied_through(spark, settings.mirror_checkpoint())
+    # Tables whose changes a mirror batch deferred (``tails``): their tails start before that.
+    _, deferred = tails.read(spark, settings)
+    firsts = [deferred.tables[t].first for t in tables if t in deferred.tables]
+    if firsts and after >= 0:
+        after = min(after, min(firsts) - 1)
     rows = tail(spark, settings.changelog_uri(), after).where(F.col("source_table").isin(tables))
     facts = batch_facts.collect(rows)
     control, descs = facts.control, facts.descriptors

@@ -240,6 +240,16 @@ class SinkMetrics:
             "Tombstones (deleted keys) dropped as older than BINLAKE_SINK_TOMBSTONE_RETENTION_HOURS",
             registry=r,
         )
+        self.mirror_deferred_rows = Gauge(
+            "binlake_sink_mirror_deferred_rows",
+            "Row events the mirror query left in the changelog for a later MERGE (BINLAKE_SINK_MIRROR_DEFER_ROWS)",
+            registry=r,
+        )
+        self.mirror_deferred_tables = Gauge(
+            "binlake_sink_mirror_deferred_tables",
+            "Tables whose mirror has changes deferred to a later MERGE (BINLAKE_SINK_MIRROR_DEFER_ROWS)",
+            registry=r,
+        )
         self.mirror_batch_seconds = Histogram(
             "binlake_sink_mirror_batch_duration_seconds",
             "Mirror micro-batch duration (mirrors=follow)",
@@ -265,6 +275,16 @@ class SinkMetrics:
             self.step_seconds.labels(name).inc(seconds)
         self.older_than_retention.inc(report.older_than_retention)
         self.tombstones_expired.inc(report.tombstones_expired)
+        self.mirror_deferred_rows.set(report.deferred_rows)
+        self.mirror_deferred_tables.set(report.deferred_tables)
+
+    def observe_mirror_tails(self, report: MirrorReport) -> None:
+        """A MERGE of the deferred tails between batches (``mirror.batch.flush``): none left deferred."""
+        for name, seconds in report.steps.seconds.items():
+            self.step_seconds.labels(name).inc(seconds)
+        self.tombstones_expired.inc(report.tombstones_expired)
+        self.mirror_deferred_rows.set(0)
+        self.mirror_deferred_tables.set(0)
 
     def observe_batch(self, report: BatchReport) -> None:
         """A micro-batch whose commits are visible (``report.visible_at_s`` set by the job)."""

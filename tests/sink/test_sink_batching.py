@@ -8,7 +8,8 @@ COLUMN`` followed by rows that carry the column. Each lake gets its own topic an
 chunks cut at random places, and the real sink (Kafka, Spark, Delta) runs after every chunk, with
 ``mirrors=follow`` or ``inline``, some with
 ``max_offsets_per_trigger`` cutting a run into several micro-batches, one rewriting each mirror whole instead
-of MERGEing it (``merge.rewrite``). Then every lake must hold the same:
+of MERGEing it (``merge.rewrite``), one deferring a small table's changes to a later batch (``tails``).
+Then every lake must hold the same:
 
 - mirrors: every column, the row's sequence and each column's sequence (``mirror_state.column_sequences``);
 - tombstones: each deleted key's newest delete (compaction keeps only that one);
@@ -39,6 +40,7 @@ from binlake.spark_sink import delta, job
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.layout import HIDDEN, ORDER_KEY
 from binlake.spark_sink.mirror import current_state, key_filter, mirror_state
+from binlake.spark_sink.mirror.batch import MirrorReport
 from binlake.spark_sink.settings import SinkSettings
 from tests.support import kafka_tools
 from tests.support.spark_fixtures import sink_settings_for_tests, spark
@@ -174,14 +176,27 @@ def _ways(seed: int, count: int) -> list[_Way]:
             {"mirrors": "inline", "max_offsets_per_trigger": rng.randint(6, 12), "mirror_rewrite_bytes_per_key": 0},
         ),
         _Way("rewrite", _cuts(rng, count, 3), {"mirrors": "follow", "mirror_rewrite_bytes_per_key": 1 << 40}),
+        # Small tables' changes deferred to a later batch (``tails``), across runs that keep them deferred.
+        _Way("defer", _cuts(rng, count, 5), {"mirrors": "follow", "mirror_defer_rows": 7}),
     ]
+
+
+def _run_keeping_tails(spark: SparkSession, settings: SinkSettings, kafka: Any, reports: list[MirrorReport]) -> None:
+    """``job.run`` without its last step, the MERGE of every deferred tail: the next run's batches find them."""
+    queries = job.start(spark, settings, kafka, on_mirror_batch=reports.append)
+    queries.tails = None
+    while not queries.wait(60):
+        pass
+    queries.stop()
+    assert queries.error() is None, queries.error()
 
 
 async def _sink(
     bootstrap: str, spark: SparkSession, tmp: Path, events: list[ChangeEvent], way: _Way
-) -> tuple[SinkSettings, dict[str, list[tuple[Any, ...]]]]:
-    """The lake of ``way``, and the keyed tables' current state read (merge on read) before its last mirror
-    batch (``mirrors=follow``: the changelog then holds a tail the mirrors have not applied)."""
+) -> tuple[SinkSettings, dict[str, list[tuple[Any, ...]]], list[MirrorReport]]:
+    """The lake of ``way``, the keyed tables' current state read (merge on read) before its last mirror
+    batch (``mirrors=follow``: the changelog then holds a tail the mirrors have not applied), and the reports of
+    the mirror batches of a run that keeps deferred tails (``_run_keeping_tails``) and of the last run."""
     topic = f"batching-{tmp.name}-{way.name}"
     await kafka_tools.create_topics(bootstrap, {topic: 1})
     settings = sink_settings_for_tests(
@@ -190,17 +205,21 @@ async def _sink(
     kafka = kafka_settings(bootstrap)
     start = 0
     read: dict[str, list[tuple[Any, ...]]] = {}
+    reports: list[MirrorReport] = []
     for end in way.cuts:
         await kafka_tools.produce(bootstrap, topic, [(None, avro.encode(e)) for e in events[start:end]])
         start = end
         if end < len(events) or settings.mirrors != "follow":
-            job.run(spark, settings, kafka)
+            if settings.mirror_defer_rows:
+                _run_keeping_tails(spark, settings, kafka, reports)
+            else:
+                job.run(spark, settings, kafka)
             continue
         job.run(spark, settings.model_copy(update={"queries": "changelog"}), kafka)
         for table, frame in current_state.current_tables(spark, settings, [HISTORY, PLAIN]).items():
             read[table] = _visible(frame)
-        job.run(spark, settings.model_copy(update={"queries": "mirrors"}), kafka)
-    return settings, read
+        job.run(spark, settings.model_copy(update={"queries": "mirrors"}), kafka, on_mirror_batch=reports.append)
+    return settings, read, reports
 
 
 def _visible(frame: DataFrame) -> list[tuple[Any, ...]]:
@@ -269,7 +288,7 @@ async def test_the_same_events_make_the_same_lake_however_batched(
     events = events_of(seed, 48)
     ways = _ways(seed, len(events))
     lakes = {way.name: await _sink(kafka_bootstrap, spark, tmp_path, events, way) for way in ways}
-    facts = {name: lake_facts(spark, settings) for name, (settings, _) in lakes.items()}
+    facts = {name: lake_facts(spark, settings) for name, (settings, _, _) in lakes.items()}
     reference = facts["whole"]
     assert reference[f"mirror {HISTORY}"], "the stream left the history table's mirror empty: a weak seed"
     for way in ways:
@@ -282,7 +301,11 @@ async def test_the_same_events_make_the_same_lake_however_batched(
     assert _rewrites(spark, lakes["rewrite"][0]) > 0
     assert _rewrites(spark, lakes["follow"][0]) == _rewrites(spark, lakes["inline"][0]) == 0
     # The current state read before the last mirror batch equals the mirror that batch made.
-    settings, read = lakes["follow"]
-    assert sorted(read) == [HISTORY, PLAIN]
-    for table, rows in read.items():
-        assert _visible(spark.read.format("delta").load(settings.mirror_uri(table))) == rows, table
+    for name in ("follow", "defer"):
+        settings, read, _ = lakes[name]
+        assert sorted(read) == [HISTORY, PLAIN]
+        for table, rows in read.items():
+            assert _visible(spark.read.format("delta").load(settings.mirror_uri(table))) == rows, (name, table)
+    # "defer" did leave a table's changes to a later batch (``test_mirror_tails``: what becomes of them).
+    deferred = [(r.batch_id, r.deferred_rows) for r in lakes["defer"][2] if r.deferred_tables]
+    assert deferred, "no mirror batch deferred a table's changes"
