@@ -77,14 +77,18 @@ keyed and partitioned like the normalizer does (``event_key``,
    1, 10 and 100 tables, each case one changelog batch and one mirror batch
    (``scale``): how the sink's time grows with the tables a batch touches.
 
-4. **Cost**: rounds of input into one lake, each applied by one mirror batch
+4. **Rounds**: the same events over 1 and 100 existing tables in rounds of one changelog and one mirror
+   batch each, every table MERGEd by every batch, against small tables' changes deferred to later batches
+   (``BINLAKE_BENCH_SINK_DEFER_ROWS``, default 1,000; ``sink_rounds``), the deferred MERGEs timed at the end.
+
+5. **Cost**: rounds of input into one lake, each applied by one mirror batch
    (``BINLAKE_BENCH_SINK_COST_ROUNDS``, default 150,000, 150,000, 600,000
    events), the whole machine's busy CPU per query and round; through the
    rounds into existing mirrors, a mirror batch's CPU as a fixed part per
    batch and a part per event (``sink_cost``): the cores a sustained input
    needs for its mirrors.
 
-5. **Triggers**: the changelog query and the bare copy over the same topic in
+6. **Triggers**: the changelog query and the bare copy over the same topic in
    small batches (2,500 events), the driver JVM's CPU per batch
    (``sink_triggers``): what each 1 s trigger of a sustained input costs.
 
@@ -130,7 +134,7 @@ from binlake.shared.kafka.records import event_key, partition_for
 from binlake.shared.parsing import registry
 from binlake.shared.parsing.context import ParseContext
 from binlake.shared.parsing.result import Parsed
-from tests.bench import sink_cost, sink_floors, sink_peer, sink_sustained, sink_triggers
+from tests.bench import sink_cost, sink_floors, sink_peer, sink_rounds, sink_sustained, sink_triggers
 
 PARTITIONS: Final = 4
 TABLES: Final = 8
@@ -931,7 +935,7 @@ def scale(spark: Any, kafka: KafkaSettings, config: BenchConfig, tmp: Path) -> d
     }
 
 
-PARTS: Final = ("throughput", "freshness", "scale", "cost", "triggers")
+PARTS: Final = ("throughput", "freshness", "scale", "rounds", "cost", "triggers")
 
 
 def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] = PARTS) -> dict[str, Any]:
@@ -966,6 +970,8 @@ def run(bootstrap: str, config: BenchConfig | None = None, parts: Sequence[str] 
             del items
             if "scale" in parts:
                 report["scale"] = scale(spark, kafka, config, tmp)
+            if "rounds" in parts:
+                report["rounds"] = sink_rounds.rounds(spark, kafka, config, tmp)
             if "cost" in parts:
                 report["cost"] = sink_cost.cost(spark, kafka, config, tmp)
             if "triggers" in parts:
