@@ -109,7 +109,7 @@ def flush(spark: SparkSession, settings: SinkSettings, app_id: str, *, every: bo
 
     The caller keeps the mirror query's batches out meanwhile (``job``: one lock for both).
     """
-    batch_id, before = tails.read(spark, settings)
+    batch_id, before = tails.read(spark, settings, committed=True)
     if not before.tables or not (every or tails.due(settings, before, time.time())):
         return None
     report = MirrorReport(batch_id)

@@ -187,14 +187,22 @@ def _batch_of(name: str) -> tuple[int, int] | None:
     return (int(base), flushed) if base.isdigit() else None
 
 
-def read(spark: SparkSession, settings: SinkSettings, *, before: int | None = None) -> tuple[int, Tails]:
-    """The newest tails state (of a batch before ``before``; None: of any) and its batch id (-1: none)."""
+def read(
+    spark: SparkSession, settings: SinkSettings, *, before: int | None = None, committed: bool = False
+) -> tuple[int, Tails]:
+    """The newest tails state (of a batch before ``before``; None: of any; ``committed``: of a batch the mirror
+    query has committed) and its batch id (-1: none)."""
     files = HadoopFiles(spark)
     folder = _folder(settings)
+    done: set[int] | None = None
+    if committed:
+        done = {int(n) for n in files.names(f"{settings.mirror_checkpoint()}/commits") if n.isdigit()}
     found = sorted(
         (key, name)
         for name in files.names(folder)
-        if (key := _batch_of(name)) is not None and (before is None or key[0] < before)
+        if (key := _batch_of(name)) is not None
+        and (before is None or key[0] < before)
+        and (done is None or key[0] in done)
     )
     if not found:
         return -1, Tails()
@@ -217,6 +225,10 @@ def write(spark: SparkSession, settings: SinkSettings, batch_id: int, tails: Tai
     files = HadoopFiles(spark)
     folder = _folder(settings)
     name = f"{batch_id}{FLUSHED if flushed else ''}"
+    if not flushed:
+        # A flush's file of an attempt of this batch before a crash (flushes follow committed batches only, but
+        # a batch may be replayed after its commit was lost): this batch's own state replaces it.
+        files.delete(f"{folder}/{batch_id}{FLUSHED}")
     files.replace(f"{folder}/{name}", tails.to_json())
     for old in files.names(folder):
         key = _batch_of(old)

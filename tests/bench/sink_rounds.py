@@ -44,49 +44,79 @@ def _run(spark: Any, settings: Any, kafka: KafkaSettings, *, keep_tails: bool) -
         raise RuntimeError(f"the sink failed: {queries.error()}")
 
 
-def rounds(spark: Any, kafka: KafkaSettings, config: Any, tmp: Path) -> dict[str, Any]:
-    """The cases (module doc), with ``sink_bench``'s input and settings (``config``: its ``BenchConfig``)."""
+def _case(
+    spark: Any,
+    kafka: KafkaSettings,
+    config: Any,
+    lake: Path,
+    topic: str,
+    *,
+    tables: int,
+    events: int,
+    count: int,
+    defer_rows: int,
+) -> dict[str, Any]:
+    """One case: the mirrors made by a first run, then ``count`` timed rounds of ``events // count`` events,
+    then the timed MERGE of the tails left."""
     from binlake.spark_sink import job
     from tests.bench import sink_bench  # not at the top: sink_bench imports this module
 
+    asyncio.run(sink_bench.create_topic(kafka.bootstrap_servers, topic))
+    settings = sink_bench._sink_settings(
+        config,
+        lake=lake.as_uri(),
+        topic=topic,
+        max_offsets_per_trigger=events * 2,
+        mirror_defer_rows=defer_rows,
+        mirror_defer_max_s=3600.0,
+    )
+    asyncio.run(
+        sink_bench.produce(
+            kafka.bootstrap_servers, topic, sink_bench.generate(events // count, seed=100, tables=tables)
+        )
+    )
+    _run(spark, settings, kafka, keep_tails=False)
+    seconds: list[float] = []
+    for i in range(count):
+        items = sink_bench.generate(events // count, seed=101 + i, tables=tables)
+        asyncio.run(sink_bench.produce(kafka.bootstrap_servers, topic, items))
+        started = time.perf_counter()
+        _run(spark, settings, kafka, keep_tails=True)
+        seconds.append(round(time.perf_counter() - started, 2))
+    ids = job.owned_app_ids(spark, settings)
+    started = time.perf_counter()
+    job.flush_mirror_tails(spark, settings, ids.mirrors, threading.Lock(), every=True)
+    flush_s = round(time.perf_counter() - started, 2)
+    shutil.rmtree(lake, ignore_errors=True)
+    return {"round_s": seconds, "flush_s": flush_s, "total_s": round(sum(seconds) + flush_s, 2)}
+
+
+def rounds(spark: Any, kafka: KafkaSettings, config: Any, tmp: Path) -> dict[str, Any]:
+    """The cases (module doc), with ``sink_bench``'s input and settings (``config``: its ``BenchConfig``)."""
     count = _env_int("BINLAKE_BENCH_SINK_ROUNDS", 5)
     defer_rows = _env_int("BINLAKE_BENCH_SINK_DEFER_ROWS", 1_000)
     events = config.scale_events
     suffix = os.urandom(4).hex()
     out: dict[str, Any] = {"rounds": count, "events_per_case": events, "defer_rows": defer_rows, "cases": {}}
+    # A warm-up of every path (creation, MERGE, deferral, flush) on a small case: no case pays the JVM's first
+    # runs of them alone (the first case measured took 12 s for a round that later took 7 s).
+    _case(
+        spark,
+        kafka,
+        config,
+        tmp / "rounds-warm",
+        f"bench-sink-rounds-warm-{suffix}",
+        tables=4,
+        events=2_000,
+        count=1,
+        defer_rows=defer_rows,
+    )
     for tables in TABLE_CASES:
-        seed_items = sink_bench.generate(events // count, seed=100, tables=tables)
-        round_items = [sink_bench.generate(events // count, seed=101 + i, tables=tables) for i in range(count)]
         for mode, rows in (("merge_every_batch", 0), ("deferred", defer_rows)):
             topic = f"bench-sink-rounds{tables}-{mode}-{suffix}"
             lake = tmp / f"rounds-{tables}-{mode}"
-            asyncio.run(sink_bench.create_topic(kafka.bootstrap_servers, topic))
-            settings = sink_bench._sink_settings(
-                config,
-                lake=lake.as_uri(),
-                topic=topic,
-                max_offsets_per_trigger=events * 2,
-                mirror_defer_rows=rows,
-                mirror_defer_max_s=3600.0,
-            )
-            asyncio.run(sink_bench.produce(kafka.bootstrap_servers, topic, seed_items))
-            _run(spark, settings, kafka, keep_tails=False)
-            seconds: list[float] = []
-            for items in round_items:
-                asyncio.run(sink_bench.produce(kafka.bootstrap_servers, topic, items))
-                started = time.perf_counter()
-                _run(spark, settings, kafka, keep_tails=True)
-                seconds.append(round(time.perf_counter() - started, 2))
-            started = time.perf_counter()
-            ids = job.owned_app_ids(spark, settings)
-            job.flush_mirror_tails(spark, settings, ids.mirrors, threading.Lock(), every=True)
-            flush_s = round(time.perf_counter() - started, 2)
-            shutil.rmtree(lake, ignore_errors=True)
-            out["cases"].setdefault(str(tables), {})[mode] = {
-                "round_s": seconds,
-                "flush_s": flush_s,
-                "total_s": round(sum(seconds) + flush_s, 2),
-            }
+            found = _case(spark, kafka, config, lake, topic, tables=tables, events=events, count=count, defer_rows=rows)
+            out["cases"].setdefault(str(tables), {})[mode] = found
     cases = out["cases"]
     for mode in ("merge_every_batch", "deferred"):
         first, last = (cases[str(t)][mode]["total_s"] for t in (TABLE_CASES[0], TABLE_CASES[-1]))
