@@ -18,7 +18,7 @@ not cover whole changelog versions (its rows could not be read again by
 version).
 
 The tails are kept in the mirror query's checkpoint, one small JSON file per
-batch (``tails/<batch id>``: the changelog version the batch read through, and
+batch (``binlake-tails/<batch id>``: the changelog version the batch read through, and
 per deferred table the first changelog version of its tail, its rows and
 when it was first deferred), written before the batch ends: a batch reads the
 file of the batch before it, so a replayed batch decides again from the same
