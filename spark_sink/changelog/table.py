@@ -92,9 +92,10 @@ def change_feed_from(properties: dict[str, str]) -> int | None:
     return int(properties.get(PROP_FEED_FROM, "0"))
 
 
-def inserted_between(spark: SparkSession, uri: str, first: int, last: int) -> DataFrame:
+def inserted_between(spark: SparkSession, uri: str, first: int, last: int, *, with_version: bool = False) -> DataFrame:
     """The rows the changelog's versions ``first`` to ``last`` appended, read from its change data feed (the
-    changelog is append-only: every change is an insert), with the feed's own columns left out."""
+    changelog is append-only: every change is an insert), with the feed's own columns left out (but
+    ``_commit_version``, each row's version, with ``with_version``)."""
     feed = (
         spark.read.format("delta")
         .option("readChangeFeed", "true")
@@ -102,7 +103,12 @@ def inserted_between(spark: SparkSession, uri: str, first: int, last: int) -> Da
         .option("endingVersion", str(last))
         .load(uri)
     )
-    return feed.where(F.col("_change_type") == "insert").drop("_change_type", "_commit_version", "_commit_timestamp")
+    dropped = (
+        ("_change_type", "_commit_timestamp")
+        if with_version
+        else ("_change_type", "_commit_version", "_commit_timestamp")
+    )
+    return feed.where(F.col("_change_type") == "insert").drop(*dropped)
 
 
 def ensure_table(spark: SparkSession, uri: str, partition_by: list[str]) -> int:

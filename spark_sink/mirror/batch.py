@@ -25,6 +25,7 @@ from typing import Final
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from binlake.spark_sink import delta
 from binlake.spark_sink.mirror import apply, batch_facts, batch_rows, tails
 from binlake.spark_sink.observe.batch_stats import BatchStats
 from binlake.spark_sink.observe.steps import StepClock
@@ -114,11 +115,10 @@ def flush(spark: SparkSession, settings: SinkSettings, app_id: str, *, every: bo
         return None
     report = MirrorReport(batch_id)
     step = report.steps.step
-    changelog = spark.read.format("delta").load(settings.changelog_uri())
+    uri = settings.changelog_uri()
     with step("tails"):
-        rows = tails.tail_rows(
-            spark, settings.changelog_uri(), before.tables, through=before.through, columns=changelog.columns
-        )
+        columns = delta.schema(spark, uri).fieldNames()  # from the log: no read of the table planned for them
+        rows = tails.tail_rows(spark, uri, before.tables, through=before.through, columns=columns)
     with step("batch_facts"):
         facts = batch_facts.collect(rows)
     applied = apply.apply(spark, settings, rows, app_id + FLUSH_APP, batch_id, step=step, facts=facts)

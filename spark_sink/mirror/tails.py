@@ -41,6 +41,7 @@ from typing import Final
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from binlake.spark_sink.changelog.table import inserted_between
 from binlake.spark_sink.hadoop_files import HadoopFiles
 from binlake.spark_sink.mirror.batch_facts import BatchFacts
 from binlake.spark_sink.settings import SinkSettings
@@ -151,20 +152,13 @@ def due(settings: SinkSettings, tails: Tails, now_s: float) -> bool:
 def tail_rows(spark: SparkSession, uri: str, flush: dict[str, Tail], *, through: int, columns: list[str]) -> DataFrame:
     """The changelog rows of the tails ``flush`` (each table's from its ``first`` version to ``through``), read
     from the changelog's change data feed, in ``columns``."""
-    first = min(t.first for t in flush.values())
-    feed = (
-        spark.read.format("delta")
-        .option("readChangeFeed", "true")
-        .option("startingVersion", str(first))
-        .option("endingVersion", str(through))
-        .load(uri)
-    )
+    feed = inserted_between(spark, uri, min(t.first for t in flush.values()), through, with_version=True)
     wanted = None
     for table, tail in sorted(flush.items()):
         one = (F.col("source_table") == table) & (F.col("_commit_version") >= tail.first)
         wanted = one if wanted is None else wanted | one
     assert wanted is not None
-    return feed.where((F.col("_change_type") == "insert") & wanted).select(*columns)
+    return feed.where(wanted).select(*columns)
 
 
 def without(facts: BatchFacts, tables: frozenset[str]) -> BatchFacts:

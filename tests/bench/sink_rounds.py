@@ -21,27 +21,13 @@ from pathlib import Path
 from typing import Any
 
 from binlake.shared.config.settings import KafkaSettings
+from tests.support.spark_fixtures import run_sink
 
 TABLE_CASES = (1, 100)
 
 
 def _env_int(name: str, default: int) -> int:
     return int(os.environ.get(name, str(default)))
-
-
-def _run(spark: Any, settings: Any, kafka: KafkaSettings, *, keep_tails: bool) -> None:
-    """One available-now run of both queries; ``keep_tails``: without the MERGE of every tail at its end (a
-    running sink keeps them for its next batches)."""
-    from binlake.spark_sink import job
-
-    queries = job.start(spark, settings, kafka)
-    if keep_tails:
-        queries.tails = None
-    while not queries.wait(60):
-        pass
-    queries.stop()
-    if queries.error() is not None:
-        raise RuntimeError(f"the sink failed: {queries.error()}")
 
 
 def _case(
@@ -75,13 +61,13 @@ def _case(
             kafka.bootstrap_servers, topic, sink_bench.generate(events // count, seed=100, tables=tables)
         )
     )
-    _run(spark, settings, kafka, keep_tails=False)
+    run_sink(spark, settings, kafka, keep_tails=False)
     seconds: list[float] = []
     for i in range(count):
         items = sink_bench.generate(events // count, seed=101 + i, tables=tables)
         asyncio.run(sink_bench.produce(kafka.bootstrap_servers, topic, items))
         started = time.perf_counter()
-        _run(spark, settings, kafka, keep_tails=True)
+        run_sink(spark, settings, kafka, keep_tails=True)
         seconds.append(round(time.perf_counter() - started, 2))
     ids = job.owned_app_ids(spark, settings)
     started = time.perf_counter()

@@ -28,7 +28,7 @@ from binlake.spark_sink.mirror.control_events import TableControl
 from binlake.spark_sink.mirror.plan import ColumnDesc, Descriptor
 from binlake.spark_sink.settings import SinkSettings
 from tests.support import kafka_tools
-from tests.support.spark_fixtures import sink_settings_for_tests, spark
+from tests.support.spark_fixtures import run_sink, sink_settings_for_tests, spark
 
 __all__ = ["spark"]
 
@@ -127,16 +127,8 @@ class _Lake:
         await kafka_tools.produce(self.bootstrap, self.settings.topic, [(None, avro.encode(e)) for e in events])
 
     def run(self, *, keep_tails: bool) -> None:
-        """One available-now run; ``keep_tails``: without its last step, the MERGE of every deferred tail."""
-        queries = job.start(
-            self.spark, self.settings, kafka_settings(self.bootstrap), on_mirror_batch=self.reports.append
-        )
-        if keep_tails:
-            queries.tails = None
-        while not queries.wait(60):
-            pass
-        queries.stop()
-        assert queries.error() is None, queries.error()
+        kafka = kafka_settings(self.bootstrap)
+        run_sink(self.spark, self.settings, kafka, keep_tails=keep_tails, on_mirror_batch=self.reports.append)
 
     def mirror(self, table: str) -> dict[int, str] | None:
         uri = self.settings.mirror_uri(table)

@@ -43,7 +43,7 @@ from binlake.spark_sink.mirror import current_state, key_filter, mirror_state
 from binlake.spark_sink.mirror.batch import MirrorReport
 from binlake.spark_sink.settings import SinkSettings
 from tests.support import kafka_tools
-from tests.support.spark_fixtures import sink_settings_for_tests, spark
+from tests.support.spark_fixtures import run_sink, sink_settings_for_tests, spark
 
 pytestmark = [pytest.mark.integration, pytest.mark.asyncio]
 __all__ = ["spark"]
@@ -181,22 +181,12 @@ def _ways(seed: int, count: int) -> list[_Way]:
     ]
 
 
-def _run_keeping_tails(spark: SparkSession, settings: SinkSettings, kafka: Any, reports: list[MirrorReport]) -> None:
-    """``job.run`` without its last step, the MERGE of every deferred tail: the next run's batches find them."""
-    queries = job.start(spark, settings, kafka, on_mirror_batch=reports.append)
-    queries.tails = None
-    while not queries.wait(60):
-        pass
-    queries.stop()
-    assert queries.error() is None, queries.error()
-
-
 async def _sink(
     bootstrap: str, spark: SparkSession, tmp: Path, events: list[ChangeEvent], way: _Way
 ) -> tuple[SinkSettings, dict[str, list[tuple[Any, ...]]], list[MirrorReport]]:
     """The lake of ``way``, the keyed tables' current state read (merge on read) before its last mirror
     batch (``mirrors=follow``: the changelog then holds a tail the mirrors have not applied), and the reports of
-    the mirror batches of a run that keeps deferred tails (``_run_keeping_tails``) and of the last run."""
+    the mirror batches of a run that keeps deferred tails (``run_sink``) and of the last run."""
     topic = f"batching-{tmp.name}-{way.name}"
     await kafka_tools.create_topics(bootstrap, {topic: 1})
     settings = sink_settings_for_tests(
@@ -211,7 +201,7 @@ async def _sink(
         start = end
         if end < len(events) or settings.mirrors != "follow":
             if settings.mirror_defer_rows:
-                _run_keeping_tails(spark, settings, kafka, reports)
+                run_sink(spark, settings, kafka, keep_tails=True, on_mirror_batch=reports.append)
             else:
                 job.run(spark, settings, kafka)
             continue

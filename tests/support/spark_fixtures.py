@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from pyspark.sql import SparkSession
@@ -54,3 +55,26 @@ def spark() -> Iterator[SparkSession]:
         yield session
     finally:
         session.stop()
+
+
+def run_sink(
+    spark: SparkSession,
+    settings: SinkSettings,
+    kafka: Any,
+    *,
+    keep_tails: bool,
+    on_mirror_batch: Callable[[Any], None] | None = None,
+) -> None:
+    """One available-now run of the sink's queries (``job.run``); ``keep_tails``: without its last step, the MERGE
+    of every deferred mirror tail (``mirror.tails``), so the next run's batches find them, as a running sink's
+    next triggers would."""
+    from binlake.spark_sink import job
+
+    queries = job.start(spark, settings, kafka, on_mirror_batch=on_mirror_batch)
+    if keep_tails:
+        queries.tails = None
+    while not queries.wait(60):
+        pass
+    queries.stop()
+    if queries.error() is not None:
+        raise RuntimeError(f"the sink failed: {queries.error()}")
