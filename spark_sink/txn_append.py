@@ -1,4 +1,4 @@
-"""An exactly-once Delta append that does not rebuild the table's state on every commit.
+"""An exactly-once Delta append (or overwrite) that does not rebuild the table's state on every commit.
 
 Delta's own idempotent append (the writer options ``txnAppId`` / ``txnVersion``) first asks the table's
 snapshot which transaction versions it holds (``OptimisticTransaction.txnVersion``). delta-spark 4.4
@@ -14,6 +14,10 @@ them with the ``txn`` action, as Delta's writer does. The transaction marks the 
 a commit by any other writer between its start and its commit fails it (Delta's conflict check), where
 Delta's own check would have failed it on the transaction id: the sink is each of its tables' one writer,
 and a replayed batch then finds its commit or makes it.
+
+``overwrite`` does the same for a rewrite of the whole table (a mirror small for its batch, ``merge.rewrite``):
+the rows, computed from a version of the table, are written by the transaction, which removes every file of
+that version (deletion vectors with them) in the same commit, a ``WRITE`` in mode ``Overwrite``.
 
 Where the checksum cannot answer (no checksum, or one without transactions), there is no table yet, or
 the rows' columns are not the table's (names and types; a schema change goes through Delta's writer),
@@ -38,11 +42,24 @@ def append(frame: DataFrame, uri: str, app_id: str, version: int, *, partition_b
     """Append ``frame`` to the table at ``uri`` in one commit under (``app_id``, ``version``): True when
     committed, False when the table already held that commit (nothing written), None when this path cannot
     tell or cannot write (module doc; nothing written)."""
+    return _write(frame, uri, app_id, version, partition_by=partition_by, replacing=None)
+
+
+def overwrite(frame: DataFrame, uri: str, app_id: str, version: int, *, read_version: int) -> bool | None:
+    """Replace every row of the table at ``uri`` with ``frame`` in one commit under (``app_id``, ``version``),
+    as ``append`` does an append (the same answers). ``read_version``: the table version ``frame`` was computed
+    from; a table at another version now is left to Delta's writer (None)."""
+    return _write(frame, uri, app_id, version, partition_by=None, replacing=read_version)
+
+
+def _write(
+    frame: DataFrame, uri: str, app_id: str, version: int, *, partition_by: list[str] | None, replacing: int | None
+) -> bool | None:
     spark = frame.sparkSession
     jvm: Any = spark.sparkContext._jvm
     log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
     txn = log.startTransaction()
-    if int(txn.readVersion()) < 0:
+    if int(txn.readVersion()) < 0 or (replacing is not None and int(txn.readVersion()) != replacing):
         return None
     held = checksum_transactions(jvm, txn.snapshot())
     if held is None or not _same_columns(frame.schema, txn.metadata(), partition_by, jvm):
@@ -51,10 +68,16 @@ def append(frame: DataFrame, uri: str, app_id: str, version: int, *, partition_b
         return False
     try:
         files = txn.writeFiles(frame._jdf)
+        if replacing is not None:
+            # Every file of the version the rows were read from, removed (with its deletion vector) in the commit.
+            removed = jvm.java.util.ArrayList()
+            for held_file in jvm.scala.jdk.javaapi.CollectionConverters.asJava(txn.filterFiles()):
+                removed.add(held_file.remove())
+            files = files.appendedAll(jvm.scala.jdk.javaapi.CollectionConverters.asScala(removed).toSeq())
         txn.readWholeTable()
         now_ms = int(time.time() * 1000)  # beyond 32 bits: py4j passes a java.lang.Long, as Option[Long] holds
         done = getattr(jvm, f"{DELTA}.actions.SetTransaction")(app_id, version, jvm.scala.Some(now_ms))
-        txn.commit(files.appended(done), _write_operation(jvm, txn.metadata()))
+        txn.commit(files.appended(done), _write_operation(jvm, txn.metadata(), overwrite=replacing is not None))
     except Py4JJavaError as error:
         # As PySpark raises a JVM error of a DataFrame call (a conflict: io.delta.exceptions.*, in its text).
         raise convert_exception(error.java_exception) from None
@@ -86,9 +109,10 @@ def _same_columns(schema: StructType, metadata: Any, partition_by: list[str] | N
     return partition_by is None or list(partition_by) == [str(c) for c in partitions]
 
 
-def _write_operation(jvm: Any, metadata: Any) -> Any:
-    """Delta's ``WRITE`` operation of an append (what its writer records in the commit), with its defaults."""
+def _write_operation(jvm: Any, metadata: Any, *, overwrite: bool = False) -> Any:
+    """Delta's ``WRITE`` operation of an append or overwrite (what its writer records in the commit), with its
+    defaults."""
     companion = getattr(getattr(jvm, f"{DELTA}.DeltaOperations$Write$"), "MODULE$")
     defaults = [getattr(companion, f"apply$default${i}")() for i in range(3, 10)]
-    mode = jvm.org.apache.spark.sql.SaveMode.Append
+    mode = jvm.org.apache.spark.sql.SaveMode.Overwrite if overwrite else jvm.org.apache.spark.sql.SaveMode.Append
     return companion.apply(mode, jvm.scala.Some(metadata.partitionColumns()), *defaults)

@@ -22,7 +22,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from binlake.spark_sink import delta
+from binlake.spark_sink import delta, txn_append
 from binlake.spark_sink.delta import quote
 from binlake.spark_sink.events.order import origin_sql, sequence
 from binlake.spark_sink.events.rows import MIRROR_FIELDS, expand
@@ -273,6 +273,8 @@ def rewrite(
         key=key,
         legacy_width=legacy_width,
     )
+    if txn_append.overwrite(rows, uri, app_id, batch_id, read_version=version) is not None:
+        return  # written, or the table held the batch already (no rebuild of its state to tell: ``txn_append``)
     (
         rows.write.format("delta")
         .mode("overwrite")

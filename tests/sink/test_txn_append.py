@@ -110,3 +110,47 @@ def test_leaves_to_delta_what_the_checksum_or_the_columns_cannot_answer(spark: S
     delta.append(_rows(spark, 0, 1), uri, "app", 0)  # Delta's writer then: once
     delta.append(_rows(spark, 0, 1), uri, "app", 0)
     assert spark.read.format("delta").load(uri).count() == 1
+
+
+def test_an_overwrite_replaces_every_row_once_under_its_id(spark: SparkSession, tmp_path: Path) -> None:
+    uri = (tmp_path / "t").as_uri()
+    delta.create(spark, uri, SCHEMA, partition_by=["p"])
+    assert txn_append.append(_rows(spark, 0, 10), uri, "app", 0, partition_by=["p"])
+    # Deletion vectors on: a file with one marks its rows gone; the overwrite removes the file with it.
+    spark.sql(f"ALTER TABLE {delta.ref(uri)} SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    spark.sql(f"DELETE FROM {delta.ref(uri)} WHERE id = 3")
+    version = delta.current_version(spark, uri)
+    assert version is not None
+    held = delta.read_at(spark, uri, version)
+    replaced = held.where("id < 6").union(_rows(spark, 100, 2))
+
+    assert txn_append.overwrite(replaced, uri, "app", 1, read_version=version - 1) is None  # read elsewhere
+    assert txn_append.overwrite(replaced, uri, "app", 1, read_version=version) is True
+    assert txn_append.overwrite(replaced, uri, "app", 1, read_version=version + 1) is False  # the batch replayed
+
+    ids = sorted(r["id"] for r in spark.read.format("delta").load(uri).collect())
+    assert ids == [0, 1, 2, 4, 5, 100, 101]
+    assert delta.transactions(spark, uri) == {"app": 1}
+    last = spark.sql(f"DESCRIBE HISTORY {delta.ref(uri)}").orderBy(F.desc("version")).first()
+    assert last is not None and last["operation"] == "WRITE"
+    assert last["operationParameters"]["mode"] == "Overwrite"
+
+
+def test_an_overwrite_runs_the_jobs_of_the_write_alone(spark: SparkSession, tmp_path: Path) -> None:
+    uri = (tmp_path / "t").as_uri()
+    delta.create(spark, uri, SCHEMA, partition_by=["p"])
+    for batch in range(3):
+        assert txn_append.append(_rows(spark, batch * 10, 10), uri, "app", batch, partition_by=["p"])
+    version = delta.current_version(spark, uri)
+    assert version is not None
+
+    def ours() -> object:
+        return txn_append.overwrite(_rows(spark, 0, 10), uri, "app", 3, read_version=version)
+
+    def writer() -> None:
+        frame = _rows(spark, 0, 10).write.format("delta").mode("overwrite").option("txnAppId", "app")
+        frame.option("txnVersion", "4").save(uri)
+
+    plain = _jobs(spark, "plain-o", lambda: _rows(spark, 0, 10).write.parquet(str(tmp_path / "plain")))
+    assert _jobs(spark, "ours-o", ours) <= plain + 1  # the write, and at most the listing of the files it removes
+    assert _jobs(spark, "writer-o", writer) > plain + 1  # Delta's writer rebuilds the state to check the id
