@@ -71,7 +71,7 @@ def _write(
         if replacing is not None:
             # Every file of the version the rows were read from, removed (with its deletion vector) in the commit.
             removed = jvm.java.util.ArrayList()
-            for held_file in jvm.scala.jdk.javaapi.CollectionConverters.asJava(txn.filterFiles()):
+            for held_file in jvm.scala.jdk.javaapi.CollectionConverters.asJava(_all_files(txn)):
                 removed.add(held_file.remove())
             files = files.appendedAll(jvm.scala.jdk.javaapi.CollectionConverters.asScala(removed).toSeq())
         txn.readWholeTable()
@@ -82,6 +82,15 @@ def _write(
         # As PySpark raises a JVM error of a DataFrame call (a conflict: io.delta.exceptions.*, in its text).
         raise convert_exception(error.java_exception) from None
     return True
+
+
+def _all_files(txn: Any) -> Any:
+    """The data files of the transaction's snapshot (a Scala ``Seq[AddFile]``): from its checksum where Delta
+    listed them there (a small table's), else from its state (a Spark job)."""
+    found = txn.snapshot().checksumOpt()
+    if found.isDefined() and found.get().allFiles().isDefined():
+        return found.get().allFiles().get()
+    return txn.filterFiles()
 
 
 def checksum_transactions(jvm: Any, snapshot: Any) -> dict[str, int] | None:

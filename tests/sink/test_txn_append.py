@@ -152,5 +152,6 @@ def test_an_overwrite_runs_the_jobs_of_the_write_alone(spark: SparkSession, tmp_
         frame.option("txnVersion", "4").save(uri)
 
     plain = _jobs(spark, "plain-o", lambda: _rows(spark, 0, 10).write.parquet(str(tmp_path / "plain")))
-    assert _jobs(spark, "ours-o", ours) <= plain + 1  # the write, and at most the listing of the files it removes
-    assert _jobs(spark, "writer-o", writer) > plain + 1  # Delta's writer rebuilds the state to check the id
+    # The files it removes come from the version's checksum (a small table's): no job to list them.
+    assert _jobs(spark, "ours-o", ours) == plain
+    assert _jobs(spark, "writer-o", writer) > plain  # Delta's writer rebuilds the state to check the id
