@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import re
 import urllib.parse
-import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -246,10 +245,13 @@ def _create(spark: SparkSession, uri: str, clauses: str) -> None:
         _clear_uncommitted(spark, uri)
     spark.sql(f"CREATE TABLE IF NOT EXISTS {ref(uri)} {clauses}")
     if state(spark, uri) is None:
-        raise RuntimeError(
-            f"Delta created no table at {uri}: the folder holds files but no Delta log; move them away (binlake "
-            "writes only Delta tables there) and restart"
-        )
+        raise RuntimeError(_NOT_DELTA.format(uri=uri))
+
+
+_NOT_DELTA: Final = (
+    "Delta created no table at {uri}: the folder holds files but no Delta log; move them away (binlake writes "
+    "only Delta tables there) and restart"
+)
 
 
 def _clear_uncommitted(spark: SparkSession, uri: str) -> None:
@@ -275,14 +277,17 @@ def create_as(
     partition_by: list[str] | None = None,
     properties: dict[str, str] | None = None,
 ) -> None:
-    """Create the table with ``frame``'s rows as its first version: one commit (``CREATE TABLE IF NOT EXISTS
-    ... AS SELECT``), where a creation and an append cost two (measured per new table of a few hundred rows:
-    0.5-0.7 s of driver time against 1.1-1.3 s).
+    """Create the table with ``frame``'s rows as its first version: one commit, as ``CREATE TABLE IF NOT EXISTS
+    ... AS SELECT`` makes it, where a creation and an append cost two. It is made by Delta's transaction
+    (``txn_append.create``), not the SQL command, whose analysis and path checks cost a new table of a few
+    hundred rows more than the write (bench/README.md).
 
     The table gets ``schema``'s columns and types (``frame``'s are selected and cast to them), all nullable
-    (Spark's CTAS declares no NOT NULL, whatever the query), ``partition_by`` and ``properties`` (any,
-    ``binlake.*`` included, which an append cannot set). A table already there is left as it is: that is a
-    replayed batch whose creation committed, its rows with it.
+    (as a CTAS declares them, whatever the query), ``partition_by`` and ``properties`` (any, ``binlake.*``
+    included, which an append cannot set). A table already there is left as it is: that is a replayed batch
+    whose creation committed, its rows with it. A creation killed before its commit left files no version
+    refers to: they go first (``_clear_uncommitted``). A folder holding other files is not touched; the
+    creation fails saying so.
     """
     spark = frame.sparkSession
     given = {f.name: f for f in frame.schema.fields}
@@ -292,13 +297,12 @@ def create_as(
             for f in schema.fields
         ]
     )
-    view = f"binlake_new_table_{uuid.uuid4().hex}"  # unique: tables are created side by side, views are shared
-    rows.createOrReplaceTempView(view)
-    try:
-        layout = _layout_sql(partition_by, properties)
-        _create(spark, uri, f"USING delta{layout} AS SELECT * FROM {quote(view)}")
-    finally:
-        spark.catalog.dropTempView(view)
+    if state(spark, uri) is not None:
+        return
+    _clear_uncommitted(spark, uri)
+    if HadoopFiles(spark).names(uri):
+        raise RuntimeError(_NOT_DELTA.format(uri=uri))
+    txn_append.create(rows, uri, schema, partition_by=partition_by or [], properties=properties or {})
 
 
 def _layout_sql(partition_by: list[str] | None, properties: dict[str, str] | None) -> str:

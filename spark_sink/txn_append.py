@@ -33,7 +33,7 @@ from typing import Any, Final
 from py4j.protocol import Py4JJavaError
 from pyspark.errors.exceptions.captured import convert_exception
 from pyspark.sql import DataFrame
-from pyspark.sql.types import StructType
+from pyspark.sql.types import StructField, StructType
 
 DELTA: Final = "org.apache.spark.sql.delta"
 
@@ -50,6 +50,50 @@ def overwrite(frame: DataFrame, uri: str, app_id: str, version: int, *, read_ver
     as ``append`` does an append (the same answers). ``read_version``: the table version ``frame`` was computed
     from; a table at another version now is left to Delta's writer (None)."""
     return _write(frame, uri, app_id, version, partition_by=None, replacing=read_version)
+
+
+def create(
+    frame: DataFrame, uri: str, schema: StructType, *, partition_by: list[str], properties: dict[str, str]
+) -> bool:
+    """Create the table at ``uri`` holding ``frame`` (``schema``'s columns, in its types): its first version,
+    one commit as a ``CREATE TABLE AS SELECT`` makes (the same protocol, properties and commit), without
+    the SQL command's analysis and its checks of the path (``delta.create_as`` makes those that matter).
+    False: a table was there already (nothing written)."""
+    spark = frame.sparkSession
+    jvm: Any = spark.sparkContext._jvm
+    convert = jvm.scala.jdk.javaapi.CollectionConverters
+    txn = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri).startTransaction()
+    if int(txn.readVersion()) >= 0:
+        return False
+    configuration = jvm.java.util.HashMap()
+    for name, value in properties.items():
+        configuration.put(name, value)
+    maps = getattr(getattr(jvm, "scala.collection.immutable.Map$"), "MODULE$")
+    metadatas = getattr(getattr(jvm, f"{DELTA}.actions.Metadata$"), "MODULE$")
+    nullable = StructType([replace_nullable(f) for f in schema.fields])  # as a CTAS declares its columns
+    metadata = metadatas.apply(
+        getattr(metadatas, "apply$default$1")(),  # a new table id
+        None,
+        None,
+        getattr(metadatas, "apply$default$4")(),  # parquet
+        nullable.json(),
+        convert.asScala(jvm.java.util.ArrayList(partition_by)).toSeq(),
+        getattr(maps, "from")(convert.asScala(configuration)),
+        jvm.scala.Some(int(time.time() * 1000)),
+    )
+    try:
+        # The protocol follows from the metadata (its table features' properties), as for a CTAS.
+        txn.updateMetadataForNewTable(metadata)
+        files = txn.writeFiles(frame._jdf)
+        creates = getattr(getattr(jvm, f"{DELTA}.DeltaOperations$CreateTable$"), "MODULE$")
+        txn.commit(files, creates.apply(txn.metadata(), False, True, getattr(creates, "apply$default$4")()))
+    except Py4JJavaError as error:
+        raise convert_exception(error.java_exception) from None
+    return True
+
+
+def replace_nullable(field: StructField) -> StructField:
+    return StructField(field.name, field.dataType, nullable=True, metadata=field.metadata)
 
 
 def _write(

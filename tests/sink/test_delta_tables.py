@@ -138,10 +138,38 @@ def test_a_creation_killed_before_its_first_commit_is_made_again(spark: SparkSes
     assert sorted(tuple(r) for r in spark.read.format("delta").load(uri).collect()) == expected  # no orphan row
 
 
-def test_files_without_a_delta_log_stop_the_creation(spark: SparkSession, tmp_path: Path) -> None:
+def test_create_as_makes_what_a_ctas_makes(spark: SparkSession, tmp_path: Path) -> None:
+    """The creation is Delta's transaction, not the SQL command: the same protocol, table features, schema
+    and commit as a ``CREATE TABLE AS SELECT`` of the same rows and properties."""
+    rows = spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string")
+    props = {"binlake.source_table": "shop.t", delta.DELETION_VECTORS: "true", "delta.enableTypeWidening": "true"}
+    ours, theirs = (tmp_path / "ours").as_uri(), (tmp_path / "theirs").as_uri()
+    delta.create_as(rows, ours, KEYED, properties=props)
+    rows.createOrReplaceTempView("ctas_rows")
+    spark.sql(
+        f"CREATE TABLE delta.`{theirs}` USING delta TBLPROPERTIES ("
+        + ", ".join(f"'{k}' = '{v}'" for k, v in props.items())
+        + ") AS SELECT * FROM ctas_rows"
+    )
+    fields = ["minReaderVersion", "minWriterVersion", "tableFeatures", "properties", "partitionColumns", "numFiles"]
+    made = [DeltaTable.forPath(spark, uri).detail().select(*fields).first() for uri in (ours, theirs)]
+    assert made[0] == made[1]
+    history = [
+        DeltaTable.forPath(spark, uri).history().select("operation", "operationParameters").collect()
+        for uri in (ours, theirs)
+    ]
+    assert history[0] == history[1]
+    assert [delta.schema(spark, uri) for uri in (ours, theirs)] == [KEYED, KEYED]
+
+
+@pytest.mark.parametrize("how", ["create_as", "create"])
+def test_files_without_a_delta_log_stop_the_creation(spark: SparkSession, tmp_path: Path, how: str) -> None:
     """A folder of other files is not binlake's to empty: the creation says so instead of doing nothing."""
     folder = tmp_path / "t"
     spark.createDataFrame([(9, "x")], "id long, v string").write.parquet(str(folder))
     with pytest.raises(RuntimeError, match="holds files but no Delta log"):
-        delta.create(spark, folder.as_uri(), KEYED)
+        if how == "create_as":
+            delta.create_as(spark.createDataFrame([(1, "a")], "id long, v string"), folder.as_uri(), KEYED)
+        else:
+            delta.create(spark, folder.as_uri(), KEYED)
     assert any(p.name.endswith(".parquet") for p in folder.iterdir())
