@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import unquote, urlparse
 
+from py4j.java_gateway import JavaClass
 from pyspark.sql import SparkSession
 
 from binlake.shared.errors import BinlakeError
@@ -19,6 +20,7 @@ from binlake.spark_sink.events import decoder
 from binlake.spark_sink.settings import SinkSettings
 
 DRIVER_OPTIONS = "spark.driver.extraJavaOptions"
+KNOWN_MISSING: Final = "io.binlake.spark.KnownMissingClasses"
 CODEGEN_CACHE_ENTRIES: Final = 4000
 """Generated classes Spark keeps for reuse (``spark.sql.codegen.cache.maxEntries``; Spark's default: 100)."""
 PYSPARK_PYTHON = "PYSPARK_PYTHON"
@@ -216,4 +218,14 @@ def build_session(settings: SinkSettings, *, app_name: str = "binlake-sink") -> 
         _remember_resolution(spark, settings, standalone + binlake_jars)
     spark.sparkContext.setLogLevel(settings.log_level)
     decoder.register(spark)
+    _remember_missing_classes(spark)
     return spark
+
+
+def _remember_missing_classes(spark: SparkSession) -> None:
+    """py4j's class lookups remember the names that are no class: each searches every jar (``KnownMissingClasses``
+    in binlake's jar)."""
+    strategy = getattr(spark.sparkContext._jvm, KNOWN_MISSING)
+    if not isinstance(strategy, JavaClass):  # a jar built before the class: py4j took its name for a package
+        raise SessionError(f"{jvm.JAR} has no {KNOWN_MISSING}: rebuild it (`python -m binlake.spark_sink.jvm.build`)")
+    strategy.install()

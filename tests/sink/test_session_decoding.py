@@ -63,3 +63,23 @@ def test_python_workers_run_the_sinks_interpreter(spark: SparkSession) -> None:
 
     worker = spark.sparkContext.parallelize([0], 1).map(lambda _: sys.executable).collect()
     assert worker == [sys.executable]
+
+
+def test_py4j_remembers_the_names_that_are_no_class(spark: SparkSession) -> None:
+    """A sink session's py4j lookups go through binlake's strategy: a name that is no class is searched for
+    once per class loader, and classes are still found (package walks included)."""
+    gateway = spark.sparkContext._jvm
+    assert gateway is not None
+    reflection = getattr(gateway, "py4j.reflection.ReflectionUtil")
+    strategy = reflection.getClassLoadingStrategy()
+    assert strategy.getClass().getName() == "io.binlake.spark.KnownMissingClasses"
+    # A walk through packages (each a failed lookup, then remembered) reaches the class, twice.
+    for _ in range(2):
+        assert str(gateway.org.apache.hadoop.fs.Path("file:/tmp/x").getName()) == "x"
+    missing = "io.binlake.NoSuchClass"
+    for _ in range(2):
+        with pytest.raises(Exception, match="ClassNotFound|NoSuchClass"):
+            strategy.classForName(missing)
+    # Remembered per loader: the same name asked of py4j again gets the remembered answer (the JVM's type).
+    with pytest.raises(Exception, match=r"KnownMissingClasses\$Missing"):
+        strategy.classForName(missing)

@@ -1,0 +1,7 @@
+package py4j.reflection;
+
+public interface ClassLoadingStrategy {
+  Class<?> classForName(String className) throws ClassNotFoundException;
+
+  ClassLoader getClassLoader();
+}
