@@ -62,9 +62,13 @@ def create(
     spark = frame.sparkSession
     jvm: Any = spark.sparkContext._jvm
     convert = jvm.scala.jdk.javaapi.CollectionConverters
-    txn = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri).startTransaction()
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, uri)
+    txn = log.startTransaction()
     if int(txn.readVersion()) >= 0:
         return False
+    # The log's folders before any data file, as Delta's CREATE TABLE makes them: a creation killed before its
+    # commit then leaves a log without commits, which the next attempt clears (``delta._clear_uncommitted``).
+    log.createLogDirectoriesIfNotExists()
     configuration = jvm.java.util.HashMap()
     for name, value in properties.items():
         configuration.put(name, value)

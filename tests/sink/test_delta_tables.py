@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from delta.tables import DeltaTable
@@ -108,25 +109,33 @@ def test_create_as_makes_the_table_and_its_rows_one_commit(spark: SparkSession, 
     assert spark.read.format("delta").load(uri).count() == 2
 
 
-def _killed_creation(spark: SparkSession, folder: Path) -> None:
+def _killed_creation(spark: SparkSession, folder: Path, *, log_made_by_delta: bool = False) -> None:
     """What a creation SIGKILLed before its first commit leaves (seen in make chaos): the log folder with an
-    empty ``_staged_commits`` and the data files it had written."""
-    (folder / "_delta_log" / "_staged_commits").mkdir(parents=True)
+    empty ``_staged_commits`` and the data files it had written. ``log_made_by_delta``: the log's folders as
+    ``DeltaLog.createLogDirectoriesIfNotExists`` makes them (what ``txn_append.create`` leaves)."""
+    if log_made_by_delta:
+        gateway: Any = spark.sparkContext._jvm
+        gateway.org.apache.spark.sql.delta.DeltaLog.forTable(
+            spark._jsparkSession, folder.as_uri()
+        ).createLogDirectoriesIfNotExists()
+        assert (folder / "_delta_log").is_dir()
+    else:
+        (folder / "_delta_log" / "_staged_commits").mkdir(parents=True)
     spark.createDataFrame([(9, "orphan")], "id long, v string").write.parquet(str(tmp := folder.parent / "files"))
     for written in tmp.iterdir():
         if written.name.endswith(".parquet"):
             written.rename(folder / written.name)
 
 
-@pytest.mark.parametrize("how", ["create_as", "create"])
+@pytest.mark.parametrize("how", ["create_as", "create", "create_as after its own kill"])
 def test_a_creation_killed_before_its_first_commit_is_made_again(spark: SparkSession, tmp_path: Path, how: str) -> None:
     """Delta took such a folder for a table, so CREATE TABLE IF NOT EXISTS did nothing, silently, at every
     replay: the mirror never got its rows (or a later append made a table without its properties)."""
     folder = tmp_path / "t"
-    _killed_creation(spark, folder)
+    _killed_creation(spark, folder, log_made_by_delta=how.endswith("own kill"))
     uri = folder.as_uri()
     props = {"binlake.source_table": "shop.t"}
-    if how == "create_as":
+    if how.startswith("create_as"):
         rows = spark.createDataFrame([(1, "a"), (2, "b")], "id long, v string")
         delta.create_as(rows, uri, KEYED, partition_by=["v"], properties=props)
     else:
@@ -134,7 +143,7 @@ def test_a_creation_killed_before_its_first_commit_is_made_again(spark: SparkSes
     found = delta.state(spark, uri)
     assert found is not None and found.version == 0
     assert found.properties.get("binlake.source_table") == "shop.t"
-    expected = [(1, "a"), (2, "b")] if how == "create_as" else []
+    expected = [(1, "a"), (2, "b")] if how.startswith("create_as") else []
     assert sorted(tuple(r) for r in spark.read.format("delta").load(uri).collect()) == expected  # no orphan row
 
 
