@@ -15,6 +15,9 @@ a commit by any other writer between its start and its commit fails it (Delta's 
 Delta's own check would have failed it on the transaction id: the sink is each of its tables' one writer,
 and a replayed batch then finds its commit or makes it.
 
+``create`` makes a new table with its first rows the same way, in the commit a ``CREATE TABLE AS SELECT``
+makes, without the SQL command's analysis (a mirror's first batch, ``delta.create_as``).
+
 ``overwrite`` does the same for a rewrite of the whole table (a mirror small for its batch, ``merge.rewrite``):
 the rows, computed from a version of the table, are written by the transaction, which removes every file of
 that version (deletion vectors with them) in the same commit, a ``WRITE`` in mode ``Overwrite``.
@@ -74,7 +77,7 @@ def create(
         configuration.put(name, value)
     maps = getattr(getattr(jvm, "scala.collection.immutable.Map$"), "MODULE$")
     metadatas = getattr(getattr(jvm, f"{DELTA}.actions.Metadata$"), "MODULE$")
-    nullable = StructType([replace_nullable(f) for f in schema.fields])  # as a CTAS declares its columns
+    nullable = StructType([_nullable(f) for f in schema.fields])  # as a CTAS declares its columns
     metadata = metadatas.apply(
         getattr(metadatas, "apply$default$1")(),  # a new table id
         None,
@@ -96,7 +99,7 @@ def create(
     return True
 
 
-def replace_nullable(field: StructField) -> StructField:
+def _nullable(field: StructField) -> StructField:
     return StructField(field.name, field.dataType, nullable=True, metadata=field.metadata)
 
 
