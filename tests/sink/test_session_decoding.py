@@ -78,7 +78,7 @@ def test_py4j_remembers_the_names_that_are_no_class(spark: SparkSession) -> None
         assert str(gateway.org.apache.hadoop.fs.Path("file:/tmp/x").getName()) == "x"
     missing = "io.binlake.NoSuchClass"
     for _ in range(2):
-        with pytest.raises(Exception, match="ClassNotFound|NoSuchClass"):
+        with pytest.raises(Exception, match=r"ClassNotFound|NoSuchClass"):
             strategy.classForName(missing)
     # Remembered per loader: the same name asked of py4j again gets the remembered answer (the JVM's type).
     with pytest.raises(Exception, match=r"KnownMissingClasses\$Missing"):
