@@ -285,7 +285,8 @@ def create_as(
     The table gets ``schema``'s columns and types (``frame``'s are selected and cast to them), all nullable
     (as a CTAS declares them, whatever the query), ``partition_by`` and ``properties`` (any, ``binlake.*``
     included, which an append cannot set). A table already there is left as it is: that is a replayed batch
-    whose creation committed, its rows with it. A creation killed before its commit left files no version
+    whose creation committed, its rows with it. The commit records the session's transaction id, if set
+    (``idempotent_dml``), as a CTAS does. A creation killed before its commit left files no version
     refers to: they go first (``_clear_uncommitted``). A folder holding other files is not touched; the
     creation fails saying so.
     """
@@ -302,7 +303,9 @@ def create_as(
     _clear_uncommitted(spark, uri)
     if HadoopFiles(spark).names(uri):
         raise RuntimeError(_NOT_DELTA.format(uri=uri))
-    txn_append.create(rows, uri, schema, partition_by=partition_by or [], properties=properties or {})
+    app_id, version = spark.conf.get(TXN_APP_ID, None), spark.conf.get(TXN_VERSION, None)
+    txn_id = None if app_id is None or version is None else (app_id, int(version))
+    txn_append.create(rows, uri, schema, partition_by=partition_by or [], properties=properties or {}, txn_id=txn_id)
 
 
 def _layout_sql(partition_by: list[str] | None, properties: dict[str, str] | None) -> str:

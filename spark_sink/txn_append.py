@@ -56,12 +56,19 @@ def overwrite(frame: DataFrame, uri: str, app_id: str, version: int, *, read_ver
 
 
 def create(
-    frame: DataFrame, uri: str, schema: StructType, *, partition_by: list[str], properties: dict[str, str]
+    frame: DataFrame,
+    uri: str,
+    schema: StructType,
+    *,
+    partition_by: list[str],
+    properties: dict[str, str],
+    txn_id: tuple[str, int] | None,
 ) -> bool:
     """Create the table at ``uri`` holding ``frame`` (``schema``'s columns, in its types): its first version,
     one commit as a ``CREATE TABLE AS SELECT`` makes (the same protocol, properties and commit), without
     the SQL command's analysis and its checks of the path (``delta.create_as`` makes those that matter).
-    False: a table was there already (nothing written)."""
+    ``txn_id``: the (app id, version) the commit records, as a CTAS records the session's (``delta.idempotent_dml``);
+    the lake's ownership check reads it. False: a table was there already (nothing written)."""
     spark = frame.sparkSession
     jvm: Any = spark.sparkContext._jvm
     convert = jvm.scala.jdk.javaapi.CollectionConverters
@@ -92,6 +99,9 @@ def create(
         # The protocol follows from the metadata (its table features' properties), as for a CTAS.
         txn.updateMetadataForNewTable(metadata)
         files = txn.writeFiles(frame._jdf)
+        if txn_id is not None:
+            now_ms = int(time.time() * 1000)
+            files = files.appended(getattr(jvm, f"{DELTA}.actions.SetTransaction")(*txn_id, jvm.scala.Some(now_ms)))
         creates = getattr(getattr(jvm, f"{DELTA}.DeltaOperations$CreateTable$"), "MODULE$")
         txn.commit(files, creates.apply(txn.metadata(), False, True, getattr(creates, "apply$default$4")()))
     except Py4JJavaError as error:

@@ -51,9 +51,8 @@ class NewMirror:
     def write(self, rows: DataFrame) -> None:
         """Create it holding ``rows`` (the mirror's columns), in one commit.
 
-        That commit carries no transaction id (a creation takes none): a batch replayed after it finds the
-        mirror there and applies its rows again as to any mirror, idempotently (MERGE by sequence; a key-less
-        mirror skips the origins it holds).
+        That commit records the batch's transaction id (``delta.create_as``): a batch replayed after it finds
+        the mirror there, and its write under the same id is skipped as committed.
         """
         delta.create_as(rows, self.uri, self.schema, partition_by=self.partition_by, properties=self.properties)
 

@@ -182,3 +182,11 @@ def test_files_without_a_delta_log_stop_the_creation(spark: SparkSession, tmp_pa
         else:
             delta.create(spark, folder.as_uri(), KEYED)
     assert any(p.name.endswith(".parquet") for p in folder.iterdir())
+
+
+def test_create_as_records_the_sessions_transaction_id(spark: SparkSession, tmp_path: Path) -> None:
+    """As a CTAS under ``idempotent_dml`` did: the lake's ownership check reads the id from the new table."""
+    uri = (tmp_path / "t").as_uri()
+    with delta.idempotent_dml(spark, "binlake-test", 7):
+        delta.create_as(spark.createDataFrame([(1, "a")], "id long, v string"), uri, KEYED)
+    assert delta.transactions(spark, uri) == {"binlake-test": 7}
