@@ -241,11 +241,23 @@ def _create(spark: SparkSession, uri: str, clauses: str) -> None:
     holds no commit, holds nothing any table version refers to: it is emptied first. A location that is no
     Delta table and not such a leftover is not touched, and the creation fails saying so.
     """
-    if state(spark, uri) is None:
-        _clear_uncommitted(spark, uri)
+    if not _free_for_a_table(spark, uri):
+        return
     spark.sql(f"CREATE TABLE IF NOT EXISTS {ref(uri)} {clauses}")
     if state(spark, uri) is None:
         raise RuntimeError(_NOT_DELTA.format(uri=uri))
+
+
+def _free_for_a_table(spark: SparkSession, uri: str) -> bool:
+    """Whether a table is to be created at ``uri``: False when one is there. A creation killed before its first
+    commit left a log without commits and files no version refers to: they go (``_clear_uncommitted``). A
+    folder holding other files is not touched: the creation fails saying so."""
+    if state(spark, uri) is not None:
+        return False
+    _clear_uncommitted(spark, uri)
+    if HadoopFiles(spark).names(uri):
+        raise RuntimeError(_NOT_DELTA.format(uri=uri))
+    return True
 
 
 _NOT_DELTA: Final = (
@@ -298,11 +310,8 @@ def create_as(
             for f in schema.fields
         ]
     )
-    if state(spark, uri) is not None:
+    if not _free_for_a_table(spark, uri):
         return
-    _clear_uncommitted(spark, uri)
-    if HadoopFiles(spark).names(uri):
-        raise RuntimeError(_NOT_DELTA.format(uri=uri))
     app_id, version = spark.conf.get(TXN_APP_ID, None), spark.conf.get(TXN_VERSION, None)
     txn_id = None if app_id is None or version is None else (app_id, int(version))
     txn_append.create(rows, uri, schema, partition_by=partition_by or [], properties=properties or {}, txn_id=txn_id)

@@ -100,8 +100,7 @@ def create(
         txn.updateMetadataForNewTable(metadata)
         files = txn.writeFiles(frame._jdf)
         if txn_id is not None:
-            now_ms = int(time.time() * 1000)
-            files = files.appended(getattr(jvm, f"{DELTA}.actions.SetTransaction")(*txn_id, jvm.scala.Some(now_ms)))
+            files = files.appended(_set_transaction(jvm, *txn_id))
         creates = getattr(getattr(jvm, f"{DELTA}.DeltaOperations$CreateTable$"), "MODULE$")
         txn.commit(files, creates.apply(txn.metadata(), False, True, getattr(creates, "apply$default$4")()))
     except Py4JJavaError as error:
@@ -136,13 +135,18 @@ def _write(
                 removed.add(held_file.remove())
             files = files.appendedAll(jvm.scala.jdk.javaapi.CollectionConverters.asScala(removed).toSeq())
         txn.readWholeTable()
-        now_ms = int(time.time() * 1000)  # beyond 32 bits: py4j passes a java.lang.Long, as Option[Long] holds
-        done = getattr(jvm, f"{DELTA}.actions.SetTransaction")(app_id, version, jvm.scala.Some(now_ms))
+        done = _set_transaction(jvm, app_id, version)
         txn.commit(files.appended(done), _write_operation(jvm, txn.metadata(), overwrite=replacing is not None))
     except Py4JJavaError as error:
         # As PySpark raises a JVM error of a DataFrame call (a conflict: io.delta.exceptions.*, in its text).
         raise convert_exception(error.java_exception) from None
     return True
+
+
+def _set_transaction(jvm: Any, app_id: str, version: int) -> Any:
+    """Delta's ``txn`` action recording (``app_id``, ``version``) as committed now."""
+    now_ms = int(time.time() * 1000)  # beyond 32 bits: py4j passes a java.lang.Long, as Option[Long] holds
+    return getattr(jvm, f"{DELTA}.actions.SetTransaction")(app_id, version, jvm.scala.Some(now_ms))
 
 
 def _all_files(txn: Any) -> Any:
